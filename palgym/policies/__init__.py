@@ -1,0 +1,66 @@
+"""Queue orders and placement policies, by the names used in CLIs and result tables.
+
+Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``random-sticky``,
+``random-non-sticky``. Queue orders: ``fifo``, ``las``, ``srtf``, ``tiresias``.
+"""
+
+from __future__ import annotations
+
+from palgym.errors import ConfigError
+from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
+from palgym.policies.ordering import FIFO, LAS, SRTF, Tiresias
+from palgym.policies.placement import PAL, Packed, PMFirst, RandomPlacement
+from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
+from palgym.sim.config import SimConfig
+
+PLACEMENT_NAMES: tuple[str, ...] = (
+    "pal", "pm-first", "packed-sticky", "packed-non-sticky", "random-sticky", "random-non-sticky",
+)
+QUEUE_ORDER_NAMES: tuple[str, ...] = ("fifo", "las", "srtf", "tiresias")
+
+
+def make_queue_order(name: str) -> QueueOrder:
+    """The queue order called ``name``.
+
+    Raises:
+        ConfigError: for an unknown name (listing the known ones).
+    """
+    orders: dict[str, QueueOrder] = {"fifo": FIFO(), "las": LAS(), "srtf": SRTF(),
+                                     "tiresias": Tiresias()}
+    if name not in orders:
+        raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
+    return orders[name]
+
+
+def make_placement(name: str, factors: SlowdownFactors, config: SimConfig) -> PlacementPolicy:
+    """The placement policy called ``name``.
+
+    Args:
+        name: one of :data:`PLACEMENT_NAMES`.
+        factors: slowdown factors (used by ``pal`` and ``pm-first``).
+        config: simulation options (PAL reads the locality penalty).
+
+    Raises:
+        ConfigError: for an unknown name (listing the known ones).
+    """
+    if name == "pal":
+        by_class = config.locality_penalty_by_class or (config.locality_penalty,) * 4
+        return PAL(factors, (by_class[0], by_class[1], by_class[2], by_class[3]))
+    if name == "pm-first":
+        return PMFirst(factors)
+    simple: dict[str, PlacementPolicy] = {
+        "packed-sticky": Packed(sticky=True),
+        "packed-non-sticky": Packed(sticky=False),
+        "random-sticky": RandomPlacement(sticky=True),
+        "random-non-sticky": RandomPlacement(sticky=False),
+    }
+    if name not in simple:
+        raise ConfigError(f"unknown placement {name!r}; known: {', '.join(PLACEMENT_NAMES)}")
+    return simple[name]
+
+
+__all__ = [
+    "FIFO", "LAS", "PAL", "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRTF", "ClusterCountRule",
+    "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "QueueOrder", "RandomPlacement",
+    "Sampler", "SlowdownFactors", "Tiresias", "make_placement", "make_queue_order", "make_sampler",
+]

@@ -1,0 +1,109 @@
+"""Queue orders: FIFO, LAS, SRTF, Tiresias. All sort ascending and are stable (ties keep
+admission order), and every key starts with the job's priority (999, or 1 once promoted for
+starvation; see ``SimConfig.starvation_threshold_s``).
+
+Source: Blox ``schedulers/{fifo,las,srtf,tiresias}.py`` as run by the PAL artifact; Tiresias:
+Gu et al., "Tiresias", NSDI'19, Section 4 (discretised two-dimensional LAS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from palgym.sim.config import AttainedService, RemainingTime
+from palgym.sim.engine import Simulator
+from palgym.sim.types import FloatArray, IntArray
+
+
+def _sorted(active: IntArray, priority: IntArray, *keys: FloatArray) -> IntArray:
+    # np.lexsort is stable; its LAST key is the primary one.
+    return active[np.lexsort((*reversed(keys), priority))]
+
+
+def _attained(sim: Simulator, active: IntArray) -> FloatArray:
+    jobs = sim.jobs
+    if sim.config.las_service is AttainedService.WALL_CLOCK:
+        return jobs.attained_service_s[active]
+    return jobs.gpu_service_s[active]
+
+
+@dataclass(frozen=True)
+class FIFO:
+    """First in, first out: key = submit time."""
+
+    name: str = "fifo"
+    static: bool = True
+
+    def order(self, sim: Simulator) -> IntArray:
+        """Active job indices by (priority, submit_time_s)."""
+        active = sim.active_jobs()
+        jobs = sim.jobs
+        return _sorted(active, jobs.priority[active], jobs.submit_time_s[active])
+
+
+@dataclass(frozen=True)
+class LAS:
+    """Least attained service first: key = wall-clock seconds run (artifact) or GPU-seconds."""
+
+    name: str = "las"
+    static: bool = False
+
+    def order(self, sim: Simulator) -> IntArray:
+        """Active job indices by (priority, attained service)."""
+        active = sim.active_jobs()
+        return _sorted(active, sim.jobs.priority[active], _attained(sim, active))
+
+
+@dataclass(frozen=True)
+class SRTF:
+    """Shortest remaining time first.
+
+    Nominal (artifact): ``T_it x total_iterations - attained_service_s``, ignoring penalties and
+    actual progress. Ideal (default): ``T_it x (total_iterations - iterations_done)``.
+    """
+
+    name: str = "srtf"
+    static: bool = False
+
+    def order(self, sim: Simulator) -> IntArray:
+        """Active job indices by (priority, remaining time)."""
+        active = sim.active_jobs()
+        jobs = sim.jobs
+        if sim.config.srtf_remaining is RemainingTime.NOMINAL:
+            remaining = (
+                jobs.iteration_time_s[active] * jobs.total_iterations[active]
+                - jobs.attained_service_s[active]
+            )
+        else:
+            remaining = jobs.iteration_time_s[active] * (
+                jobs.total_iterations[active] - jobs.iterations_done[active]
+            )
+        return _sorted(active, jobs.priority[active], remaining)
+
+
+@dataclass(frozen=True)
+class Tiresias:
+    """Tiresias.
+
+    With wall-clock attained service (pal-artifact) it equals LAS, as in the artifact. Otherwise
+    it is the discretised 2D-LAS of the Tiresias paper: a job's queue is the number of
+    ``SimConfig.tiresias_thresholds_gpu_s`` its attained GPU-seconds have reached; lower queues
+    first, FIFO (submit time) within a queue.
+    """
+
+    name: str = "tiresias"
+    static: bool = False
+
+    def order(self, sim: Simulator) -> IntArray:
+        """Active job indices by (priority, queue, submit time) or LAS in artifact mode."""
+        active = sim.active_jobs()
+        jobs = sim.jobs
+        if sim.config.las_service is AttainedService.WALL_CLOCK:
+            return _sorted(active, jobs.priority[active], jobs.attained_service_s[active])
+        thresholds = np.asarray(sim.config.tiresias_thresholds_gpu_s, dtype=np.float64)
+        queue = np.searchsorted(thresholds, jobs.gpu_service_s[active], side="right")
+        return _sorted(
+            active, jobs.priority[active], queue.astype(np.float64), jobs.submit_time_s[active]
+        )

@@ -1,0 +1,113 @@
+"""Slowdown factors: the schedulers' binned view of GPU variability.
+
+PM-First and PAL do not see ``perfvar``; once per run they cluster each class's values with
+k-means and replace every GPU's value by its cluster centre divided by the median of the centres.
+The simulated truth stays the raw ``perfvar``; the policies decide on the binned factors.
+
+Source: PAL, SC24, Section IV-B ("PM-First" binning); artifact ``blox/cluster_state.py``
+(``KMeans(n_clusters=K, random_state=1)`` with K = 2 + number of 3-sigma outliers).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from palgym.sim.types import NUM_PERF_CLASSES, FloatArray, IntArray
+
+
+class ClusterCountRule(str, Enum):
+    """How the number of k-means clusters K is chosen per class."""
+
+    OUTLIERS = "outliers"
+    """Artifact: K = 2 + count(x > mean + 3 std) (its silhouette search returns at once)."""
+    SILHOUETTE = "silhouette"
+    """palgym default: K in 2..8 maximising the silhouette score (ties: smaller K)."""
+
+
+@dataclass(frozen=True, eq=False)
+class SlowdownFactors:
+    """Binned slowdown factors of every GPU for every class.
+
+    Attributes:
+        sf: float64 (C, G), centre(label(g)) / median(centres) per class.
+        labels: int64 (C, G), the k-means cluster of each GPU per class.
+        tiers: per class, float64 (T_c,) ascending distinct sf values.
+    """
+
+    sf: FloatArray
+    labels: IntArray
+    tiers: tuple[FloatArray, ...]
+
+    @classmethod
+    def fit(
+        cls,
+        perfvar: FloatArray,
+        rule: ClusterCountRule = ClusterCountRule.SILHOUETTE,
+        random_state: int = 1,
+    ) -> SlowdownFactors:
+        """Cluster each class's per-GPU values (k-means++, Lloyd, n_init=10).
+
+        Args:
+            perfvar: float64 (C, G) variability values.
+            rule: how K is chosen (see :class:`ClusterCountRule`).
+            random_state: k-means seed (the artifact uses 1).
+
+        Returns:
+            The factors. A class whose values are all equal gets sf = 1.0 everywhere.
+
+        Source: PAL_MODEL section 1 "Slowdown factors"; artifact ``blox/cluster_state.py``.
+        """
+        sf = np.ones_like(perfvar, dtype=np.float64)
+        labels = np.zeros(perfvar.shape, dtype=np.int64)
+        for perf_class in range(NUM_PERF_CLASSES):
+            sf[perf_class], labels[perf_class] = _bin_class(
+                np.asarray(perfvar[perf_class], dtype=np.float64), rule, random_state
+            )
+        tiers = tuple(np.unique(sf[c]) for c in range(NUM_PERF_CLASSES))
+        return cls(sf=sf, labels=labels, tiers=tiers)
+
+
+def _bin_class(
+    values: FloatArray, rule: ClusterCountRule, random_state: int
+) -> tuple[FloatArray, IntArray]:
+    distinct = np.unique(values).shape[0]
+    if distinct < 2:
+        return np.ones_like(values), np.zeros(values.shape, dtype=np.int64)
+    if rule is ClusterCountRule.OUTLIERS:
+        outliers = int(np.count_nonzero(values > values.mean() + 3.0 * values.std(ddof=1)))
+        num_clusters = min(2 + outliers, distinct)
+        centres, labels = _kmeans(values, num_clusters, random_state)
+    else:
+        centres, labels = _best_silhouette(values, distinct, random_state)
+    median_centre = float(np.median(centres))
+    return centres[labels] / median_centre, labels
+
+
+def _kmeans(values: FloatArray, num_clusters: int, random_state: int) -> tuple[FloatArray, IntArray]:
+    from sklearn.cluster import KMeans
+
+    model = KMeans(n_clusters=num_clusters, init="k-means++", n_init=10, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(values.reshape(-1, 1))
+    return model.cluster_centers_.ravel().astype(np.float64), model.labels_.astype(np.int64)
+
+
+def _best_silhouette(
+    values: FloatArray, distinct: int, random_state: int
+) -> tuple[FloatArray, IntArray]:
+    from sklearn.metrics import silhouette_score
+
+    best: tuple[float, FloatArray, IntArray] | None = None
+    for num_clusters in range(2, min(8, distinct - 1) + 1):
+        centres, labels = _kmeans(values, num_clusters, random_state)
+        score = float(silhouette_score(values.reshape(-1, 1), labels))
+        if best is None or score > best[0]:
+            best = (score, centres, labels)
+    if best is None:  # exactly two distinct values
+        return _kmeans(values, 2, random_state)
+    return best[1], best[2]

@@ -1,0 +1,177 @@
+"""Simulation configuration: frozen dataclasses and the two presets.
+
+``pal-artifact`` reproduces the PAL artifact (hal-uw/blox-pal, branch ``artifact``) including its
+quirks; ``default`` fixes them. Every quirk is its own option (PAL_MODEL section 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+from typing import Any
+
+from palgym.errors import ConfigError
+
+
+class LocalityRule(str, Enum):
+    """When a job pays the locality penalty."""
+
+    SPANS_NODES = "spans-nodes"
+    """The job's GPU set spans more than one node (PAL, SC24, Section IV-C)."""
+    LARGER_THAN_NODE = "larger-than-node"
+    """The job needs more GPUs than a node has, wherever it is placed."""
+
+
+class AttainedService(str, Enum):
+    """What LAS / Tiresias count as attained service."""
+
+    WALL_CLOCK = "wall-clock"
+    """Seconds run so far (artifact)."""
+    GPU_TIME = "gpu-time"
+    """GPU-seconds run so far (Tiresias 2D-LAS, NSDI'19)."""
+
+
+class RemainingTime(str, Enum):
+    """What SRTF sorts on."""
+
+    NOMINAL = "nominal"
+    """T_it x total_iterations - attained_service_s (artifact)."""
+    IDEAL = "ideal"
+    """T_it x remaining iterations: the true remaining work at median speed."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Simulator options (units in the names; see PAL_MODEL sections 2-5 and 8).
+
+    Attributes:
+        round_duration_s: round length R (360 s for Sia-Philly, 300 s for Synergy).
+        locality_penalty: slowdown lf of a job that pays the locality penalty (1.7 in PAL).
+        locality_penalty_by_class: optional per-class lf (A, B, C, D) replacing
+            ``locality_penalty`` (the artifact carries unused factors 1.16, 1.0, 1.0, 1.10).
+        locality_rule: when a job pays it (see :class:`LocalityRule`).
+        restart_cost_s: seconds of no progress after every (re)start of a job (0 in the artifact).
+        background_jobs_per_hour: Poisson rate of unmeasured copies of trace jobs admitted after
+            the last trace arrival (artifact: 2.0; 0 disables).
+        sticky_keep_victims_stopped: sticky placement: jobs preempted in a failed attempt stay
+            stopped for the round (artifact) instead of being restored.
+        las_service: attained-service definition for LAS / Tiresias.
+        srtf_remaining: remaining-time definition for SRTF.
+        tiresias_thresholds_gpu_s: 2D-LAS queue thresholds (GPU-seconds) of the discretised
+            Tiresias order.
+        starvation_threshold_s: a job that has waited this long without running in a row is
+            promoted, for good, ahead of every unpromoted job in every queue order (artifact
+            ``blox_manager.exec_jobs``: 3.6e6 s); None disables it.
+        packed_sticky_strict_total: Packed-Sticky spreads a job over several nodes only when
+            strictly more than ``num_gpus`` GPUs are free (artifact ``packing_sticky.py``).
+        pal_node_order: order in which PAL's within-node step visits nodes with equally many
+            candidate GPUs: ``"ascending"`` node id, or ``"pandas-1.1"`` (the artifact's
+            ``value_counts`` order under its pinned pandas 1.1).
+        background_seed: seed of the ``random.Random`` stream of background inter-arrival times
+            (artifact: 1).
+        profile_sampling: how a profile is built from measurements: ``"gpu-median"`` (each
+            simulated GPU is a measured GPU's median run) or ``"single-run"`` (artifact: one run
+            per GPU and class, ``random.Random(profile_seed)``).
+        profile_seed: seed of the profile draw (artifact: 42, a ``random.Random`` seed).
+        slowdown_clusters: k-means cluster count rule of the slowdown factors
+            (``"silhouette"`` or the artifact's ``"outliers"``).
+        max_rounds: hard cap on simulated rounds (episodes stop, truncated, after it).
+    """
+
+    round_duration_s: float = 360.0
+    locality_penalty: float = 1.7
+    locality_penalty_by_class: tuple[float, float, float, float] | None = None
+    locality_rule: LocalityRule = LocalityRule.SPANS_NODES
+    restart_cost_s: float = 0.0
+    background_jobs_per_hour: float = 0.0
+    sticky_keep_victims_stopped: bool = False
+    las_service: AttainedService = AttainedService.GPU_TIME
+    srtf_remaining: RemainingTime = RemainingTime.IDEAL
+    tiresias_thresholds_gpu_s: tuple[float, ...] = (3600.0 * 4,)
+    starvation_threshold_s: float | None = None
+    packed_sticky_strict_total: bool = False
+    pal_node_order: str = "ascending"
+    background_seed: int = 1
+    profile_sampling: str = "gpu-median"
+    profile_seed: int = 0
+    slowdown_clusters: str = "silhouette"
+    max_rounds: int = 10_000_000
+
+    def __post_init__(self) -> None:
+        if not self.round_duration_s > 0:
+            raise ConfigError(f"round_duration_s must be > 0, got {self.round_duration_s}")
+        penalties = (self.locality_penalty, *(self.locality_penalty_by_class or ()))
+        if any(not p >= 1.0 for p in penalties):
+            raise ConfigError(f"locality penalties must be >= 1, got {penalties}")
+        if self.locality_penalty_by_class is not None and len(self.locality_penalty_by_class) != 4:
+            raise ConfigError("locality_penalty_by_class needs 4 values (classes A..D)")
+        if self.restart_cost_s < 0 or self.background_jobs_per_hour < 0:
+            raise ConfigError("restart_cost_s and background_jobs_per_hour must be >= 0")
+        if self.pal_node_order not in ("ascending", "pandas-1.1"):
+            raise ConfigError(
+                f"pal_node_order must be 'ascending' or 'pandas-1.1', got {self.pal_node_order!r}"
+            )
+        for name, allowed in (
+            ("profile_sampling", ("gpu-median", "single-run")),
+            ("slowdown_clusters", ("silhouette", "outliers")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if self.max_rounds < 1:
+            raise ConfigError(f"max_rounds must be >= 1, got {self.max_rounds}")
+        for name, enum in (
+            ("locality_rule", LocalityRule),
+            ("las_service", AttainedService),
+            ("srtf_remaining", RemainingTime),
+        ):
+            object.__setattr__(self, name, _coerce(enum, getattr(self, name), name))
+
+    def with_options(self, **options: Any) -> SimConfig:
+        """A copy with some options changed.
+
+        Raises:
+            ConfigError: naming an unknown option.
+        """
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ConfigError(f"unknown option(s) {unknown}; known: {sorted(known)}")
+        return replace(self, **options)
+
+
+def _coerce(enum: type[Enum], value: object, name: str) -> Enum:
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = [m.value for m in enum]  # type: ignore[attr-defined]
+        raise ConfigError(f"{name} must be one of {allowed}, got {value!r}") from None
+
+
+PRESETS: dict[str, SimConfig] = {
+    "default": SimConfig(),
+    "pal-artifact": SimConfig(
+        locality_rule=LocalityRule.SPANS_NODES,
+        background_jobs_per_hour=2.0,
+        sticky_keep_victims_stopped=True,
+        las_service=AttainedService.WALL_CLOCK,
+        srtf_remaining=RemainingTime.NOMINAL,
+        starvation_threshold_s=3.6e6,
+        profile_sampling="single-run",
+        profile_seed=42,
+        slowdown_clusters="outliers",
+    ),
+}
+"""Named configurations. Profile sampling (single run vs GPU median) and the k-means cluster
+count rule are chosen where the profile and slowdown factors are built (see
+``palgym.simulate``)."""
+
+
+def preset(name: str, **options: Any) -> SimConfig:
+    """The named preset, with ``options`` overriding its fields.
+
+    Raises:
+        ConfigError: for an unknown preset or option.
+    """
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
+    return PRESETS[name].with_options(**options)

@@ -1,0 +1,231 @@
+"""Jobs and traces: an arrival-sorted, validated struct of arrays.
+
+A :class:`Trace` holds J gang-scheduled jobs. Every job needs exactly ``num_gpus`` GPUs for its
+whole run and performs ``total_iterations`` iterations of ``iteration_time_s`` seconds each on a
+median GPU inside one node (PAL, SC24, Section IV; artifact ``workload/workload.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from palgym.errors import TraceFormatError
+from palgym.sim.types import BoolArray, FloatArray, IntArray, PerfClass
+
+logger = logging.getLogger(__name__)
+
+MODEL_PERF_CLASS: dict[str, PerfClass] = {
+    "resnet50": PerfClass.A,
+    "DCGAN": PerfClass.B,
+    "BERT": PerfClass.B,
+    "GPT2": PerfClass.B,
+    "Bert-Large": PerfClass.B,
+    "GPT2-Medium": PerfClass.B,
+    "vgg19": PerfClass.C,
+    "PointNet": PerfClass.D,
+}
+"""Model name -> perf class. Source: PAL artifact ``workload/workload.py::get_perfclass``.
+Any other model is class A ("assume the worst"), with a warning."""
+
+MODEL_ITERATION_TIME_S: dict[str, float] = {
+    "BERT": 0.179,
+    "DCGAN": 0.0469266931,
+    "GPT2": 3.5714,
+    "PointNet": 0.28125,
+    "resnet50": 0.17540429367763434,
+    "vgg19": 0.300610341,
+}
+"""Per-iteration time on a median GPU (s). Source: PAL artifact ``workload/workload.py``."""
+
+
+def perf_class_of_model(model: str) -> PerfClass:
+    """Perf class of a model name; unknown models map to class A (logged as a warning).
+
+    Source: PAL artifact ``workload/workload.py::get_perfclass``.
+    """
+    found = MODEL_PERF_CLASS.get(model)
+    if found is not None:
+        return found
+    lowered = {name.lower(): cls for name, cls in MODEL_PERF_CLASS.items()}
+    found = lowered.get(model.lower())
+    if found is not None:
+        return found
+    logger.warning("unknown model %r: perf class A assumed", model)
+    return PerfClass.A
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """A validated job trace, sorted by submit time (ties keep their input order).
+
+    Attributes:
+        name: Trace id used in tables (e.g. the file stem).
+        job_id: int64 (J,), unique ids as given by the source.
+        submit_time_s: float64 (J,), arrival time in seconds from trace start, >= 0, sorted.
+        num_gpus: int64 (J,), GPUs the job needs (gang), >= 1.
+        total_iterations: float64 (J,), work in iterations, > 0.
+        iteration_time_s: float64 (J,), seconds per iteration on a median GPU in one node, > 0.
+        perf_class: int64 (J,), values of :class:`PerfClass`.
+        model: J model names.
+        source: where the trace came from (file path), for error messages.
+
+    Raises:
+        TraceFormatError: on inconsistent shapes, non-finite, negative or zero values, or
+            duplicate job ids (checked in :meth:`from_columns`).
+    """
+
+    name: str
+    job_id: IntArray
+    submit_time_s: FloatArray
+    num_gpus: IntArray
+    total_iterations: FloatArray
+    iteration_time_s: FloatArray
+    perf_class: IntArray
+    model: tuple[str, ...]
+    source: str = ""
+
+    @classmethod
+    def from_columns(
+        cls,
+        name: str,
+        *,
+        job_id: Sequence[int] | IntArray,
+        submit_time_s: Sequence[float] | FloatArray,
+        num_gpus: Sequence[int] | IntArray,
+        total_iterations: Sequence[float] | FloatArray,
+        iteration_time_s: Sequence[float] | FloatArray,
+        model: Sequence[str],
+        perf_class: Sequence[int] | IntArray | None = None,
+        source: str = "",
+    ) -> Trace:
+        """Build a trace from columns, validate it and sort it stably by submit time.
+
+        Args:
+            name: Trace id.
+            job_id, submit_time_s, num_gpus, total_iterations, iteration_time_s, model: columns of
+                equal length J (see the class attributes for dtypes and units).
+            perf_class: optional explicit classes; by default derived from ``model`` with
+                :func:`perf_class_of_model`.
+
+        Returns:
+            The trace, sorted by ``submit_time_s`` (stable).
+
+        Raises:
+            TraceFormatError: naming the field and the offending job (0-based position).
+        """
+        ids = np.asarray(job_id, dtype=np.int64)
+        columns = {
+            "submit_time_s": np.asarray(submit_time_s, dtype=np.float64),
+            "num_gpus": np.asarray(num_gpus, dtype=np.int64),
+            "total_iterations": np.asarray(total_iterations, dtype=np.float64),
+            "iteration_time_s": np.asarray(iteration_time_s, dtype=np.float64),
+        }
+        models = tuple(str(m) for m in model)
+        classes = (
+            np.array([int(perf_class_of_model(m)) for m in models], dtype=np.int64)
+            if perf_class is None
+            else np.asarray(perf_class, dtype=np.int64)
+        )
+        _validate(source or name, ids, columns, classes, models)
+        order = np.argsort(columns["submit_time_s"], kind="stable")
+        return cls(
+            name=name,
+            job_id=ids[order],
+            submit_time_s=columns["submit_time_s"][order],
+            num_gpus=columns["num_gpus"][order],
+            total_iterations=columns["total_iterations"][order],
+            iteration_time_s=columns["iteration_time_s"][order],
+            perf_class=classes[order],
+            model=tuple(models[i] for i in order),
+            source=source,
+        )
+
+    @property
+    def num_jobs(self) -> int:
+        """J, the number of jobs."""
+        return int(self.job_id.shape[0])
+
+    @property
+    def ideal_duration_s(self) -> FloatArray:
+        """float64 (J,): run time on median GPUs within one node, ``total_iterations x T_it``."""
+        return self.total_iterations * self.iteration_time_s
+
+    def content_hash(self) -> str:
+        """SHA-256 (hex, first 16 chars) of every column: equal traces give equal hashes."""
+        digest = hashlib.sha256()
+        for array in (
+            self.job_id,
+            self.submit_time_s,
+            self.num_gpus,
+            self.total_iterations,
+            self.iteration_time_s,
+            self.perf_class,
+        ):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update("\x00".join(self.model).encode())
+        return digest.hexdigest()[:16]
+
+    def select(self, keep: BoolArray, name: str | None = None) -> Trace:
+        """A sub-trace of the jobs where ``keep`` (bool (J,)) is True, order preserved."""
+        return Trace(
+            name=self.name if name is None else name,
+            job_id=self.job_id[keep],
+            submit_time_s=self.submit_time_s[keep],
+            num_gpus=self.num_gpus[keep],
+            total_iterations=self.total_iterations[keep],
+            iteration_time_s=self.iteration_time_s[keep],
+            perf_class=self.perf_class[keep],
+            model=tuple(m for m, k in zip(self.model, keep, strict=True) if k),
+            source=self.source,
+        )
+
+
+def _validate(
+    name: str,
+    ids: IntArray,
+    columns: dict[str, np.ndarray],
+    classes: IntArray,
+    models: tuple[str, ...],
+) -> None:
+    num_jobs = ids.shape[0]
+    if num_jobs == 0:
+        raise TraceFormatError("the trace has no jobs", path=name)
+    for field, values in {**columns, "perf_class": classes}.items():
+        if values.shape != (num_jobs,):
+            raise TraceFormatError(
+                f"expected {num_jobs} values, got shape {values.shape}", path=name, field=field
+            )
+    if len(models) != num_jobs:
+        raise TraceFormatError(f"expected {num_jobs} models", path=name, field="model")
+    checks = (
+        ("submit_time_s", lambda v: np.isfinite(v) & (v >= 0), "a finite number >= 0"),
+        ("num_gpus", lambda v: v >= 1, "an integer >= 1"),
+        ("total_iterations", lambda v: np.isfinite(v) & (v > 0), "a finite number > 0"),
+        ("iteration_time_s", lambda v: np.isfinite(v) & (v > 0), "a finite number > 0"),
+    )
+    for field, ok, expected in checks:
+        bad = np.flatnonzero(~ok(columns[field]))
+        if bad.size:
+            job = int(bad[0])
+            raise TraceFormatError(
+                f"job {int(ids[job])} (position {job}): value {columns[field][job]!r}, "
+                f"expected {expected}",
+                path=name,
+                field=field,
+            )
+    bad_class = np.flatnonzero((classes < 0) | (classes > int(PerfClass.D)))
+    if bad_class.size:
+        raise TraceFormatError(
+            f"job position {int(bad_class[0])}: perf class must be 0..3", path=name,
+            field="perf_class",
+        )
+    unique, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise TraceFormatError(
+            f"duplicate job id {int(unique[counts > 1][0])}", path=name, field="job_id"
+        )

@@ -1,0 +1,190 @@
+"""Run one heuristic (queue order x placement) on one trace to the end.
+
+``run_episode`` drives the same :class:`~palgym.sim.engine.Simulator` the Gymnasium env uses.
+RNG discipline: one ``numpy.random.SeedSequence(seed)`` spawns the variability and policy
+streams; the pal-artifact preset instead replays the artifact's ``random.Random`` streams
+(profile seed 42, shared with Random placement; background arrivals seed 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from palgym.errors import PalgymError
+from palgym.io.measurements import read_measurements
+from palgym.policies import make_placement, make_queue_order, make_sampler
+from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
+from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
+from palgym.profiles import LONGHORN_RUN_COUNTS, bundled_profile
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import SimConfig, preset
+from palgym.sim.engine import Simulator
+from palgym.sim.metrics import EpisodeMetrics, JobRecords
+from palgym.sim.variability import VariabilityProfile, sample_gpu_medians, sample_single_runs
+from palgym.sim.workload import Trace
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """Outcome of one episode.
+
+    Attributes:
+        trace: trace id.
+        policy: placement name.
+        queue_order: queue order name.
+        metrics: summary metrics.
+        records: per-job records of the measured jobs.
+        num_rounds: rounds simulated.
+        episode_hash: hash of (trace, profile, cluster, config, seed): equal for every policy run
+            on the identical episode.
+    """
+
+    trace: str
+    policy: str
+    queue_order: str
+    metrics: EpisodeMetrics
+    records: JobRecords
+    num_rounds: int
+    episode_hash: str
+
+
+@dataclass(frozen=True)
+class Episode:
+    """Everything that defines an episode apart from the policy."""
+
+    trace: Trace
+    profile: VariabilityProfile
+    cluster: ClusterSpec
+    config: SimConfig
+    seed: int
+    placement_rng: np.random.Generator | random.Random
+
+    def episode_hash(self) -> str:
+        """SHA-256 (first 16 hex chars) of trace, profile, cluster, config and seed."""
+        text = "|".join((
+            self.trace.content_hash(), self.profile.content_hash(), str(self.cluster),
+            repr(self.config), str(self.seed),
+        ))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def make_episode(
+    trace: Trace,
+    *,
+    cluster: ClusterSpec | None = None,
+    config: SimConfig | None = None,
+    profile: VariabilityProfile | None = None,
+    variability_data: str | Path | None = None,
+    seed: int = 0,
+) -> Episode:
+    """Resolve the profile and RNG streams of an episode.
+
+    Args:
+        trace: the measured jobs.
+        cluster: cluster shape (default 16 x 4).
+        config: options (default: the ``default`` preset).
+        profile: explicit profile; else built from ``variability_data`` (a Longhorn-style folder)
+            with ``config.profile_sampling``; else the bundled profile of that sampling.
+        variability_data: measurement folder (see :func:`palgym.io.read_measurements`).
+        seed: episode seed (numpy streams; the artifact's streams are fixed by its own seeds).
+
+    Raises:
+        ProfileError: for unreadable measurements or a profile smaller than the cluster.
+    """
+    cluster = cluster or ClusterSpec()
+    config = config or preset("default")
+    streams = np.random.SeedSequence(seed).spawn(2)
+    variability_rng = np.random.default_rng(streams[0])
+    placement_rng: np.random.Generator | random.Random = np.random.default_rng(streams[1])
+    artifact_rng = random.Random(config.profile_seed)
+    if profile is None and variability_data is not None:
+        data = read_measurements(variability_data)
+        if config.profile_sampling == "single-run":
+            profile = sample_single_runs(data.norm_runs, cluster.num_gpus, artifact_rng,
+                                         name=f"{Path(variability_data).name}-single-run")
+        else:
+            profile = sample_gpu_medians(data.gpu_medians, cluster.num_gpus, variability_rng,
+                                         name=f"{Path(variability_data).name}-gpu-median")
+    elif profile is None:
+        profile = bundled_profile(config.profile_sampling, cluster.num_gpus)
+        if config.profile_sampling == "single-run":
+            _replay_single_run_draws(artifact_rng, LONGHORN_RUN_COUNTS, cluster.num_gpus)
+    elif config.profile_sampling == "single-run":
+        _replay_single_run_draws(artifact_rng, LONGHORN_RUN_COUNTS, cluster.num_gpus)
+    if config.profile_sampling == "single-run":
+        placement_rng = artifact_rng
+    return Episode(trace, profile.take(cluster.num_gpus), cluster, config, seed, placement_rng)
+
+
+def _replay_single_run_draws(rng: random.Random, run_counts: tuple[int, ...], gpus: int) -> None:
+    """Advance ``rng`` exactly as :func:`sample_single_runs` would (G x 4 ``choice`` calls)."""
+    for _ in range(gpus):
+        for count in run_counts:
+            rng.choice(range(count))
+
+
+def slowdown_factors(episode: Episode) -> SlowdownFactors:
+    """Slowdown factors of the episode's profile with the configured cluster count rule."""
+    return SlowdownFactors.fit(
+        episode.profile.perfvar, ClusterCountRule(episode.config.slowdown_clusters)
+    )
+
+
+def run_episode(
+    episode: Episode,
+    policy: str = "pal",
+    queue_order: str = "fifo",
+    factors: SlowdownFactors | None = None,
+) -> EpisodeResult:
+    """Simulate ``episode`` under one heuristic until every measured job completes.
+
+    Args:
+        episode: from :func:`make_episode`.
+        policy: placement name (see :data:`palgym.policies.PLACEMENT_NAMES`).
+        queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`).
+        factors: precomputed slowdown factors (computed from the profile if None).
+
+    Returns:
+        The episode result (metrics over the measured jobs).
+
+    Raises:
+        ConfigError: for unknown policy or order names.
+        PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
+            arrivals left (the episode could never end).
+    """
+    factors = factors or slowdown_factors(episode)
+    placement = make_placement(policy, factors, episode.config)
+    order = make_queue_order(queue_order)
+    rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    _drive(sim, order, placement, make_sampler(rng))
+    return EpisodeResult(
+        trace=episode.trace.name, policy=policy, queue_order=queue_order, metrics=sim.metrics(),
+        records=sim.records(), num_rounds=sim.round_index, episode_hash=episode.episode_hash(),
+    )
+
+
+def _drive(sim: Simulator, order: QueueOrder, placement: PlacementPolicy, sampler: Sampler) -> None:
+    """The heuristic loop, with a memo: a deterministic policy under a static order whose last
+    plan changed nothing makes the same (empty) change until the next event."""
+    memo_valid = False
+    while not sim.done and not sim.truncated:
+        if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
+            sim.commit(None)
+        else:
+            target = placement.place(sim, order.order(sim), sampler)
+            memo_valid = not sim.commit(target)
+            if not sim.running_jobs().size and sim.active_jobs().size and (
+                not sim.has_future_arrivals()
+            ):
+                raise PalgymError(
+                    f"{placement.name} placed no job on an idle cluster at t={sim.now_s:g} s "
+                    "with no arrivals left: the episode could never end"
+                )
+        sim.advance()
