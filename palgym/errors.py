@@ -22,7 +22,7 @@ class InvalidActionError(PalgymError, ValueError):
 
 
 class _FileError(PalgymError, ValueError):
-    """An error located in a file: ``path``, ``line`` (1-based, None for the whole file), ``field``."""
+    """An error located in a file: ``path``, ``line`` (1-based; None: whole file), ``field``."""
 
     def __init__(
         self,

@@ -52,10 +52,11 @@ BUNDLED_TRACES: tuple[BundledTrace, ...] = tuple(
 """Five 160-job traces, seeds 0..4 (the size of PAL's Sia-Philly workloads)."""
 
 BUNDLED_PROFILES: tuple[BundledProfile, ...] = (
-    BundledProfile("profiles/longhorn-64-gpu-median.csv", 64, ProfileSampling.GPU_MEDIAN, 0),
-    BundledProfile("profiles/longhorn-64-pal-artifact.csv", 64, ProfileSampling.SINGLE_RUN, 42),
+    BundledProfile("profiles/longhorn-1024-gpu-median.csv", 1024, ProfileSampling.GPU_MEDIAN, 0),
+    BundledProfile("profiles/longhorn-1024-single-run.csv", 1024, ProfileSampling.SINGLE_RUN, 42),
 )
-"""The 64-GPU profiles (16 nodes x 4 GPUs, PAL's Sia-Philly cluster); seed 42 = the artifact's."""
+"""1,024-GPU profiles; a cluster of G GPUs uses the first G. Single-run sampling is GPU-major, so
+the first 64 GPUs of the seed-42 file are exactly the artifact's 64-GPU (16 x 4) profile."""
 
 
 def default_data_dir() -> Path:

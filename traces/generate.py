@@ -13,8 +13,13 @@ Generative model (each part drawn from its own stream, see :func:`generate_sia_p
    public files (in those files vgg19 jobs are exactly the 1-GPU jobs, resnet50 the 4/24/32/48-GPU
    jobs, and PointNet / DCGAN / BERT / GPT2 share 6..16 GPUs), so both marginals match;
    optionally the model is drawn from the marginal model mix, independent of the GPU count;
-4. ``duration``: inverse-CDF sampling of a piecewise log-linear quantile function through the
-   published percentiles, rounded to whole iterations; it is independent of the model.
+4. ``duration``: inverse-CDF sampling, rounded to whole iterations, of a piecewise log-linear
+   quantile function fitted per *duration group*: one group per model, except that resnet50 is
+   split into jobs with < 24 GPUs and jobs with >= 24 GPUs (in the public files the 4-GPU
+   resnet50 jobs have a median of ~59k iterations, the 24/32/48-GPU ones ~196k). Within a group
+   the duration is independent of the GPU count and of the arrival time. Optionally the duration
+   is drawn from the pooled, model-independent quantile function instead (the generator's
+   behaviour before per-model durations; Python API only, no CLI option).
 
 Source: the Sia-Philly traces of the PAL artifact (SC24), repository hal-uw/blox-pal, branch
 ``artifact``, commit 8a590708a0cd82d14162178890bebbbd1f6ec858, files
@@ -70,9 +75,72 @@ SIA_PHILLY_DURATION_QUANTILES: tuple[tuple[float, float], ...] = (
     (0.0, 60.0), (0.10, 72.0), (0.50, 1408.0), (0.90, 12_700.0), (0.99, 210_000.0),
     (1.0, 2_900_000.0),
 )
-"""(probability, duration in iterations): knots of the quantile function.
+"""(probability, duration in iterations): knots of the pooled, model-independent quantile function,
+used only with ``SiaPhillyParams(duration_given_model=False)``.
 Source: SOURCE.md "Summary" (raw duration p10 72, p50 1408, p90 12.7k, p99 210k, max 2.9M);
 the p0 knot (minimum 60) was computed once from PAL artifact workload-1..5.csv."""
+
+
+@dataclass(frozen=True)
+class DurationFit:
+    """The duration quantile function of one duration group (a model, optionally a GPU range).
+
+    A job of model ``model`` with ``num_gpus`` GPUs uses the fit of its model with the largest
+    ``min_gpus`` <= ``num_gpus``.
+
+    Attributes:
+        model: model name.
+        min_gpus: smallest GPU count of the group (every model needs a group with ``min_gpus`` 1).
+        jobs: number of public jobs the fit was computed from (documentation; > 0).
+        quantiles: (probability, iterations) knots, probabilities strictly increasing from 0.0 to
+            1.0, iterations > 0 and non-decreasing.
+    """
+
+    model: str
+    min_gpus: int
+    jobs: int
+    quantiles: tuple[tuple[float, float], ...]
+
+
+SIA_PHILLY_DURATION_KNOT_MIN_JOBS: int = 5
+"""A quantile knot p in {0.10, 0.25, 0.50, 0.75, 0.90} is kept for a group of n public jobs only
+if n * min(p, 1 - p) >= 5 (at least five jobs on each side); min and max are always kept."""
+
+SIA_PHILLY_MODEL_DURATIONS: tuple[DurationFit, ...] = (
+    DurationFit("vgg19", 1, 339, (
+        (0.0, 60.0), (0.10, 69.0), (0.25, 198.5), (0.50, 1013.0), (0.75, 2109.5),
+        (0.90, 2704.6), (1.0, 3417.0),
+    )),
+    DurationFit("PointNet", 1, 306, (
+        (0.0, 60.0), (0.10, 71.0), (0.25, 189.0), (0.50, 888.0), (0.75, 1924.75),
+        (0.90, 2685.5), (1.0, 3123.0),
+    )),
+    DurationFit("resnet50", 1, 50, (
+        (0.0, 1324.0), (0.10, 14205.1), (0.25, 37004.25), (0.50, 59447.0), (0.75, 94267.25),
+        (0.90, 130408.1), (1.0, 192340.0),
+    )),
+    DurationFit("resnet50", 24, 18, (
+        (0.0, 76977.0), (0.50, 195574.5), (1.0, 2912468.0),
+    )),
+    DurationFit("DCGAN", 1, 50, (
+        (0.0, 493.0), (0.10, 3770.8), (0.25, 4197.5), (0.50, 5992.5), (0.75, 10836.5),
+        (0.90, 22366.4), (1.0, 29258.0),
+    )),
+    DurationFit("BERT", 1, 21, (
+        (0.0, 768.0), (0.25, 3712.0), (0.50, 4532.0), (0.75, 9577.0), (1.0, 16185.0),
+    )),
+    DurationFit("GPT2", 1, 16, (
+        (0.0, 615.0), (0.50, 5138.0), (1.0, 29157.0),
+    )),
+)
+"""Per-group duration quantiles (iterations). The resnet50 group with ``min_gpus`` 1 was fitted on
+its 4-GPU jobs (the only resnet50 jobs with < 24 GPUs), the one with ``min_gpus`` 24 on its 24-,
+32- and 48-GPU jobs; the other models have one group each. Knots follow
+:data:`SIA_PHILLY_DURATION_KNOT_MIN_JOBS`: all of min/p10/p25/p50/p75/p90/max for vgg19 (339
+jobs), PointNet (306), resnet50 < 24 GPUs (50) and DCGAN (50); min/p25/p50/p75/max for BERT (21);
+min/p50/max for GPT2 (16) and resnet50 >= 24 GPUs (18).
+Source: computed once from PAL artifact workload-traces/philly/workload-1..5.csv (800 jobs):
+``numpy.quantile(duration, p)`` (default linear interpolation) per group, min and max exact."""
 
 
 @dataclass(frozen=True)
@@ -84,10 +152,16 @@ class SiaPhillyParams:
         gpu_counts: (num_gpus, weight) pairs of the GPU-count mix.
         model_gpu_counts: (model, num_gpus, weight) triples; every model must have a known
             per-iteration time, and every GPU count of ``gpu_counts`` at least one row.
-        duration_quantiles: (probability, iterations) knots, probabilities strictly increasing
-            from 0.0 to 1.0, iterations > 0 and non-decreasing.
+        duration_quantiles: pooled (probability, iterations) knots, probabilities strictly
+            increasing from 0.0 to 1.0, iterations > 0 and non-decreasing; used only when
+            ``duration_given_model`` is False.
+        model_durations: per-group duration fits; every model of ``model_gpu_counts`` needs a
+            fit with ``min_gpus`` 1, and no (model, min_gpus) may repeat.
         model_given_gpus: draw the model given the job's GPU count (True) or from the model
             marginal, independently of the GPU count (False).
+        duration_given_model: draw the duration from the job's duration group (True, the
+            default) or from the pooled ``duration_quantiles``, independently of the model (False;
+            no CLI equivalent, so such a trace cannot be written by :func:`write_sia_philly_like`).
 
     Raises:
         ConfigError: if any of the above does not hold.
@@ -97,7 +171,9 @@ class SiaPhillyParams:
     gpu_counts: tuple[tuple[int, int], ...] = SIA_PHILLY_GPU_COUNTS
     model_gpu_counts: tuple[tuple[str, int, int], ...] = SIA_PHILLY_MODEL_GPU_COUNTS
     duration_quantiles: tuple[tuple[float, float], ...] = SIA_PHILLY_DURATION_QUANTILES
+    model_durations: tuple[DurationFit, ...] = SIA_PHILLY_MODEL_DURATIONS
     model_given_gpus: bool = True
+    duration_given_model: bool = True
 
     def __post_init__(self) -> None:
         if not (np.isfinite(self.jobs_per_hour) and self.jobs_per_hour > 0):
@@ -111,16 +187,26 @@ class SiaPhillyParams:
         missing = [g for g, _ in self.gpu_counts if g not in covered]
         if missing:
             raise ConfigError(f"no model rows for GPU counts {missing}")
-        _check_quantiles(self.duration_quantiles)
+        _check_quantiles(self.duration_quantiles, "duration_quantiles")
+        keys = [(fit.model, fit.min_gpus) for fit in self.model_durations]
+        if len(set(keys)) != len(keys):
+            raise ConfigError("model_durations: a (model, min_gpus) pair repeats")
+        for fit in self.model_durations:
+            if fit.min_gpus < 1 or fit.jobs < 1:
+                raise ConfigError(f"model_durations: bad min_gpus or jobs for {fit.model}")
+            _check_quantiles(fit.quantiles, f"model_durations[{fit.model}, {fit.min_gpus}]")
+        uncovered = {m for m, _, _ in self.model_gpu_counts} - {m for m, g in keys if g == 1}
+        if uncovered:
+            raise ConfigError(f"model_durations: no min_gpus=1 fit for {sorted(uncovered)}")
 
 
-def _check_quantiles(knots: tuple[tuple[float, float], ...]) -> None:
+def _check_quantiles(knots: tuple[tuple[float, float], ...], what: str) -> None:
     probs = np.array([p for p, _ in knots], dtype=np.float64)
     values = np.array([v for _, v in knots], dtype=np.float64)
     if probs.size < 2 or probs[0] != 0.0 or probs[-1] != 1.0 or (np.diff(probs) <= 0).any():
-        raise ConfigError("duration_quantiles: probabilities must rise strictly from 0 to 1")
+        raise ConfigError(f"{what}: probabilities must rise strictly from 0 to 1")
     if (values <= 0).any() or (np.diff(values) < 0).any():
-        raise ConfigError("duration_quantiles: durations must be > 0 and non-decreasing")
+        raise ConfigError(f"{what}: durations must be > 0 and non-decreasing")
 
 
 SIA_PHILLY = SiaPhillyParams()
@@ -196,8 +282,9 @@ def generate_sia_philly_like(
 
     ``numpy.random.SeedSequence(seed).spawn(4)`` gives one stream each for arrivals, GPU counts,
     models and durations (in that order; changing it changes every generated file). Each stream
-    draws its J values in job order, so the first J jobs of a longer trace with the same seed are
-    this trace. No global RNG is used: equal arguments give equal tables.
+    draws its J values in job order (the duration stream one uniform per job, mapped through the
+    job's quantile function), so the first J jobs of a longer trace with the same seed are this
+    trace. No global RNG is used: equal arguments give equal tables.
 
     Args:
         num_jobs: J >= 1.
@@ -219,12 +306,13 @@ def generate_sia_philly_like(
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
     arrival_rng, gpu_rng, model_rng, duration_rng = streams
     num_gpus = sample_num_gpus(gpu_rng, num_jobs, params.gpu_counts)
+    model = sample_models(model_rng, num_gpus, params)
     return SiaTraceTable(
         job_id=np.arange(num_jobs, dtype=np.int64),
         num_gpus=num_gpus,
         submit_time_s=sample_submit_times(arrival_rng, num_jobs, params.jobs_per_hour),
-        duration_iterations=sample_durations(duration_rng, num_jobs, params.duration_quantiles),
-        model=sample_models(model_rng, num_gpus, params),
+        duration_iterations=sample_durations(duration_rng, model, num_gpus, params),
+        model=model,
     )
 
 
@@ -302,27 +390,67 @@ def sample_models(
 
 
 def sample_durations(
-    rng: np.random.Generator, num_jobs: int, quantiles: tuple[tuple[float, float], ...]
+    rng: np.random.Generator, model: tuple[str, ...], num_gpus: IntArray,
+    params: SiaPhillyParams,
 ) -> FloatArray:
-    """Durations by inverse-CDF sampling of a piecewise log-linear quantile function.
+    """Durations by inverse-CDF sampling of piecewise log-linear quantile functions.
 
-    ``log Q(u)`` is linear in ``u`` between consecutive knots; values are rounded to whole
-    iterations and clipped to [first knot, last knot] (the published maximum).
+    One uniform ``u`` is drawn per job (in job order, whatever the option); the duration is
+    ``Q(u)`` of the job's duration group (see :class:`DurationFit`), or of the pooled
+    ``params.duration_quantiles`` if ``params.duration_given_model`` is False.
 
     Args:
         rng: the duration stream.
-        num_jobs: J.
+        model: J model names (each with a ``min_gpus`` 1 fit).
+        num_gpus: int64 (J,) GPU counts.
+        params: gives ``model_durations``, ``duration_quantiles`` and ``duration_given_model``.
+
+    Returns:
+        float64 (J,) whole iteration counts, each within its quantile function's [min, max].
+
+    Source: :data:`SIA_PHILLY_MODEL_DURATIONS` (per group) or
+    :data:`SIA_PHILLY_DURATION_QUANTILES` (pooled).
+    """
+    uniforms = rng.random(size=int(num_gpus.shape[0]))
+    if not params.duration_given_model:
+        return quantile_function(uniforms, params.duration_quantiles)
+    durations = np.empty_like(uniforms)
+    group = np.full(uniforms.shape, -1, dtype=np.int64)
+    models = np.array(model, dtype=object)
+    for index, fit in sorted(
+        enumerate(params.model_durations), key=lambda item: item[1].min_gpus
+    ):
+        # Ascending min_gpus: a later (larger) threshold overrides an earlier one.
+        group[(models == fit.model) & (num_gpus >= fit.min_gpus)] = index
+    for index in np.unique(group).tolist():
+        here = group == index
+        durations[here] = quantile_function(
+            uniforms[here], params.model_durations[index].quantiles
+        )
+    return durations
+
+
+def quantile_function(
+    uniforms: FloatArray, quantiles: tuple[tuple[float, float], ...]
+) -> FloatArray:
+    """A piecewise log-linear quantile function, rounded to whole iterations.
+
+    ``log Q(u)`` is linear in ``u`` between consecutive knots; values are rounded to whole
+    iterations and clipped to [first knot, last knot] (the public minimum and maximum).
+
+    Args:
+        uniforms: float64 (J,) values in [0, 1).
         quantiles: (probability, iterations) knots from 0.0 to 1.0.
 
     Returns:
         float64 (J,) whole iteration counts.
-
-    Source: SOURCE.md "Summary" duration percentiles (:data:`SIA_PHILLY_DURATION_QUANTILES`).
     """
     probs = np.array([p for p, _ in quantiles], dtype=np.float64)
     log_values = np.log(np.array([v for _, v in quantiles], dtype=np.float64))
-    durations = np.rint(np.exp(np.interp(rng.random(size=num_jobs), probs, log_values)))
-    return np.clip(durations, max(1.0, quantiles[0][1]), quantiles[-1][1])
+    durations = np.rint(np.exp(np.interp(uniforms, probs, log_values)))
+    low = max(1.0, float(np.ceil(quantiles[0][1])))
+    clipped: FloatArray = np.clip(durations, low, float(np.floor(quantiles[-1][1])))
+    return clipped
 
 
 def _categorical(uniforms: FloatArray, weights: FloatArray) -> IntArray:

@@ -6,7 +6,7 @@ import csv
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TextIO, TypeVar
 
 from palgym.errors import _FileError
 
@@ -19,13 +19,12 @@ def read_header(path: Path, error: type[E]) -> list[str]:
     Raises:
         error: if the file is unreadable or empty.
     """
-    for _line, row in read_rows(path, (), error, header_only=True):
-        return list(row)
-    raise error("empty file (no header)", path=path, line=1)
+    with _open(path, error) as handle:
+        return _header(csv.reader(_uncommented(handle)), path, error)[0]
 
 
 def read_rows(
-    path: Path, required: tuple[str, ...], error: type[E], header_only: bool = False
+    path: Path, required: tuple[str, ...], error: type[E]
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Yield ``(line_number, row)`` for each data row (1-based physical line numbers).
 
@@ -38,41 +37,51 @@ def read_rows(
         error: if the file is unreadable, empty, lacks a required column, or a row has the wrong
             number of fields.
     """
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise error(f"cannot read file: {exc.strerror or exc}", path=path) from exc
-    with handle:
-        reader = csv.reader("\n" if raw.startswith("#") else raw for raw in handle)
-        try:
-            header: list[str] = []
-            while not any(cell.strip() for cell in header):
-                header = next(reader)
-        except StopIteration:
-            raise error("empty file (no header)", path=path, line=1) from None
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise error(f"unreadable CSV: {exc}", path=path, line=reader.line_num) from exc
-        header_line = reader.line_num
-        names = [name.strip() for name in header]
+    with _open(path, error) as handle:
+        reader = csv.reader(_uncommented(handle))
+        names, header_line = _header(reader, path, error)
         for column in required:
             if column not in names:
                 raise error(
                     f"missing column (header has {', '.join(names)})", path=path,
-                    line=header_line,
-                    field=column,
+                    line=header_line, field=column,
                 )
         try:
             for row in reader:
-                line = reader.line_num
-                if not row or all(not cell.strip() for cell in row):
+                if not any(cell.strip() for cell in row):
                     continue
                 if len(row) != len(names):
                     raise error(
-                        f"expected {len(names)} fields, got {len(row)}", path=path, line=line
+                        f"expected {len(names)} fields, got {len(row)}", path=path,
+                        line=reader.line_num,
                     )
-                yield line, dict(zip(names, (cell.strip() for cell in row), strict=True))
+                yield reader.line_num, dict(zip(names, (c.strip() for c in row), strict=True))
         except (csv.Error, UnicodeDecodeError) as exc:
             raise error(f"unreadable CSV: {exc}", path=path, line=reader.line_num) from exc
+
+
+def _open(path: Path, error: type[E]) -> TextIO:
+    try:
+        return path.open(newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise error(f"cannot read file: {exc.strerror or exc}", path=path) from exc
+
+
+def _uncommented(handle: TextIO) -> Iterator[str]:
+    # A comment line becomes an empty line, so the reader's line numbers stay physical.
+    return ("\n" if raw.startswith("#") else raw for raw in handle)
+
+
+def _header(reader: Any, path: Path, error: type[E]) -> tuple[list[str], int]:
+    try:
+        header: list[str] = []
+        while not any(cell.strip() for cell in header):
+            header = next(reader)
+    except StopIteration:
+        raise error("empty file (no header)", path=path, line=1) from None
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise error(f"unreadable CSV: {exc}", path=path, line=reader.line_num) from exc
+    return [name.strip() for name in header], int(reader.line_num)
 
 
 T = TypeVar("T", int, float)

@@ -1,4 +1,4 @@
-"""palgym's per-GPU profile file: ``gpu,perfvar_classA,perfvar_classB,perfvar_classC,perfvar_classD``.
+"""palgym's per-GPU profile file: ``gpu,perfvar_classA,...,perfvar_classD``.
 
 Values are written with ``repr`` so a round trip is exact; ``#`` lines at the top hold provenance.
 PAL's own per-GPU format (``GPU_ID,Node_ID,PerfVar_classA,...,PerfVar_classD``) is read too.

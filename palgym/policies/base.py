@@ -51,7 +51,7 @@ class QueueOrder(Protocol):
     static: bool
 
     def order(self, sim: Simulator) -> IntArray:
-        """int64 (A,): the active job indices, highest priority first (stable in admission order)."""
+        """int64 (A,): active job indices, highest priority first (ties: admission order)."""
         ...
 
 

@@ -25,7 +25,8 @@ class ClusterCountRule(str, Enum):
     OUTLIERS = "outliers"
     """Artifact: K = 2 + count(x > mean + 3 std) (its silhouette search returns at once)."""
     SILHOUETTE = "silhouette"
-    """palgym default: K in 2..8 maximising the silhouette score (ties: smaller K)."""
+    """palgym default: K in 2..6 maximising the silhouette score (ties: smaller K); candidates
+    are scored with one k-means++ start each, the chosen K is refitted with n_init=10."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,10 +88,14 @@ def _bin_class(
     return centres[labels] / median_centre, labels
 
 
-def _kmeans(values: FloatArray, num_clusters: int, random_state: int) -> tuple[FloatArray, IntArray]:
+def _kmeans(
+    values: FloatArray, num_clusters: int, random_state: int, n_init: int = 10
+) -> tuple[FloatArray, IntArray]:
     from sklearn.cluster import KMeans
 
-    model = KMeans(n_clusters=num_clusters, init="k-means++", n_init=10, random_state=random_state)
+    model = KMeans(
+        n_clusters=num_clusters, init="k-means++", n_init=n_init, random_state=random_state
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(values.reshape(-1, 1))
@@ -102,12 +107,10 @@ def _best_silhouette(
 ) -> tuple[FloatArray, IntArray]:
     from sklearn.metrics import silhouette_score
 
-    best: tuple[float, FloatArray, IntArray] | None = None
-    for num_clusters in range(2, min(8, distinct - 1) + 1):
-        centres, labels = _kmeans(values, num_clusters, random_state)
+    best_score, best_k = -np.inf, 2
+    for num_clusters in range(2, min(6, distinct - 1) + 1):
+        _, labels = _kmeans(values, num_clusters, random_state, n_init=1)
         score = float(silhouette_score(values.reshape(-1, 1), labels))
-        if best is None or score > best[0]:
-            best = (score, centres, labels)
-    if best is None:  # exactly two distinct values
-        return _kmeans(values, 2, random_state)
-    return best[1], best[2]
+        if score > best_score:
+            best_score, best_k = score, num_clusters
+    return _kmeans(values, best_k, random_state)

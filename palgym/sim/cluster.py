@@ -42,7 +42,9 @@ class ClusterSpec:
         """
         match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
         if match is None:
-            raise ConfigError(f"cluster must look like '16x4' (nodes x GPUs per node), got {text!r}")
+            raise ConfigError(
+                f"cluster must look like '16x4' (nodes x GPUs per node), got {text!r}"
+            )
         return cls(int(match.group(1)), int(match.group(2)))
 
     @property

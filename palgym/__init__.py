@@ -1,0 +1,39 @@
+"""palgym: a variability-aware GPU-cluster scheduling simulator and testbed.
+
+Reproduces the world of "PAL: A Variability-Aware Policy for Scheduling ML Workloads in GPU
+Clusters" (Jain et al., SC24): GPUs run each class of job at their own speed, and placement can
+trade variability against locality. Quick start::
+
+    from palgym import make_episode, run_episode, read_sia_trace
+    episode = make_episode(read_sia_trace("trace.csv"))
+    result = run_episode(episode, policy="pal", queue_order="fifo")
+    print(result.metrics.avg_jct_s)
+"""
+
+from palgym.errors import (
+    ConfigError,
+    InvalidActionError,
+    PalgymError,
+    ProfileError,
+    TraceFormatError,
+)
+from palgym.io import read_measurements, read_profile, read_sia_trace, write_profile
+from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.profiles import bundled_profile
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import PRESETS, SimConfig, preset
+from palgym.sim.engine import Simulator
+from palgym.sim.metrics import EpisodeMetrics, JobRecords
+from palgym.sim.variability import VariabilityProfile
+from palgym.sim.workload import Trace
+from palgym.simulate import Episode, EpisodeResult, make_episode, run_episode, slowdown_factors
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec", "ConfigError", "Episode",
+    "EpisodeMetrics", "EpisodeResult", "InvalidActionError", "JobRecords", "PalgymError",
+    "ProfileError", "SimConfig", "Simulator", "Trace", "TraceFormatError", "VariabilityProfile",
+    "bundled_profile", "make_episode", "preset", "read_measurements", "read_profile",
+    "read_sia_trace", "run_episode", "slowdown_factors", "write_profile",
+]
