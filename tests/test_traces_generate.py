@@ -21,11 +21,15 @@ from palgym.io import read_profile, read_sia_trace
 from traces import generate_sia_philly_like, write_sia_philly_like
 from traces.bundle import BUNDLED_PROFILES, BUNDLED_TRACES, default_data_dir
 from traces.generate import (
+    SIA_PHILLY_DURATION_KNOT_MIN_JOBS,
     SIA_PHILLY_DURATION_QUANTILES,
     SIA_PHILLY_GPU_COUNTS,
     SIA_PHILLY_JOBS_PER_HOUR,
+    SIA_PHILLY_MODEL_DURATIONS,
     SIA_PHILLY_MODEL_GPU_COUNTS,
+    DurationFit,
     SiaPhillyParams,
+    SiaTraceTable,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +39,7 @@ LONGHORN_DIR = (  # optional public data; the tests that need it skip without it
     else None
 )
 NUM_BIG = 5_000
+NUM_HUGE = 50_000  # per-group duration checks: >= 1,000 jobs even in the GPT2 group (2 %)
 SIGMAS = 4.0
 
 
@@ -122,11 +127,97 @@ def test_independent_models_option_breaks_the_tie() -> None:
     assert ("vgg19", 16) in pairs and ("resnet50", 1) in pairs
 
 
+def _group_mask(table: SiaTraceTable, fit: DurationFit) -> np.ndarray:
+    """Jobs of ``fit``'s duration group: its model, GPU count in [min_gpus, next threshold)."""
+    upper = min(
+        (f.min_gpus for f in SIA_PHILLY_MODEL_DURATIONS
+         if f.model == fit.model and f.min_gpus > fit.min_gpus),
+        default=10**9,
+    )
+    in_model = np.array(table.model) == fit.model
+    return in_model & (table.num_gpus >= fit.min_gpus) & (table.num_gpus < upper)
+
+
+def _fit_id(fit: DurationFit) -> str:
+    return f"{fit.model}-from-{fit.min_gpus}-gpus"
+
+
+@pytest.fixture(scope="module")
+def huge_table() -> SiaTraceTable:
+    return generate_sia_philly_like(NUM_HUGE, 5)
+
+
+def test_duration_fits_cover_the_public_jobs_and_follow_the_knot_rule() -> None:
+    """Group sizes add up to the model x GPU table (resnet50: 50 jobs with 4 GPUs, 18 with
+    24/32/48), and a fit keeps exactly the knots with n * min(p, 1 - p) >= 5."""
+    per_model: dict[str, int] = {}
+    for fit in SIA_PHILLY_MODEL_DURATIONS:
+        per_model[fit.model] = per_model.get(fit.model, 0) + fit.jobs
+        expected = [0.0] + [
+            p for p in (0.10, 0.25, 0.50, 0.75, 0.90)
+            if fit.jobs * min(p, 1.0 - p) >= SIA_PHILLY_DURATION_KNOT_MIN_JOBS - 1e-9
+        ] + [1.0]
+        assert [p for p, _ in fit.quantiles] == expected, _fit_id(fit)
+    model_totals: dict[str, int] = {}
+    for model, _, count in SIA_PHILLY_MODEL_GPU_COUNTS:
+        model_totals[model] = model_totals.get(model, 0) + count
+    assert per_model == model_totals
+    resnet = {f.min_gpus: f.jobs for f in SIA_PHILLY_MODEL_DURATIONS if f.model == "resnet50"}
+    big_resnet = sum(c for m, g, c in SIA_PHILLY_MODEL_GPU_COUNTS if m == "resnet50" and g >= 24)
+    assert resnet == {1: 50, 24: big_resnet}
+
+
+@pytest.mark.parametrize("fit", SIA_PHILLY_MODEL_DURATIONS, ids=_fit_id)
+def test_duration_per_group_within_4_sigma(huge_table: SiaTraceTable, fit: DurationFit) -> None:
+    """Per duration group (a model; resnet50 split at 24 GPUs) of a 50,000-job trace:
+
+    - the share of the group's n durations <= each fitted interior knot q_p is within 4 binomial
+      standard errors, 4 * sqrt(p (1 - p) / n), of p;
+    - the group's median is within the fitted p50 up to a log-ratio of
+      4 * sqrt(0.25 / n) * s, where s is the larger log-slope (d log Q / dp) of the quantile
+      function on the two segments next to p50: the sample median's CDF position has standard
+      error sqrt(0.25 / n), and Q turns an error dp into a log-error of at most s * dp (valid
+      because 4 sigma stays inside those segments, which is asserted). E.g. GPT2 (n ~ 1,000):
+      0.063 * 3.5 = 0.22; vgg19 (n ~ 21,000): 0.014 * 6.5 = 0.09;
+    - all durations are whole iterations within the fitted [min, max].
+    """
+    durations = huge_table.duration_iterations[_group_mask(huge_table, fit)]
+    num = int(durations.shape[0])
+    assert num >= 800  # expected: 50,000 x the group's share (>= 2 %)
+    for prob, value in fit.quantiles[1:-1]:
+        observed = float(np.mean(durations <= value))
+        assert abs(observed - prob) <= _binomial_tolerance(prob, num), (_fit_id(fit), prob)
+    knots = list(fit.quantiles)
+    mid = [p for p, _ in knots].index(0.5)
+    (p_lo, q_lo), (_, q_50), (p_hi, q_hi) = knots[mid - 1], knots[mid], knots[mid + 1]
+    prob_tolerance = _binomial_tolerance(0.5, num)
+    assert prob_tolerance < min(0.5 - p_lo, p_hi - 0.5)
+    slope = max(math.log(q_50 / q_lo) / (0.5 - p_lo), math.log(q_hi / q_50) / (p_hi - 0.5))
+    log_error = abs(math.log(float(np.median(durations)) / q_50))
+    assert log_error <= prob_tolerance * slope, (_fit_id(fit), log_error, prob_tolerance * slope)
+    assert durations.min() >= fit.quantiles[0][1]
+    assert durations.max() <= fit.quantiles[-1][1]
+    assert np.array_equal(durations, np.rint(durations))
+
+
+def test_durations_depend_on_the_model(huge_table: SiaTraceTable) -> None:
+    """As in the public files: vgg19 / PointNet never above 3,417 iterations, resnet50 jobs with
+    >= 24 GPUs never below 76,977, and the resnet50 median is ~60x the vgg19 one."""
+    models = np.array(huge_table.model)
+    durations = huge_table.duration_iterations
+    assert durations[(models == "vgg19") | (models == "PointNet")].max() <= 3417
+    assert durations[(models == "resnet50") & (huge_table.num_gpus >= 24)].min() >= 76977
+    ratio = np.median(durations[models == "resnet50"]) / np.median(durations[models == "vgg19"])
+    assert 30 <= ratio <= 150
+
+
 @pytest.mark.parametrize("prob, published", SIA_PHILLY_DURATION_QUANTILES[1:-1])
-def test_duration_percentiles_within_4_sigma(prob: float, published: float) -> None:
-    """The share of durations below each published percentile (p10, p50 = 1408, p90, p99) is
-    within 4 binomial standard errors of its probability; the median also within 25 %."""
-    durations = generate_sia_philly_like(NUM_BIG, 5).duration_iterations
+def test_pooled_duration_option_within_4_sigma(prob: float, published: float) -> None:
+    """``duration_given_model=False`` (the old, model-independent durations): the share below
+    each published pooled percentile (p10, p50 = 1408, p90, p99) is within 4 binomial standard
+    errors of its probability; the median also within 25 %."""
+    params = SiaPhillyParams(duration_given_model=False)
+    durations = generate_sia_philly_like(NUM_BIG, 5, params).duration_iterations
     observed = float(np.mean(durations <= published))
     assert abs(observed - prob) <= _binomial_tolerance(prob, NUM_BIG)
     if prob == 0.5:
@@ -135,6 +226,16 @@ def test_duration_percentiles_within_4_sigma(prob: float, published: float) -> N
     assert durations.min() >= SIA_PHILLY_DURATION_QUANTILES[0][1]
     assert durations.max() <= SIA_PHILLY_DURATION_QUANTILES[-1][1]
     assert np.array_equal(durations, np.rint(durations))
+
+
+def test_pooled_option_keeps_the_other_columns() -> None:
+    """The duration option changes only ``duration``: the other streams are untouched."""
+    default = generate_sia_philly_like(400, 9)
+    pooled = generate_sia_philly_like(400, 9, SiaPhillyParams(duration_given_model=False))
+    assert default.model == pooled.model
+    assert np.array_equal(default.num_gpus, pooled.num_gpus)
+    assert np.array_equal(default.submit_time_s, pooled.submit_time_s)
+    assert not np.array_equal(default.duration_iterations, pooled.duration_iterations)
 
 
 def test_arrival_rate_within_4_sigma() -> None:
@@ -159,7 +260,7 @@ def test_generated_file_parses_like_a_pal_trace(tmp_path: Path) -> None:
     assert table.to_trace("t").content_hash() == trace.content_hash()
 
 
-def test_invalid_arguments_raise_config_error() -> None:
+def test_invalid_arguments_raise_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         generate_sia_philly_like(0, 0)
     with pytest.raises(ConfigError):
@@ -170,6 +271,19 @@ def test_invalid_arguments_raise_config_error() -> None:
         SiaPhillyParams(duration_quantiles=((0.0, 10.0), (0.5, 5.0), (1.0, 20.0)))
     with pytest.raises(ConfigError):
         SiaPhillyParams(model_gpu_counts=(("vgg19", 1, 339),))
+    no_gpt2 = tuple(f for f in SIA_PHILLY_MODEL_DURATIONS if f.model != "GPT2")
+    with pytest.raises(ConfigError):
+        SiaPhillyParams(model_durations=no_gpt2)
+    with pytest.raises(ConfigError):
+        SiaPhillyParams(model_durations=SIA_PHILLY_MODEL_DURATIONS + SIA_PHILLY_MODEL_DURATIONS[:1])
+    with pytest.raises(ConfigError):
+        SiaPhillyParams(
+            model_durations=(*no_gpt2, DurationFit("GPT2", 1, 16, ((0.0, 9.0), (1.0, 8.0))))
+        )
+    with pytest.raises(ConfigError):  # the pooled option has no CLI equivalent
+        write_sia_philly_like(
+            tmp_path / "t.csv", 10, 0, SiaPhillyParams(duration_given_model=False)
+        )
 
 
 def test_bundle_reproduces_committed_files(tmp_path: Path) -> None:

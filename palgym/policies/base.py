@@ -47,8 +47,15 @@ class QueueOrder(Protocol):
     """Ranks active jobs. ``static`` is True when the ranking changes only on arrivals,
     completions and starvation promotions (so a memoised round plan stays valid)."""
 
-    name: str
-    static: bool
+    @property
+    def name(self) -> str:
+        """Name used in tables and CLIs."""
+        ...
+
+    @property
+    def static(self) -> bool:
+        """True if the ranking changes only on events."""
+        ...
 
     def order(self, sim: Simulator) -> IntArray:
         """int64 (A,): active job indices, highest priority first (ties: admission order)."""
@@ -64,9 +71,20 @@ class PlacementPolicy(Protocol):
     give the same allocation (no RNG draws).
     """
 
-    name: str
-    sticky: bool
-    deterministic: bool
+    @property
+    def name(self) -> str:
+        """Name used in tables and CLIs."""
+        ...
+
+    @property
+    def sticky(self) -> bool:
+        """True if running jobs keep their GPUs."""
+        ...
+
+    @property
+    def deterministic(self) -> bool:
+        """True if the policy draws no random numbers."""
+        ...
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """int64 (G,): the target allocation for the round starting at ``sim.now_s``."""

@@ -76,7 +76,7 @@ def pal_allocation(
     for entry in entries:
         candidates = free & (slowdown <= entry.value)
         if entry.locality is Locality.WITHIN:
-            picked = _within_node(candidates, num_gpus, slowdown, node_of_gpu, node_order)
+            picked = within_node_allocation(candidates, num_gpus, slowdown, node_of_gpu, node_order)
         else:
             picked = pm_first_allocation(candidates, num_gpus, slowdown, tier, node_of_gpu)
         if picked is not None:
@@ -84,13 +84,22 @@ def pal_allocation(
     return None
 
 
-def _within_node(
+def within_node_allocation(
     candidates: BoolArray,
     num_gpus: int,
     slowdown: np.ndarray,
     node_of_gpu: IntArray,
     node_order: str,
 ) -> IntArray | None:
+    """PAL's WITHIN step: N candidate GPUs inside one node minimising the max slowdown factor.
+
+    Nodes with >= N candidates are visited by candidate count descending (ties: ascending node
+    id, or the pandas-1.1 order); the first node with the smallest N-th best factor wins, and
+    its first N GPUs (ascending id) with factor <= that value are taken.
+
+    Returns:
+        int64 (N,) ascending GPU ids, or None if no node has N candidates.
+    """
     index = np.flatnonzero(candidates)
     nodes = node_of_gpu[index]
     if node_order == "pandas-1.1":

@@ -37,7 +37,6 @@ def pm_first_allocation(
     if index.size < num_gpus:
         return None
     group = node_of_gpu[index] * (int(tier.max()) + 1) + tier[index]
-    _, inverse, counts = np.unique(group, return_inverse=True, return_counts=True)
-    score = np.abs(counts[inverse] - num_gpus)
+    score = np.abs(np.bincount(group)[group] - num_gpus)
     picked = index[np.lexsort((index, score, slowdown[index]))[:num_gpus]]
     return np.sort(picked)

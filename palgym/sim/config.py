@@ -143,7 +143,7 @@ def _coerce(enum: type[Enum], value: object, name: str) -> Enum:
     try:
         return enum(value)
     except ValueError:
-        allowed = [m.value for m in enum]  # type: ignore[attr-defined]
+        allowed = [m.value for m in enum]
         raise ConfigError(f"{name} must be one of {allowed}, got {value!r}") from None
 
 

@@ -322,6 +322,10 @@ class Simulator:
             num_preemptions=jobs.num_preemptions[measured].copy(),
         )
 
+    def usage_gpu_rounds(self) -> tuple[float, float]:
+        """(allocated, effective) GPU-rounds counted so far (see :meth:`metrics`)."""
+        return float(self._usage[0]), float(self._usage[1])
+
     def metrics(self) -> EpisodeMetrics:
         """Episode metrics so far (see :func:`palgym.sim.metrics.compute_metrics`)."""
         return compute_metrics(

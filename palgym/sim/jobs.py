@@ -6,6 +6,8 @@ appended after them in arrival order.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from palgym.sim.types import FloatArray, IntArray, JobStatus
@@ -15,7 +17,7 @@ NORMAL_PRIORITY: int = 999
 """Queue priority of an unpromoted job (artifact ``job_priority``); promoted jobs get 1."""
 PROMOTED_PRIORITY: int = 1
 
-_STATIC = {
+_STATIC: dict[str, Any] = {
     "job_id": np.int64,
     "submit_time_s": np.float64,
     "num_gpus": np.int64,
@@ -23,7 +25,7 @@ _STATIC = {
     "iteration_time_s": np.float64,
     "perf_class": np.int64,
 }
-_DYNAMIC = {
+_DYNAMIC: dict[str, tuple[Any, Any]] = {
     "status": (np.int8, int(JobStatus.PENDING)),
     "iterations_done": (np.float64, 0.0),
     "attained_service_s": (np.float64, 0.0),

@@ -80,7 +80,7 @@ class VariabilityProfile:
 
 
 def sample_single_runs(
-    norm_runs: Sequence[Sequence[float]],
+    norm_runs: Sequence[Sequence[float] | FloatArray],
     num_gpus: int,
     rng: random.Random,
     name: str = "single-run",
@@ -117,7 +117,7 @@ def sample_single_runs(
 
 
 def sample_gpu_medians(
-    gpu_medians: Sequence[Sequence[float]],
+    gpu_medians: Sequence[Sequence[float] | FloatArray],
     num_gpus: int,
     rng: np.random.Generator,
     name: str = "gpu-median",
@@ -148,7 +148,7 @@ def sample_gpu_medians(
     return VariabilityProfile(name, perfvar)
 
 
-def _check_runs(runs: Sequence[Sequence[float]], name: str) -> None:
+def _check_runs(runs: Sequence[Sequence[float] | FloatArray], name: str) -> None:
     if len(runs) != NUM_PERF_CLASSES:
         raise ProfileError(f"need runs for {NUM_PERF_CLASSES} classes, got {len(runs)}", path=name)
     for perf_class, values in enumerate(runs):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +120,7 @@ class Trace:
             TraceFormatError: naming the field and the offending job (0-based position).
         """
         ids = np.asarray(job_id, dtype=np.int64)
-        columns = {
+        columns: dict[str, Any] = {
             "submit_time_s": np.asarray(submit_time_s, dtype=np.float64),
             "num_gpus": np.asarray(num_gpus, dtype=np.int64),
             "total_iterations": np.asarray(total_iterations, dtype=np.float64),
@@ -202,7 +203,7 @@ def _validate(
             )
     if len(models) != num_jobs:
         raise TraceFormatError(f"expected {num_jobs} models", path=name, field="model")
-    checks = (
+    checks: tuple[tuple[str, Callable[[np.ndarray], np.ndarray], str], ...] = (
         ("submit_time_s", lambda v: np.isfinite(v) & (v >= 0), "a finite number >= 0"),
         ("num_gpus", lambda v: v >= 1, "an integer >= 1"),
         ("total_iterations", lambda v: np.isfinite(v) & (v > 0), "a finite number > 0"),

@@ -1,0 +1,452 @@
+"""The palgym Gymnasium environment (one class, two registered tasks)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from palgym.envs.candidates import (
+    JobCandidates,
+    job_candidates,
+    num_candidates,
+    packed_index,
+    pal_choice,
+    random_index,
+)
+from palgym.envs.decisions import DecisionRound
+from palgym.envs.episodes import TraceSpec, job_window, load_traces
+from palgym.envs.observations import ObservationBuilder
+from palgym.envs.rewards import REWARD_NAMES, RewardTracker
+from palgym.errors import ConfigError, InvalidActionError, PalgymError
+from palgym.io.profile_file import read_profile
+from palgym.policies import PLACEMENT_NAMES, make_queue_order, make_sampler
+from palgym.policies.allocation import random_allocation
+from palgym.policies.pal import matrix_entries
+from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import SimConfig, preset
+from palgym.sim.engine import Simulator
+from palgym.sim.types import PerfClass
+from palgym.sim.variability import VariabilityProfile
+from palgym.simulate import Episode, make_episode, run_episode, slowdown_factors
+
+_STICKY_POLICIES = {"packed-sticky", "random-sticky"}
+_CLASS_REORDER_POLICIES = {"pal", "pm-first"}
+
+
+class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+    """## Description
+
+    A GPU cluster whose GPUs run each class of ML job at their own speed (PAL, SC24). At every
+    round boundary the simulator credits progress, completes jobs and admits arrivals; the agent
+    then places the round's jobs one decision at a time: which job goes next and which GPU set
+    (candidate) it gets. Heuristics (PAL, PM-First, Packed, Random) are agents of this env
+    (:meth:`heuristic_action`) and reproduce :func:`palgym.simulate.run_episode` bit for bit.
+
+    Tasks: ``"placement"`` (``palgym/PALPlacement-v0``): the queue order fixes the round's jobs
+    (the longest prefix that fits); the agent orders them and picks GPUs. ``"scheduling"``
+    (``palgym/PALScheduling-v0``): any waiting job that fits may be placed (backfilling) and
+    the agent may end the round early (deferral).
+
+    ## Observation Space
+
+    ``Dict`` of float32 ``Box`` es in [0, 1] (names: ``env.unwrapped.feature_names``):
+
+    | key | shape | content |
+    |---|---|---|
+    | jobs | (K, 11) | present, selectable, num_gpus / G, class one-hot, log remaining ideal time, log waiting time, log attained service, was running |
+    | candidates | (K, M, 7) | feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on the best tier, keeps current GPUs |
+    | cluster | (4T + G_n + 5,) | free GPUs per (tier, class) / G, node free-count histogram, free fraction, pending / K, queued / 4K, log time |
+
+    ## Action Space
+
+    ``Discrete(K * M + 1)``: action ``k * M + m`` gives the job in window slot k its candidate m
+    (M = 2T + 2: T within-node tiers, T best-factor tiers, Packed, Random); ``K * M`` ends the
+    round. ``action_masks()`` (bool (K*M+1,)) marks the valid ones and is never all False. An
+    invalid action is replaced by the ``fallback_policy`` heuristic's action, flagged in
+    ``info["invalid_action"]`` and counted; with ``strict=True`` it raises
+    :class:`~palgym.errors.InvalidActionError`.
+
+    ## Rewards
+
+    ``reward="jct"`` (default): -(time in system of measured jobs) / ``reward_scale`` at every
+    step, so the return is -sum(JCT) / reward_scale exactly. Also ``slowdown``, ``makespan``,
+    ``utilization`` and ``relative`` (vs ``baseline_policy`` run on the identical episode);
+    ``info["reward_terms"]`` names the terms (:mod:`palgym.envs.rewards`).
+
+    ## Episode End
+
+    Terminated when every measured job has completed; truncated after ``max_rounds`` rounds.
+    Stepping after the end without ``reset`` raises :class:`~palgym.errors.PalgymError`. The
+    final ``info["episode_metrics"]`` holds avg/p50/p99 JCT (s), makespan (s), utilizations,
+    num_jobs and num_invalid_actions.
+
+    ## Arguments
+
+    ``trace`` (path, bundled name, ``"bundled"``, Trace, or list), ``window`` (jobs per episode,
+    None = whole trace), ``variability_data`` (measurement folder) or ``profile`` (file or
+    VariabilityProfile), ``preset`` (``"default"`` | ``"pal-artifact"``), ``cluster``
+    (``"16x4"``), ``queue_order`` (``fifo`` | ``las`` | ``srtf`` | ``tiresias``),
+    ``locality_penalty``, ``round_duration_s``, ``sticky``, ``class_reorder`` (window in PAL's
+    class order), ``reward``, ``reward_scale`` (s, default 360000), ``baseline_policy``,
+    ``max_rounds``, ``num_slots`` (K, default 16), ``max_tiers`` (T, default 4), ``strict``,
+    ``fallback_policy`` (default ``"pal"``), ``task``, ``render_mode`` (``"ansi"`` |
+    ``"rgb_array"``).
+
+    ## Registered Configurations
+
+    ``palgym/PALPlacement-v0`` (task placement), ``palgym/PALScheduling-v0`` (task scheduling).
+
+    ## Version History
+
+    v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(  # noqa: PLR0913 - an env's arguments are its configuration
+        self,
+        trace: TraceSpec | Sequence[TraceSpec] = "bundled",
+        *,
+        task: str = "placement",
+        window: int | None = None,
+        variability_data: str | Path | None = None,
+        profile: str | Path | VariabilityProfile | None = None,
+        preset: str = "default",
+        cluster: str | ClusterSpec = "16x4",
+        queue_order: str = "fifo",
+        locality_penalty: float | None = None,
+        round_duration_s: float | None = None,
+        sticky: bool = False,
+        class_reorder: bool = True,
+        reward: str = "jct",
+        reward_scale: float = 360_000.0,
+        baseline_policy: str = "packed-sticky",
+        max_rounds: int = 100_000,
+        num_slots: int = 16,
+        max_tiers: int = 4,
+        strict: bool = False,
+        fallback_policy: str = "pal",
+        render_mode: str | None = None,
+    ) -> None:
+        _check_choice("task", task, ("placement", "scheduling"))
+        _check_choice("reward", reward, REWARD_NAMES)
+        _check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES)
+        _check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)
+        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        if num_slots < 1 or max_tiers < 1 or reward_scale <= 0:
+            raise ConfigError("num_slots and max_tiers must be >= 1 and reward_scale > 0")
+        self.task = task
+        self.traces = load_traces(trace)
+        self.window = window
+        self.cluster = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)
+        self.config = _make_config(preset, locality_penalty, round_duration_s, max_rounds)
+        if sticky and self.config.packed_sticky_strict_total:
+            raise ConfigError("sticky envs need packed_sticky_strict_total=False")
+        self.variability_data = variability_data
+        self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
+        self.order = make_queue_order(queue_order)
+        self.sticky = sticky
+        self.class_reorder = class_reorder
+        self.reward_name = reward
+        self.reward_scale = reward_scale
+        self.baseline_policy = baseline_policy
+        self.num_slots = num_slots
+        self.max_tiers = max_tiers
+        self.strict = strict
+        self.fallback_policy = fallback_policy
+        self.render_mode = render_mode
+        self.num_candidates = num_candidates(max_tiers)
+        self._observations = ObservationBuilder(num_slots, max_tiers, self.cluster.gpus_per_node)
+        self.observation_space = self._observations.space
+        self.action_space = spaces.Discrete(num_slots * self.num_candidates + 1)
+        self.end_round_action = num_slots * self.num_candidates
+        self._factor_cache: dict[str, SlowdownFactors] = {}
+        self._baseline_cache: dict[tuple[str, str], np.ndarray] = {}
+        self._sim: Simulator | None = None
+        self._finished = True
+
+    # ------------------------------------------------------------------ API
+    @property
+    def feature_names(self) -> dict[str, tuple[str, ...]]:
+        """Names of the last axis of every observation key."""
+        return self._observations.feature_names()
+
+    @property
+    def simulator(self) -> Simulator:
+        """The running engine (read only; raises before the first reset)."""
+        if self._sim is None:
+            raise PalgymError("call reset() first")
+        return self._sim
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode; ``options`` may set ``trace`` (index, name or Trace),
+        ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        trace, window_start = self._choose_trace(options)
+        episode_seed = int(self.np_random.integers(2**31 - 1))
+        profile = options.get("profile", self.profile)
+        episode = make_episode(
+            trace, cluster=self.cluster, config=self.config, profile=profile,
+            variability_data=None if profile is not None else self.variability_data,
+            seed=episode_seed,
+        )
+        self._episode = episode
+        self._factors = self._slowdown_factors(episode)
+        self._entries = tuple(
+            matrix_entries(self._factors.sf[c], self._lf(c)) for c in PerfClass
+        )
+        self._sampler = make_sampler(_copy_rng(episode.placement_rng))
+        self._sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+        self._rewards = RewardTracker(
+            self.reward_name, self.reward_scale,
+            self._baseline(episode) if self.reward_name == "relative" else None,
+        )
+        self._rewards.reset(self._sim)
+        self._invalid = 0
+        self._finished = False
+        self._pending_reward: dict[str, float] = {}
+        self._history: list[np.ndarray] = []
+        self._new_round()
+        self._advance_until_decision()
+        info = {
+            "trace": trace.name, "window_start": window_start,
+            "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
+            "episode_hash": episode.episode_hash(), "seed": episode_seed,
+        }
+        return self._observe(), info
+
+    def step(
+        self, action: int | np.integer[Any]
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Apply one decision; see the class docstring."""
+        if self._finished or self._sim is None:
+            raise PalgymError("the episode has ended: call reset() before step()")
+        action = int(action)
+        invalid = not (0 <= action < self.action_space.n and self.action_masks()[action])
+        if invalid:
+            if self.strict:
+                raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
+            self._invalid += 1
+            action = self.heuristic_action(self.fallback_policy, check=False)
+        self._apply(action)
+        self._advance_until_decision()
+        terms = self._pending_reward
+        self._pending_reward = {}
+        terminated = self._sim.done
+        truncated = not terminated and self._sim.truncated
+        self._finished = terminated or truncated
+        info: dict[str, Any] = {"invalid_action": invalid, "reward_terms": terms,
+                                "num_invalid_actions": self._invalid}
+        if self._finished:
+            metrics = self._sim.metrics()
+            info["episode_metrics"] = {
+                "avg_jct_s": metrics.avg_jct_s, "p50_jct_s": metrics.p50_jct_s,
+                "p99_jct_s": metrics.p99_jct_s, "makespan_s": metrics.makespan_s,
+                "utilization_allocated": metrics.utilization_allocated,
+                "utilization_effective": metrics.utilization_effective,
+                "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
+                "num_invalid_actions": self._invalid,
+            }
+        return self._observe(), float(sum(terms.values())), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """bool (K*M+1,): valid actions now; never all False."""
+        mask = np.zeros(self.action_space.n, dtype=bool)
+        if self._finished:
+            mask[self.end_round_action] = True
+            return mask
+        for slot, cands in enumerate(self._candidates()):
+            if self._round.selectable(slot):
+                start = slot * self.num_candidates
+                mask[start : start + self.num_candidates] = cands.feasible()
+        mask[self.end_round_action] = self._round.can_end or not mask.any()
+        return mask
+
+    def heuristic_action(self, name: str, check: bool = True) -> int:
+        """The action the named placement policy takes now.
+
+        Always the first window slot (heuristics keep the queue's order) with the policy's own
+        allocation rule; in the scheduling task, "end round" when that job does not fit.
+
+        Raises:
+            ConfigError: for an unknown name, or when the env's ``sticky`` / ``class_reorder``
+                contradict the policy (e.g. ``pal`` in a sticky env).
+        """
+        if check:
+            self._check_heuristic(name)
+        if not self._round.pending or not self._round.fits(self._round.pending[0]):
+            return self.end_round_action
+        job = self._round.pending[0]
+        if name == "pal":
+            choice = pal_choice(self.simulator, job, self._round.free, self._factors,
+                                self._entries[int(self.simulator.jobs.perf_class[job])],
+                                self.max_tiers)
+        elif name == "pm-first":
+            top = len(self._factors.tiers[int(self.simulator.jobs.perf_class[job])]) - 1
+            choice = self.max_tiers + top
+        elif name.startswith("packed"):
+            choice = packed_index(self.max_tiers)
+        else:
+            choice = random_index(self.max_tiers)
+        return self.end_round_action if choice is None else int(choice)
+
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        """``"ansi"``: a text map of the cluster; ``"rgb_array"``: an image (H, W, 3) uint8."""
+        from palgym.envs.render import render_ansi, render_rgb
+
+        if self.render_mode == "ansi":
+            return render_ansi(self.simulator, self._round.target)
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.simulator, self._round.target, self._factors, self._history)
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _lf(self, perf_class: int) -> float:
+        by_class = self.config.locality_penalty_by_class
+        return by_class[perf_class] if by_class is not None else self.config.locality_penalty
+
+    def _check_heuristic(self, name: str) -> None:
+        _check_choice("heuristic", name, PLACEMENT_NAMES)
+        sticky = name in _STICKY_POLICIES
+        if sticky != self.sticky:
+            raise ConfigError(
+                f"{name} is {'sticky' if sticky else 'non-sticky'} but the env has "
+                f"sticky={self.sticky}: make the env with sticky={sticky}"
+            )
+        reorder = name in _CLASS_REORDER_POLICIES
+        if reorder != self.class_reorder:
+            raise ConfigError(
+                f"{name} needs class_reorder={reorder} (the env has {self.class_reorder})"
+            )
+
+    def _choose_trace(self, options: dict[str, Any]) -> tuple[Any, int]:
+        chosen = options.get("trace")
+        if chosen is None:
+            trace = self.traces[int(self.np_random.integers(len(self.traces)))]
+        elif isinstance(chosen, int):
+            trace = self.traces[chosen]
+        else:
+            trace = load_traces(chosen)[0]
+        if self.window is None or self.window >= trace.num_jobs:
+            return trace, 0
+        start = options.get("window_start")
+        if start is None:
+            start = int(self.np_random.integers(trace.num_jobs - self.window + 1))
+        return job_window(trace, int(start), self.window), int(start)
+
+    def _slowdown_factors(self, episode: Episode) -> SlowdownFactors:
+        key = episode.profile.content_hash() + self.config.slowdown_clusters
+        if key not in self._factor_cache:
+            self._factor_cache[key] = slowdown_factors(episode)
+        factors = self._factor_cache[key]
+        widest = max(len(t) for t in factors.tiers)
+        if widest > self.max_tiers:
+            raise ConfigError(f"the profile has {widest} slowdown tiers: use max_tiers >= {widest}")
+        return factors
+
+    def _baseline(self, episode: Episode) -> np.ndarray:
+        key = (episode.episode_hash(), self.baseline_policy)
+        if key not in self._baseline_cache:
+            result = run_episode(episode, self.baseline_policy, self.order.name, self._factors)
+            self._baseline_cache[key] = result.records.completion_time_s
+        return self._baseline_cache[key]
+
+    def _new_round(self) -> None:
+        sim = self.simulator
+        self._round = DecisionRound(
+            sim, self.order.order(sim), self.task, self.sticky, self.class_reorder
+        )
+        self._cached: list[JobCandidates] | None = None
+
+    def _advance_until_decision(self) -> None:
+        sim = self.simulator
+        while self._round.done and not sim.done and not sim.truncated:
+            sim.commit(self._round.target)
+            if self.render_mode == "rgb_array":
+                self._history.append(sim.job_of_gpu.copy())
+            sim.advance()
+            for name, value in self._rewards.step(sim).items():
+                self._pending_reward[name] = self._pending_reward.get(name, 0.0) + value
+            if not sim.done and not sim.truncated:
+                self._new_round()
+
+    def _candidates(self) -> list[JobCandidates]:
+        if self._cached is None:
+            strict = self.sticky and self.config.packed_sticky_strict_total
+            by_shape: dict[tuple[int, int], JobCandidates] = {}
+            cached = []
+            jobs = self.simulator.jobs
+            for job in self._round.window(self.num_slots):
+                shape = (int(jobs.perf_class[job]), int(jobs.num_gpus[job]))
+                if shape not in by_shape:
+                    by_shape[shape] = job_candidates(
+                        self.simulator, job, self._round.free, self._factors, self.max_tiers,
+                        strict,
+                    )
+                cands = by_shape[shape]
+                cached.append(JobCandidates(job, cands.sets, cands.random_feasible))
+            self._cached = cached
+        return self._cached
+
+    def _apply(self, action: int) -> None:
+        if action == self.end_round_action:
+            self._round.end()
+            return
+        slot, candidate = divmod(action, self.num_candidates)
+        cands = self._candidates()[slot]
+        if candidate == random_index(self.max_tiers):
+            gpus = random_allocation(
+                self._round.free, int(self.simulator.jobs.num_gpus[cands.job]), self._sampler
+            )
+        else:
+            gpus = cands.sets[candidate]
+        assert gpus is not None
+        self._round.place(cands.job, gpus)
+        self._cached = None
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        if self._finished:
+            return self._observations.empty()
+        return self._observations.build(
+            self.simulator, self._round, self._candidates(), self._factors
+        )
+
+
+def _check_choice(name: str, value: object, allowed: Sequence[object]) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
+def _make_config(
+    preset_name: str,
+    locality_penalty: float | None,
+    round_duration_s: float | None,
+    max_rounds: int,
+) -> SimConfig:
+    overrides: dict[str, Any] = {"max_rounds": max_rounds}
+    if locality_penalty is not None:
+        overrides["locality_penalty"] = locality_penalty
+    if round_duration_s is not None:
+        overrides["round_duration_s"] = round_duration_s
+    return preset(preset_name, **overrides)
+
+
+def _copy_rng(rng: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(rng)
+
+
+def episode_digest(values: np.ndarray) -> str:
+    """SHA-256 (16 hex chars) of an array's bytes (used in determinism reports)."""
+    return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:16]

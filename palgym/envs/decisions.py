@@ -1,0 +1,154 @@
+"""One round's placement broken into single-job decisions, on the same engine as run_episode.
+
+At a round boundary the env builds a :class:`DecisionRound` from the queue order; the agent then
+places one job at a time (``place``) until the round has nothing left to decide or the agent
+ends it (scheduling task only); ``target`` is then committed to the engine. The decomposition
+mirrors :mod:`palgym.policies.placement` walk for walk, so that a heuristic that always takes
+the first job of the window with its own allocation rule reproduces ``run_episode`` exactly:
+
+- non-sticky, placement task: the round places exactly the longest prefix of the order whose
+  demand fits the cluster (what every PAL-artifact policy places), optionally class-reordered
+  (PM-First / PAL); any of the window's jobs may go next.
+- sticky: running jobs keep their GPUs; jobs are decided in queue order (only the first job of
+  the window may go next). When it does not fit, running jobs are stopped from the lowest
+  priority upward until it does (the env's dynamics, as in Packed-Sticky / Random-Sticky).
+- scheduling task: any waiting job that fits may be placed, in any order (backfilling), and the
+  agent may end the round at any time, leaving GPUs idle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym.policies.placement import class_reordered
+from palgym.sim.engine import Simulator
+from palgym.sim.types import FREE, BoolArray, IntArray
+
+
+class DecisionRound:
+    """The open decisions of the round starting at ``sim.now_s``.
+
+    Args:
+        sim: the engine, at a round boundary (after ``advance``).
+        order: int64 (A,) active job indices in queue order.
+        task: ``"placement"`` or ``"scheduling"``.
+        sticky: keep running jobs on their GPUs (else start from an empty cluster).
+        class_reorder: stably sort the fitting prefix by perf class (PM-First / PAL order).
+
+    Attributes:
+        target: int64 (G,) tentative allocation for the round.
+        free: bool (G,) GPUs free in ``target``.
+        pending: jobs still to decide, in window order.
+        placed: jobs placed so far this round, in decision order.
+    """
+
+    def __init__(
+        self, sim: Simulator, order: IntArray, task: str, sticky: bool, class_reorder: bool
+    ) -> None:
+        self.sim = sim
+        self.task = task
+        self.sticky = sticky
+        self.placed: list[int] = []
+        self.ended = False
+        if sticky:
+            self.target = sim.job_of_gpu.copy()
+            running = np.zeros(sim.jobs.size, dtype=bool)
+            running[self.target[self.target != FREE]] = True
+            self._running = running
+            self.pending = [j for j in order.tolist() if not running[j]]
+            self._order = order.tolist()
+        else:
+            self.target = np.full(sim.cluster.num_gpus, FREE, dtype=np.int64)
+            self._running = np.zeros(sim.jobs.size, dtype=bool)
+            ordered = class_reordered(sim, order) if class_reorder else order
+            self.pending = ordered.tolist()
+            self._order = ordered.tolist()
+            if task == "placement":
+                fits = np.cumsum(sim.jobs.num_gpus[order]) <= sim.cluster.num_gpus
+                prefix = set(order[fits].tolist())
+                self.pending = [j for j in self.pending if j in prefix]
+        self.free: BoolArray = self.target == FREE
+        self._prepare_head()
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def done(self) -> bool:
+        """True when nothing is left to decide this round."""
+        return self.ended or not self.pending
+
+    def window(self, size: int) -> list[int]:
+        """The first ``size`` pending jobs (window order)."""
+        return self.pending[:size]
+
+    def selectable(self, slot: int) -> bool:
+        """Whether the job in window slot ``slot`` may be decided now (sticky: only slot 0)."""
+        return slot < len(self.pending) and (slot == 0 or not self.sticky)
+
+    def fits(self, job: int) -> bool:
+        """Whether ``job`` fits the currently free GPUs (by count)."""
+        return int(self.sim.jobs.num_gpus[job]) <= int(self.free.sum())
+
+    @property
+    def can_end(self) -> bool:
+        """The agent may end the round: always in the scheduling task; in the placement task
+        only when no pending job fits (never, by construction, while jobs are pending)."""
+        if self.task == "scheduling":
+            return True
+        return not any(self.fits(j) for j in self.pending)
+
+    # ------------------------------------------------------------------ actions
+    def place(self, job: int, gpus: IntArray) -> None:
+        """Give ``gpus`` (int64 (N,), free) to pending ``job``."""
+        self.target[gpus] = job
+        self.free[gpus] = False
+        self._running[job] = True
+        self.pending.remove(job)
+        self.placed.append(job)
+        self._prepare_head()
+
+    def end(self) -> None:
+        """End the round (remaining jobs wait)."""
+        self.ended = True
+
+    # ------------------------------------------------------------------ dynamics
+    def _prepare_head(self) -> None:
+        """Sticky: make room for the head job by stopping lower-priority running jobs, or end
+        the round (head-of-line blocking). Scheduling: end when no pending job fits."""
+        if self.sticky:
+            self._sticky_head()
+        elif self.task == "scheduling" and not any(self.fits(j) for j in self.pending):
+            self.ended = True
+
+    def _sticky_head(self) -> None:
+        while self.pending and self._running[self.pending[0]]:
+            self.pending.pop(0)  # re-placed victims were already handled
+        if not self.pending:
+            return
+        head = self.pending[0]
+        if self.fits(head):
+            return
+        position = self._order.index(head)
+        stopped: list[tuple[int, IntArray]] = []
+        for victim in reversed(self._order[position + 1 :]):
+            if self.fits(head):
+                break
+            if self._running[victim]:
+                held = np.flatnonzero(self.target == victim)
+                self.target[held] = FREE
+                self.free[held] = True
+                self._running[victim] = False
+                stopped.append((victim, held))
+                if victim not in self.pending:
+                    self._insert_pending(victim)
+        if not self.fits(head):
+            if not self.sim.config.sticky_keep_victims_stopped:
+                for victim, held in stopped:
+                    self.target[held] = victim
+                    self.free[held] = False
+                    self._running[victim] = True
+            self.ended = True
+
+    def _insert_pending(self, job: int) -> None:
+        rank = {j: i for i, j in enumerate(self._order)}
+        self.pending.append(job)
+        self.pending.sort(key=rank.__getitem__)

@@ -1,0 +1,85 @@
+"""Episode sources of the env: which trace, job window and profile an episode uses.
+
+``trace`` may be a path, the name of a bundled trace (``"sia-philly-gen-0"``), ``"bundled"``
+(all bundled traces), a :class:`~palgym.sim.workload.Trace`, or a list of those. At reset, the
+trace and (with ``window``) the first job of a window of consecutive jobs are drawn from the
+env's seeded RNG unless ``options`` names them; a window's times are rebased so that its first
+job arrives at 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from palgym.errors import ConfigError
+from palgym.io.sia import read_sia_trace
+from palgym.sim.workload import Trace
+
+TraceSpec = str | Path | Trace
+
+
+def bundled_trace_paths() -> dict[str, Path]:
+    """Bundled trace name -> file path."""
+    folder = resources.files("palgym").joinpath("data", "traces")
+    return {
+        Path(str(p)).stem: Path(str(p)) for p in folder.iterdir() if str(p).endswith(".csv")
+    }
+
+
+def load_traces(spec: TraceSpec | Sequence[TraceSpec]) -> list[Trace]:
+    """Resolve a trace spec (see module docstring) into traces.
+
+    Raises:
+        ConfigError: for an unknown bundled name.
+        TraceFormatError: for a malformed file.
+    """
+    if isinstance(spec, (str, Path, Trace)):
+        specs: list[TraceSpec] = [spec]
+    else:
+        specs = list(spec)
+    bundled = bundled_trace_paths()
+    traces: list[Trace] = []
+    for item in specs:
+        if isinstance(item, Trace):
+            traces.append(item)
+        elif str(item) == "bundled":
+            traces.extend(read_sia_trace(bundled[name]) for name in sorted(bundled))
+        elif str(item) in bundled:
+            traces.append(read_sia_trace(bundled[str(item)]))
+        elif Path(item).is_file():
+            traces.append(read_sia_trace(item))
+        else:
+            raise ConfigError(
+                f"trace {str(item)!r} is neither a file nor a bundled trace "
+                f"({', '.join(sorted(bundled))}, or 'bundled')"
+            )
+    if not traces:
+        raise ConfigError("no trace given")
+    return traces
+
+
+def job_window(trace: Trace, start: int, size: int) -> Trace:
+    """Jobs ``start .. start+size-1`` (arrival order) with times rebased to the first arrival.
+
+    Raises:
+        ConfigError: if the window does not lie inside the trace.
+    """
+    if start < 0 or size < 1 or start + size > trace.num_jobs:
+        raise ConfigError(
+            f"job window [{start}, {start + size}) is outside trace {trace.name!r} "
+            f"of {trace.num_jobs} jobs"
+        )
+    keep = np.zeros(trace.num_jobs, dtype=bool)
+    keep[start : start + size] = True
+    window = trace.select(keep, name=f"{trace.name}[{start}:{start + size}]")
+    offset = float(window.submit_time_s[0])
+    return Trace(
+        name=window.name, job_id=window.job_id, submit_time_s=window.submit_time_s - offset,
+        num_gpus=window.num_gpus, total_iterations=window.total_iterations,
+        iteration_time_s=window.iteration_time_s, perf_class=window.perf_class,
+        model=window.model, source=window.source,
+    )

@@ -1,0 +1,154 @@
+"""Observation builder: a fixed-shape, float32, [0, 1]-bounded ``Dict`` of ``Box`` es.
+
+- ``jobs`` (K, F_j): one row per window slot (see :data:`JOB_FEATURES`).
+- ``candidates`` (K, M, F_c): one row per placement candidate (see :data:`CANDIDATE_FEATURES`).
+- ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node,
+  queue and time summaries (see :meth:`ObservationBuilder.cluster_feature_names`).
+
+Shapes depend on K (slots), T (tiers), M = 2T + 2 and G_n (GPUs per node) only, never on the
+trace. Times are log-scaled against a horizon of :data:`TIME_HORIZON_S` and clipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from palgym.envs.candidates import JobCandidates
+from palgym.envs.decisions import DecisionRound
+from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.engine import Simulator
+from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
+
+TIME_HORIZON_S: float = 365 * 24 * 3600.0
+"""Time that maps to 1.0 on the log scale (a year: even 30-day jobs stay inside the box)."""
+SLOWDOWN_MAX: float = 4.0
+LOCALITY_MAX: float = 4.0
+
+JOB_FEATURES: tuple[str, ...] = (
+    "present", "selectable", "num_gpus_frac",
+    *(f"class_{c}" for c in PERF_CLASS_NAMES),
+    "log_remaining_ideal_time", "log_waiting_time", "log_attained_service", "was_running",
+)
+CANDIDATE_FEATURES: tuple[str, ...] = (
+    "feasible", "max_slowdown", "spans_nodes", "locality_penalty", "predicted_speed",
+    "best_tier_frac", "keeps_gpus",
+)
+_LOG_HORIZON = float(np.log1p(TIME_HORIZON_S))
+
+
+def _log_time(seconds: np.ndarray | float) -> np.ndarray:
+    return np.clip(np.log1p(np.maximum(seconds, 0.0)) / _LOG_HORIZON, 0.0, 1.0)
+
+
+class ObservationBuilder:
+    """Builds observations for a cluster of ``gpus_per_node`` GPUs per node.
+
+    Args:
+        num_slots: K.
+        max_tiers: T.
+        gpus_per_node: G_n.
+    """
+
+    def __init__(self, num_slots: int, max_tiers: int, gpus_per_node: int) -> None:
+        self.num_slots = num_slots
+        self.max_tiers = max_tiers
+        self.num_candidates = 2 * max_tiers + 2
+        self.gpus_per_node = gpus_per_node
+        self.space = spaces.Dict({
+            "jobs": spaces.Box(0.0, 1.0, (num_slots, len(JOB_FEATURES)), np.float32),
+            "candidates": spaces.Box(
+                0.0, 1.0, (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)), np.float32
+            ),
+            "cluster": spaces.Box(0.0, 1.0, (len(self.cluster_feature_names()),), np.float32),
+        })
+
+    def cluster_feature_names(self) -> tuple[str, ...]:
+        """Names of the ``cluster`` vector's entries."""
+        tiers = tuple(
+            f"free_tier{t}_class{c}" for c in PERF_CLASS_NAMES for t in range(self.max_tiers)
+        )
+        histogram = tuple(f"nodes_with_{n}_free" for n in range(self.gpus_per_node + 1))
+        return (*tiers, *histogram, "free_frac", "pending_frac", "queued_frac", "log_time")
+
+    def feature_names(self) -> dict[str, tuple[str, ...]]:
+        """Feature names of every key (the last axis of each Box)."""
+        return {"jobs": JOB_FEATURES, "candidates": CANDIDATE_FEATURES,
+                "cluster": self.cluster_feature_names()}
+
+    def empty(self) -> dict[str, np.ndarray]:
+        """An all-zero observation (e.g. after the episode ended)."""
+        return {k: np.zeros(s.shape, np.float32) for k, s in self.space.spaces.items()}
+
+    def build(
+        self,
+        sim: Simulator,
+        decision: DecisionRound,
+        candidates: list[JobCandidates],
+        factors: SlowdownFactors,
+    ) -> dict[str, np.ndarray]:
+        """The observation of the current decision (fresh arrays every call)."""
+        obs = self.empty()
+        for slot, cands in enumerate(candidates):
+            obs["jobs"][slot] = self._job_row(sim, decision, slot, cands.job)
+            obs["candidates"][slot] = self._candidate_rows(sim, cands, factors)
+        obs["cluster"][:] = self._cluster_row(sim, decision, factors)
+        return obs
+
+    def _job_row(self, sim: Simulator, decision: DecisionRound, slot: int, job: int) -> np.ndarray:
+        jobs = sim.jobs
+        one_hot = np.zeros(NUM_PERF_CLASSES)
+        one_hot[jobs.perf_class[job]] = 1.0
+        remaining = jobs.iteration_time_s[job] * max(
+            jobs.total_iterations[job] - jobs.iterations_done[job], 0.0
+        )
+        return np.array([
+            1.0, float(decision.selectable(slot)),
+            min(jobs.num_gpus[job] / sim.cluster.num_gpus, 1.0), *one_hot,
+            _log_time(remaining), _log_time(sim.now_s - jobs.submit_time_s[job]),
+            _log_time(jobs.attained_service_s[job]),
+            float(jobs.status[job] == JobStatus.RUNNING),
+        ], dtype=np.float32)
+
+    def _candidate_rows(
+        self, sim: Simulator, cands: JobCandidates, factors: SlowdownFactors
+    ) -> np.ndarray:
+        rows = np.zeros((self.num_candidates, len(CANDIDATE_FEATURES)), np.float32)
+        perf_class = int(sim.jobs.perf_class[cands.job])
+        slowdown = factors.sf[perf_class]
+        best_tier = float(factors.tiers[perf_class][0])
+        held = np.flatnonzero(sim.job_of_gpu == cands.job)
+        num_gpus = int(sim.jobs.num_gpus[cands.job])
+        for m, gpus in enumerate(cands.sets):
+            if gpus is None:
+                continue
+            worst = float(slowdown[gpus].max())
+            locality = sim.locality_penalty_of(perf_class, num_gpus, gpus)
+            nodes = sim.node_of_gpu[gpus]
+            rows[m] = (
+                1.0, min(worst / SLOWDOWN_MAX, 1.0), float(nodes.min() != nodes.max()),
+                min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0),
+                min(0.5 / (worst * locality), 1.0),
+                float(np.mean(slowdown[gpus] <= best_tier)),
+                float(held.size == gpus.size and np.array_equal(held, gpus)),
+            )
+        rows[-1, 0] = float(cands.random_feasible)
+        return rows
+
+    def _cluster_row(
+        self, sim: Simulator, decision: DecisionRound, factors: SlowdownFactors
+    ) -> np.ndarray:
+        num_gpus = sim.cluster.num_gpus
+        free = decision.free
+        tiers = np.zeros((NUM_PERF_CLASSES, self.max_tiers))
+        for c in range(NUM_PERF_CLASSES):
+            for t, value in enumerate(factors.tiers[c].tolist()[: self.max_tiers]):
+                tiers[c, t] = np.count_nonzero(free & (factors.sf[c] == value)) / num_gpus
+        per_node = free.reshape(-1, sim.cluster.gpus_per_node).sum(axis=1)
+        histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1) / per_node.size
+        queued = sim.active_jobs().size
+        return np.concatenate([
+            tiers.ravel(), histogram,
+            [free.mean(), min(len(decision.pending) / self.num_slots, 1.0),
+             min(queued / (4.0 * self.num_slots), 1.0), _log_time(sim.now_s)],
+        ]).astype(np.float32)

@@ -1,0 +1,100 @@
+"""Reward functions of the cluster env. Each returns named terms; the reward is their sum.
+
+Every reward is a difference of a cumulative episode quantity between two decision steps, so an
+episode's return telescopes to a closed form:
+
+- ``jct``: -(time in system of measured jobs) / reward_scale; return = -sum(JCT) / reward_scale.
+- ``slowdown``: the same with each job weighted by 1 / its ideal duration and divided by J;
+  return = -mean(JCT / ideal duration) / reward_scale x 3600.
+- ``makespan``: -(elapsed time since the first measured submission while measured jobs remain)
+  / reward_scale; return = -makespan / reward_scale.
+- ``utilization``: + effective GPU-rounds / G / rounds scale: the return is the effective
+  utilization x counted rounds / reward_scale x R.
+- ``relative``: ``jct`` minus the same quantity of a baseline policy run on the identical
+  episode; return = (sum JCT(baseline) - sum JCT(agent)) / reward_scale.
+
+Source: ENV.md "Reward"; JCT and utilization as in PAL, SC24, Section V-A.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym.sim.engine import Simulator
+from palgym.sim.types import FloatArray
+
+REWARD_NAMES: tuple[str, ...] = ("jct", "slowdown", "makespan", "utilization", "relative")
+
+
+def system_time_s(
+    submit_s: FloatArray, completion_s: FloatArray, now_s: float, weights: FloatArray | None = None
+) -> float:
+    """Sum over jobs of time spent in the system up to ``now_s`` (s), optionally weighted.
+
+    A job counts from its submit time to its completion (or ``now_s`` while not completed).
+
+    Args:
+        submit_s: float64 (J,).
+        completion_s: float64 (J,), NaN while not completed.
+        now_s: the time up to which to count.
+        weights: optional float64 (J,).
+    """
+    end = np.where(np.isnan(completion_s), now_s, np.minimum(completion_s, now_s))
+    spans = np.maximum(end - submit_s, 0.0)
+    if weights is not None:
+        spans = spans * weights
+    return float(spans.sum())
+
+
+class RewardTracker:
+    """Turns engine progress into per-step rewards (see module docstring).
+
+    Args:
+        name: one of :data:`REWARD_NAMES`.
+        reward_scale: divisor of every term (s, or s-weighted).
+        baseline_completion_s: float64 (J,), completions of the baseline (``relative`` only).
+    """
+
+    def __init__(
+        self, name: str, reward_scale: float, baseline_completion_s: FloatArray | None = None
+    ) -> None:
+        self.name = name
+        self.scale = reward_scale
+        self.baseline = baseline_completion_s
+        self._last: dict[str, float] = {}
+
+    def reset(self, sim: Simulator) -> None:
+        """Start an episode at the engine's current state."""
+        self._last = self._cumulative(sim)
+
+    def step(self, sim: Simulator) -> dict[str, float]:
+        """Named reward terms since the previous call."""
+        current = self._cumulative(sim)
+        terms = {k: (current[k] - self._last[k]) / self.scale for k in current}
+        self._last = current
+        return terms
+
+    def _cumulative(self, sim: Simulator) -> dict[str, float]:
+        jobs = sim.jobs
+        measured = slice(0, jobs.num_measured)
+        submit = jobs.submit_time_s[measured]
+        completion = jobs.completion_time_s[measured]
+        now = sim.now_s
+        if self.name == "jct":
+            return {"jct": -system_time_s(submit, completion, now)}
+        if self.name == "slowdown":
+            ideal = jobs.total_iterations[measured] * jobs.iteration_time_s[measured]
+            weights = 3600.0 / (ideal * jobs.num_measured)
+            return {"slowdown": -system_time_s(submit, completion, now, weights)}
+        if self.name == "makespan":
+            first = float(submit.min())
+            end = now if np.isnan(completion).any() else float(np.nanmax(completion))
+            return {"makespan": -max(end - first, 0.0)}
+        if self.name == "utilization":
+            usage = sim.usage_gpu_rounds()
+            return {"utilization": usage[1] / sim.cluster.num_gpus * sim.config.round_duration_s}
+        assert self.baseline is not None
+        return {
+            "jct": -system_time_s(submit, completion, now),
+            "baseline_jct": system_time_s(submit, self.baseline, now),
+        }
