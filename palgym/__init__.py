@@ -10,6 +10,7 @@ trade variability against locality. Quick start::
     print(result.metrics.avg_jct_s)
 """
 
+from palgym.bundled import bundled_profile
 from palgym.errors import (
     ConfigError,
     InvalidActionError,
@@ -19,7 +20,6 @@ from palgym.errors import (
 )
 from palgym.io import read_measurements, read_profile, read_sia_trace, write_profile
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
-from palgym.profiles import bundled_profile
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, SimConfig, preset
 from palgym.sim.engine import Simulator
@@ -29,6 +29,22 @@ from palgym.sim.workload import Trace
 from palgym.simulate import Episode, EpisodeResult, make_episode, run_episode, slowdown_factors
 
 __version__ = "0.1.0"
+
+
+def _register_envs() -> None:
+    """Register the Gymnasium ids (string entry points: the env module loads on ``make``)."""
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, task in (
+        ("palgym/PALPlacement-v0", "placement"),
+        ("palgym/PALScheduling-v0", "scheduling"),
+    ):
+        if env_id not in registry:
+            register(env_id, entry_point="palgym.envs.cluster_env:ClusterEnv",
+                     kwargs={"task": task}, disable_env_checker=False)
+
+
+_register_envs()
 
 __all__ = [
     "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec", "ConfigError", "Episode",

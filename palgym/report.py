@@ -15,19 +15,16 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from palgym.errors import ConfigError, PalgymError
+from palgym.bundled import bundled_trace_paths, natural_key
+from palgym.errors import ConfigError
 from palgym.io import atomic_write_text, read_sia_trace
-from palgym.io.atomic import atomic_write_bytes
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
@@ -35,9 +32,6 @@ from palgym.sim.metrics import geomean_improvement, improvement
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
 
 DEFAULT_BASELINE = "packed-sticky"
 """Baseline of the improvement column (PAL_MODEL section 7: the truly sticky packed policy)."""
@@ -54,10 +48,6 @@ CSV_COLUMNS: tuple[str, ...] = (
 fractions)."""
 
 SECONDS_PER_HOUR = 3600.0
-
-
-class PlotDependencyError(PalgymError, ImportError):
-    """Plots were requested but matplotlib (the ``viz`` extra) is not installed."""
 
 
 @dataclass(frozen=True)
@@ -133,29 +123,24 @@ class Evaluation:
 
 
 # --------------------------------------------------------------------------- traces and runs
-def bundled_trace_dir() -> Path:
-    """Folder of the traces bundled with palgym (``palgym/data/traces``)."""
-    return Path(str(resources.files("palgym") / "data" / "traces"))
-
-
 def find_trace_files(folder: str | Path | None = None) -> list[Path]:
     """Every ``*.csv`` file of ``folder`` (default: the bundled traces), in natural name order.
 
     Raises:
         ConfigError: if the folder is missing or holds no ``*.csv`` file.
     """
-    where = bundled_trace_dir() if folder is None else Path(folder)
-    files = sorted(where.glob("*.csv"), key=_natural_key) if where.is_dir() else []
+    if folder is None:
+        files = list(bundled_trace_paths().values())
+        where: Path | str = "the bundled traces folder (palgym/data/traces)"
+    else:
+        where = Path(folder)
+        files = sorted(where.glob("*.csv"), key=natural_key) if where.is_dir() else []
     if not files:
         raise ConfigError(
             f"no trace files (*.csv) in {where}: give trace files explicitly "
             "(evaluate.py --trace PATH) or regenerate the bundled ones (python -m traces bundle)"
         )
     return files
-
-
-def _natural_key(path: Path) -> list[int | str]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
 
 
 def load_traces(paths: Iterable[str | Path]) -> list[Trace]:
@@ -364,104 +349,3 @@ def results_csv(evaluation: Evaluation) -> str:
 def write_results_csv(evaluation: Evaluation, path: str | Path) -> Path:
     """Write :func:`results_csv` atomically (a failure leaves any previous file untouched)."""
     return atomic_write_text(path, results_csv(evaluation))
-
-
-# --------------------------------------------------------------------------- plots
-def require_matplotlib() -> None:
-    """Check that matplotlib can be imported.
-
-    Raises:
-        PlotDependencyError: naming the ``viz`` extra if it cannot.
-    """
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as exc:
-        raise PlotDependencyError(
-            "plots need matplotlib, which is not installed: pip install -e .[viz]"
-        ) from exc
-
-
-def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
-    """Render one axes with the Agg canvas (no pyplot, no global backend) to PNG bytes."""
-    require_matplotlib()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=size_in, layout="constrained")
-    FigureCanvasAgg(figure)
-    draw(figure.add_subplot())
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
-
-
-def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
-    """PNG of the JCT CDF of every policy on one trace (hours, log x axis)."""
-
-    def draw(axes: Axes) -> None:
-        for policy in evaluation.policies:
-            jct_h = evaluation.result(trace, queue_order, policy).records.jct_s / SECONDS_PER_HOUR
-            jct_h = np.sort(jct_h[np.isfinite(jct_h)])
-            fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
-            axes.step(jct_h, fraction, where="post", label=policy)
-        axes.set_xscale("log")
-        axes.set_xlabel("job completion time (h)")
-        axes.set_ylabel("fraction of jobs")
-        axes.set_ylim(0.0, 1.0)
-        axes.set_title(f"JCT CDF: {trace} ({queue_order})")
-        axes.grid(True, which="both", alpha=0.3)
-        axes.legend(loc="lower right", fontsize="small")
-
-    return _png(draw, (6.4, 4.4))
-
-
-def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
-    """PNG of avgJCT(policy) / avgJCT(baseline) per trace and policy (plus the geomean over
-    traces when there are several)."""
-    many = len(evaluation.traces) > 1
-    groups = [*evaluation.traces, "geomean"] if many else list(evaluation.traces)
-
-    def draw(axes: Axes) -> None:
-        width = 0.8 / len(evaluation.policies)
-        for index, policy in enumerate(evaluation.policies):
-            ratios = [
-                1.0 - evaluation.improvement(evaluation.result(trace, queue_order, policy))
-                for trace in evaluation.traces
-            ]
-            if many:
-                ratios.append(1.0 - evaluation.geomean_improvement(policy, queue_order))
-            offsets = np.arange(len(groups)) + (index - (len(evaluation.policies) - 1) / 2) * width
-            axes.bar(offsets, ratios, width, label=policy)
-        axes.axhline(1.0, color="black", linewidth=0.8)
-        axes.set_xticks(np.arange(len(groups)), groups, rotation=20, ha="right")
-        axes.set_ylabel(f"avg JCT / avg JCT of {evaluation.baseline}")
-        axes.set_title(f"normalised average JCT ({queue_order})")
-        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-
-    return _png(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))
-
-
-def _file_part(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-
-
-def write_plots(evaluation: Evaluation, folder: str | Path) -> list[Path]:
-    """Write, atomically, ``jct-cdf_<trace>_<order>.png`` per trace and queue order and
-    ``normalised-jct_<order>.png`` per queue order into ``folder`` (created if missing).
-
-    Returns:
-        The paths written.
-
-    Raises:
-        PlotDependencyError: if matplotlib is missing.
-    """
-    require_matplotlib()
-    out = Path(folder)
-    written: list[Path] = []
-    for order in evaluation.queue_orders:
-        for trace in evaluation.traces:
-            name = f"jct-cdf_{_file_part(trace)}_{order}.png"
-            written.append(atomic_write_bytes(out / name, jct_cdf_png(evaluation, trace, order)))
-        name = f"normalised-jct_{order}.png"
-        written.append(atomic_write_bytes(out / name, normalised_jct_png(evaluation, order)))
-    return written

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
 from palgym.errors import PalgymError
 from palgym.io.measurements import read_measurements
 from palgym.policies import make_placement, make_queue_order, make_sampler
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
-from palgym.profiles import LONGHORN_RUN_COUNTS, bundled_profile
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator

@@ -31,9 +31,12 @@ import numpy as np
 from palgym.policies import make_placement, make_queue_order, make_sampler
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.metrics import JobRecords
-from palgym.sim.types import FREE, FloatArray, IntArray, JobStatus
+from palgym.sim.types import FREE, NUM_PERF_CLASSES, FloatArray, IntArray, JobStatus
+from palgym.sim.variability import VariabilityProfile
+from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace
 from palgym.simulate import Episode, slowdown_factors
 
 _PENDING = int(JobStatus.PENDING)
@@ -48,7 +51,7 @@ def _where(sim: Simulator) -> str:
     return f"at t={sim.now_s:g} s (round {sim.round_index})"
 
 
-def check_sim_invariants(sim: Simulator) -> None:
+def check_sim_invariants(sim: Simulator, *, metrics: bool = True) -> None:
     """Check the instantaneous invariants of a simulator state.
 
     Checked: the allocation array has shape (G,) and holds FREE or admitted job indices; no GPU
@@ -61,6 +64,8 @@ def check_sim_invariants(sim: Simulator) -> None:
 
     Args:
         sim: the simulator, at any point between calls of ``commit`` and ``advance``.
+        metrics: also compute ``sim.metrics()`` and check the utilizations (the costliest
+            check).
 
     Raises:
         AssertionError: naming the first invariant found broken.
@@ -70,7 +75,8 @@ def check_sim_invariants(sim: Simulator) -> None:
     _check_admission(sim)
     _check_completed(sim)
     _check_service(sim)
-    _check_utilization(sim)
+    if metrics:
+        _check_utilization(sim)
 
 
 def _check_allocation(sim: Simulator) -> None:
@@ -194,7 +200,7 @@ def _check_service(sim: Simulator) -> None:
     attained = jobs.attained_service_s[:size]
     assert (jobs.iterations_done[:size] >= 0).all(), f"{where}: negative iterations_done"
     assert (attained >= 0).all(), f"{where}: negative attained service"
-    since_submit = sim.now_s - jobs.submit_time_s[:size]
+    since_submit = np.maximum(sim.now_s - jobs.submit_time_s[:size], 0.0)
     over = np.flatnonzero(attained > since_submit * (1 + _REL_TOL) + _REL_TOL)
     assert not over.size, (
         f"{where}: job index {int(over[0])} attained {attained[over[0]]:g} s of service but "
@@ -247,12 +253,17 @@ class InvariantChecker:
     with the same completion time; an admitted job never becomes pending again; preemption
     counts never decrease.
 
+    Args:
+        metrics_every: check the utilizations (``sim.metrics()``, the costliest check) on every
+            n-th call only; 0 never (:func:`check_episode_outcome` checks them at the end).
+
     Attributes:
         num_checks: how many states have been checked.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, metrics_every: int = 1) -> None:
         self._previous: _Snapshot | None = None
+        self.metrics_every = metrics_every
         self.num_checks = 0
 
     def check(self, sim: Simulator) -> None:
@@ -264,7 +275,8 @@ class InvariantChecker:
         Raises:
             AssertionError: naming the first invariant found broken.
         """
-        check_sim_invariants(sim)
+        every = self.metrics_every
+        check_sim_invariants(sim, metrics=every > 0 and self.num_checks % every == 0)
         if self._previous is not None:
             self._check_transition(self._previous, sim)
         self._previous = _snapshot(sim)
@@ -294,7 +306,8 @@ class InvariantChecker:
         unadmitted = np.flatnonzero((before.status != _PENDING) & (status == _PENDING))
         assert not unadmitted.size, f"{where}: job index {int(unadmitted[0])} became pending"
         was_done = before.status == _COMPLETED
-        moved = np.flatnonzero(was_done & (jobs.completion_time_s[keep] != before.completion_time_s))
+        changed = jobs.completion_time_s[keep] != before.completion_time_s
+        moved = np.flatnonzero(was_done & changed)
         assert not moved.size, f"{where}: completion time of job index {int(moved[0])} changed"
 
 
@@ -316,8 +329,9 @@ def _snapshot(sim: Simulator) -> _Snapshot:
 def check_episode_outcome(sim: Simulator) -> None:
     """Check the end of an episode: every measured job completed, unless the run was truncated.
 
-    Also checks that completions lie on round boundaries (multiples of the round length from
-    t = 0), after the job's submission and first start.
+    Also checks the state invariants (utilizations included) and that completions lie on round
+    boundaries (multiples of the round length from t = 0), after the job's submission and first
+    start.
 
     Args:
         sim: the simulator after its driving loop ended.
@@ -327,6 +341,7 @@ def check_episode_outcome(sim: Simulator) -> None:
     """
     where = _where(sim)
     assert sim.done or sim.truncated, f"{where}: the episode stopped neither done nor truncated"
+    check_sim_invariants(sim)
     records = sim.records()
     if not sim.truncated:
         lost = np.flatnonzero(~np.isfinite(records.completion_time_s))
@@ -384,7 +399,8 @@ def drive_checked(
         order: queue order.
         placement: placement policy.
         sampler: the policy's random sampler.
-        checker: the checker to use (a new one if None).
+        checker: the checker to use (if None, a new one checking the utilizations every 10
+            calls).
 
     Returns:
         The checker, after checking the initial state and the state after every commit and
@@ -393,7 +409,7 @@ def drive_checked(
     Raises:
         AssertionError: if an invariant breaks.
     """
-    checker = checker or InvariantChecker()
+    checker = checker or InvariantChecker(metrics_every=10)
     checker.check(sim)
     memo_valid = False
     while not sim.done and not sim.truncated:
@@ -436,3 +452,66 @@ def run_checked(
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     drive_checked(sim, order, placement, make_sampler(rng))
     return sim
+
+
+def random_trace(
+    rng: np.random.Generator,
+    num_jobs: int,
+    cluster: ClusterSpec,
+    *,
+    max_submit_s: float = 7200.0,
+    max_duration_s: float = 5000.0,
+    name: str = "random",
+) -> Trace:
+    """A small random trace for property tests (not a realistic workload).
+
+    Sizes are drawn from 1, 2, 3, 4, 8, G_n and G (those that fit the cluster), submit times are
+    whole seconds in ``[0, max_submit_s]`` (ties happen), models are the six known ones and the
+    ideal run time ``total_iterations x T_it`` is uniform in ``[10, max_duration_s]`` s.
+
+    Args:
+        rng: the generator to draw from.
+        num_jobs: J >= 1.
+        cluster: every job fits it.
+        max_submit_s: latest submit time.
+        max_duration_s: longest ideal run time.
+        name: trace id.
+
+    Returns:
+        The trace (validated, sorted by submit time).
+    """
+    sizes = sorted({1, 2, 3, 4, 8, cluster.gpus_per_node, cluster.num_gpus})
+    sizes = [size for size in sizes if size <= cluster.num_gpus]
+    models = sorted(MODEL_ITERATION_TIME_S)
+    picked = rng.choice(len(models), size=num_jobs)
+    iteration_time_s = np.array([MODEL_ITERATION_TIME_S[models[i]] for i in picked])
+    duration_s = rng.uniform(10.0, max_duration_s, size=num_jobs)
+    return Trace.from_columns(
+        name,
+        job_id=np.arange(num_jobs),
+        submit_time_s=np.floor(rng.uniform(0.0, max_submit_s, size=num_jobs)),
+        num_gpus=rng.choice(sizes, size=num_jobs),
+        total_iterations=np.ceil(duration_s / iteration_time_s),
+        iteration_time_s=iteration_time_s,
+        model=[models[i] for i in picked],
+    )
+
+
+def random_profile(
+    rng: np.random.Generator, num_gpus: int, name: str = "random-profile"
+) -> VariabilityProfile:
+    """A random variability profile: a core around 1.0 (some GPUs faster than the median) plus
+    a 10% tail of slow GPUs (1.2x to 3x), per class independently.
+
+    Args:
+        rng: the generator to draw from.
+        num_gpus: G.
+        name: profile id.
+
+    Returns:
+        The profile, perfvar float64 (4, G), every value in [0.85, 3].
+    """
+    shape = (NUM_PERF_CLASSES, num_gpus)
+    core = np.clip(rng.normal(1.0, 0.05, size=shape), 0.85, 1.15)
+    slow = rng.uniform(1.2, 3.0, size=shape)
+    return VariabilityProfile(name, np.where(rng.random(shape) < 0.1, slow, core))

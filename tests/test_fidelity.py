@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from palgym import PLACEMENT_NAMES, make_episode, preset, read_sia_trace, run_episode
+from palgym.bundled import bundled_profile
 from palgym.io import read_measurements
-from palgym.profiles import bundled_profile
 from palgym.simulate import slowdown_factors
 
 ORDER = ("packed-sticky", "packed-non-sticky", "random-sticky", "random-non-sticky", "pm-first",

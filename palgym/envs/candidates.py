@@ -121,7 +121,7 @@ def pal_choice(
     tiers = factors.tiers[perf_class].tolist()
     if num_gpus == 1 or num_gpus > sim.cluster.gpus_per_node:
         top = len(tiers) - 1
-        return max_tiers + top if int(free.sum()) >= num_gpus else None
+        return int(max_tiers + top) if int(free.sum()) >= num_gpus else None
     slowdown = factors.sf[perf_class]
     for entry in entries:
         t = tiers.index(entry.value)
@@ -129,9 +129,9 @@ def pal_choice(
         if candidates.sum() < num_gpus:
             continue
         if entry.locality is Locality.ACROSS:
-            return max_tiers + t
+            return int(max_tiers + t)
         if within_node_allocation(
             candidates, num_gpus, slowdown, sim.node_of_gpu, sim.config.pal_node_order
         ) is not None:
-            return t
+            return int(t)
     return None

@@ -58,11 +58,12 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ``Dict`` of float32 ``Box`` es in [0, 1] (names: ``env.unwrapped.feature_names``):
 
-    | key | shape | content |
-    |---|---|---|
-    | jobs | (K, 11) | present, selectable, num_gpus / G, class one-hot, log remaining ideal time, log waiting time, log attained service, was running |
-    | candidates | (K, M, 7) | feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on the best tier, keeps current GPUs |
-    | cluster | (4T + G_n + 5,) | free GPUs per (tier, class) / G, node free-count histogram, free fraction, pending / K, queued / 4K, log time |
+    - ``jobs`` (K, 11): present, selectable, num_gpus / G, class one-hot, log remaining ideal
+      time, log waiting time, log attained service, was running;
+    - ``candidates`` (K, M, 7): feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3,
+      speed / 2, fraction on the best tier, keeps the current GPUs;
+    - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
+      free fraction, pending / K, queued / 4K, log time.
 
     ## Action Space
 
@@ -164,8 +165,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.render_mode = render_mode
         self.num_candidates = num_candidates(max_tiers)
         self._observations = ObservationBuilder(num_slots, max_tiers, self.cluster.gpus_per_node)
-        self.observation_space = self._observations.space
-        self.action_space = spaces.Discrete(num_slots * self.num_candidates + 1)
+        self.observation_space = self._observations.space  # type: ignore[assignment]
+        self.num_actions = num_slots * self.num_candidates + 1
+        self.action_space = spaces.Discrete(self.num_actions)
         self.end_round_action = num_slots * self.num_candidates
         self._factor_cache: dict[str, SlowdownFactors] = {}
         self._baseline_cache: dict[tuple[str, str], np.ndarray] = {}
@@ -232,7 +234,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._finished or self._sim is None:
             raise PalgymError("the episode has ended: call reset() before step()")
         action = int(action)
-        invalid = not (0 <= action < self.action_space.n and self.action_masks()[action])
+        invalid = not (0 <= action < self.num_actions and self.action_masks()[action])
         if invalid:
             if self.strict:
                 raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
@@ -261,7 +263,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """bool (K*M+1,): valid actions now; never all False."""
-        mask = np.zeros(self.action_space.n, dtype=bool)
+        mask = np.zeros(self.num_actions, dtype=np.bool_)
         if self._finished:
             mask[self.end_round_action] = True
             return mask
@@ -300,7 +302,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             choice = random_index(self.max_tiers)
         return self.end_round_action if choice is None else int(choice)
 
-    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+    def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: an image (H, W, 3) uint8."""
         from palgym.envs.render import render_ansi, render_rgb
 

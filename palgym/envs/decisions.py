@@ -121,15 +121,23 @@ class DecisionRound:
 
     def _sticky_head(self) -> None:
         while self.pending and self._running[self.pending[0]]:
-            self.pending.pop(0)  # re-placed victims were already handled
-        if not self.pending:
+            self.pending.pop(0)  # a restored victim is running again
+        if not self.pending or self.fits(self.pending[0]):
             return
         head = self.pending[0]
-        if self.fits(head):
-            return
-        position = self._order.index(head)
+        stopped = self._stop_victims(head)
+        if not self.fits(head):
+            if not self.sim.config.sticky_keep_victims_stopped:
+                for victim, held in stopped:
+                    self.target[held] = victim
+                    self.free[held] = False
+                    self._running[victim] = True
+            self.ended = True
+
+    def _stop_victims(self, head: int) -> list[tuple[int, IntArray]]:
+        """Stop running jobs after ``head`` in the order, lowest priority first, until it fits."""
         stopped: list[tuple[int, IntArray]] = []
-        for victim in reversed(self._order[position + 1 :]):
+        for victim in reversed(self._order[self._order.index(head) + 1 :]):
             if self.fits(head):
                 break
             if self._running[victim]:
@@ -140,13 +148,7 @@ class DecisionRound:
                 stopped.append((victim, held))
                 if victim not in self.pending:
                     self._insert_pending(victim)
-        if not self.fits(head):
-            if not self.sim.config.sticky_keep_victims_stopped:
-                for victim, held in stopped:
-                    self.target[held] = victim
-                    self.free[held] = False
-                    self._running[victim] = True
-            self.ended = True
+        return stopped
 
     def _insert_pending(self, job: int) -> None:
         rank = {j: i for i, j in enumerate(self._order)}

@@ -10,24 +10,16 @@ job arrives at 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from palgym.bundled import bundled_trace_paths
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
 from palgym.sim.workload import Trace
 
 TraceSpec = str | Path | Trace
-
-
-def bundled_trace_paths() -> dict[str, Path]:
-    """Bundled trace name -> file path."""
-    folder = resources.files("palgym").joinpath("data", "traces")
-    return {
-        Path(str(p)).stem: Path(str(p)) for p in folder.iterdir() if str(p).endswith(".csv")
-    }
 
 
 def load_traces(spec: TraceSpec | Sequence[TraceSpec]) -> list[Trace]:

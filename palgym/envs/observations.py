@@ -78,7 +78,10 @@ class ObservationBuilder:
 
     def empty(self) -> dict[str, np.ndarray]:
         """An all-zero observation (e.g. after the episode ended)."""
-        return {k: np.zeros(s.shape, np.float32) for k, s in self.space.spaces.items()}
+        return {
+            key: np.zeros(space.shape or (), np.float32)
+            for key, space in self.space.spaces.items()
+        }
 
     def build(
         self,
@@ -89,48 +92,65 @@ class ObservationBuilder:
     ) -> dict[str, np.ndarray]:
         """The observation of the current decision (fresh arrays every call)."""
         obs = self.empty()
-        for slot, cands in enumerate(candidates):
-            obs["jobs"][slot] = self._job_row(sim, decision, slot, cands.job)
-            obs["candidates"][slot] = self._candidate_rows(sim, cands, factors)
+        if candidates:
+            window = np.array([c.job for c in candidates], dtype=np.int64)
+            obs["jobs"][: window.size] = self._job_rows(sim, decision, window)
+            rows_of: dict[int, np.ndarray] = {}
+            for slot, cands in enumerate(candidates):
+                key = id(cands.sets)
+                if key not in rows_of:
+                    rows_of[key] = self._candidate_rows(sim, cands, factors)
+                rows = rows_of[key]
+                obs["candidates"][slot] = rows
+                if cands.sets and sim.jobs.status[cands.job] == JobStatus.RUNNING:
+                    obs["candidates"][slot, :, -1] = self._keeps_gpus(sim, cands)
         obs["cluster"][:] = self._cluster_row(sim, decision, factors)
         return obs
 
-    def _job_row(self, sim: Simulator, decision: DecisionRound, slot: int, job: int) -> np.ndarray:
+    def _job_rows(self, sim: Simulator, decision: DecisionRound, window: np.ndarray) -> np.ndarray:
         jobs = sim.jobs
-        one_hot = np.zeros(NUM_PERF_CLASSES)
-        one_hot[jobs.perf_class[job]] = 1.0
-        remaining = jobs.iteration_time_s[job] * max(
-            jobs.total_iterations[job] - jobs.iterations_done[job], 0.0
+        rows = np.zeros((window.size, len(JOB_FEATURES)), np.float64)
+        rows[:, 0] = 1.0
+        rows[:, 1] = [decision.selectable(slot) for slot in range(window.size)]
+        rows[:, 2] = np.minimum(jobs.num_gpus[window] / sim.cluster.num_gpus, 1.0)
+        rows[np.arange(window.size), 3 + jobs.perf_class[window]] = 1.0
+        remaining = jobs.iteration_time_s[window] * np.maximum(
+            jobs.total_iterations[window] - jobs.iterations_done[window], 0.0
         )
-        return np.array([
-            1.0, float(decision.selectable(slot)),
-            min(jobs.num_gpus[job] / sim.cluster.num_gpus, 1.0), *one_hot,
-            _log_time(remaining), _log_time(sim.now_s - jobs.submit_time_s[job]),
-            _log_time(jobs.attained_service_s[job]),
-            float(jobs.status[job] == JobStatus.RUNNING),
-        ], dtype=np.float32)
+        rows[:, 7] = _log_time(remaining)
+        rows[:, 8] = _log_time(sim.now_s - jobs.submit_time_s[window])
+        rows[:, 9] = _log_time(jobs.attained_service_s[window])
+        rows[:, 10] = jobs.status[window] == JobStatus.RUNNING
+        return rows
+
+    def _keeps_gpus(self, sim: Simulator, cands: JobCandidates) -> np.ndarray:
+        held = np.flatnonzero(sim.job_of_gpu == cands.job)
+        return np.array(
+            [s is not None and np.array_equal(held, s) for s in cands.sets], dtype=np.float32
+        )
 
     def _candidate_rows(
         self, sim: Simulator, cands: JobCandidates, factors: SlowdownFactors
     ) -> np.ndarray:
+        """Features of every candidate set; ``keeps_gpus`` is filled in by the caller."""
         rows = np.zeros((self.num_candidates, len(CANDIDATE_FEATURES)), np.float32)
         perf_class = int(sim.jobs.perf_class[cands.job])
         slowdown = factors.sf[perf_class]
         best_tier = float(factors.tiers[perf_class][0])
-        held = np.flatnonzero(sim.job_of_gpu == cands.job)
         num_gpus = int(sim.jobs.num_gpus[cands.job])
         for m, gpus in enumerate(cands.sets):
             if gpus is None:
                 continue
-            worst = float(slowdown[gpus].max())
-            locality = sim.locality_penalty_of(perf_class, num_gpus, gpus)
+            factor = slowdown[gpus]
+            worst = float(factor.max())
             nodes = sim.node_of_gpu[gpus]
-            rows[m] = (
-                1.0, min(worst / SLOWDOWN_MAX, 1.0), float(nodes.min() != nodes.max()),
+            spans = bool(nodes[0] != nodes[-1])
+            locality = sim.locality_penalty_of(perf_class, num_gpus, gpus)
+            rows[m, :6] = (
+                1.0, min(worst / SLOWDOWN_MAX, 1.0), float(spans),
                 min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0),
                 min(0.5 / (worst * locality), 1.0),
-                float(np.mean(slowdown[gpus] <= best_tier)),
-                float(held.size == gpus.size and np.array_equal(held, gpus)),
+                np.count_nonzero(factor <= best_tier) / num_gpus,
             )
         rows[-1, 0] = float(cands.random_feasible)
         return rows

@@ -94,7 +94,9 @@ class RewardTracker:
             usage = sim.usage_gpu_rounds()
             return {"utilization": usage[1] / sim.cluster.num_gpus * sim.config.round_duration_s}
         assert self.baseline is not None
+        # At the end, the baseline's remaining time is credited at once (it may finish later).
+        baseline_now = float("inf") if sim.done else now
         return {
             "jct": -system_time_s(submit, completion, now),
-            "baseline_jct": system_time_s(submit, self.baseline, now),
+            "baseline_jct": system_time_s(submit, self.baseline, baseline_now),
         }

@@ -102,19 +102,19 @@ def within_node_allocation(
     """
     index = np.flatnonzero(candidates)
     nodes = node_of_gpu[index]
+    counts = np.bincount(nodes)
+    if counts.size == 0 or counts.max() < num_gpus:
+        return None
     if node_order == "pandas-1.1":
-        ordered = pandas11_value_counts_order(nodes)
+        ordered = [node for node, count in pandas11_value_counts_order(nodes) if count >= num_gpus]
     else:
-        unique, counts = np.unique(nodes, return_counts=True)
-        by_count = np.argsort(-counts, kind="stable")
-        ordered = list(zip(unique[by_count].tolist(), counts[by_count].tolist(), strict=True))
+        eligible = np.flatnonzero(counts >= num_gpus)
+        ordered = eligible[np.argsort(-counts[eligible], kind="stable")].tolist()
     best: tuple[float, IntArray] | None = None
-    for node, count in ordered:
-        if count < num_gpus:
-            continue
+    for node in ordered:
         gpus = index[nodes == node]
         factors = slowdown[gpus]
-        worst = float(np.sort(factors)[num_gpus - 1])
+        worst = float(np.partition(factors, num_gpus - 1)[num_gpus - 1])
         if best is None or worst < best[0]:
             best = (worst, gpus[factors <= worst][:num_gpus])
     return None if best is None else best[1]

@@ -1,0 +1,126 @@
+"""Figures of an evaluation: JCT CDFs and normalised average-JCT bars (PNG bytes / files).
+
+matplotlib (the ``viz`` extra) is imported lazily and used through its Agg canvas only (no
+pyplot, no global backend change). Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from palgym.errors import PalgymError
+from palgym.io.atomic import atomic_write_bytes
+from palgym.report import SECONDS_PER_HOUR, Evaluation
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+class PlotDependencyError(PalgymError, ImportError):
+    """Plots were requested but matplotlib (the ``viz`` extra) is not installed."""
+
+
+def require_matplotlib() -> None:
+    """Check that matplotlib can be imported.
+
+    Raises:
+        PlotDependencyError: naming the ``viz`` extra if it cannot.
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise PlotDependencyError(
+            "plots need matplotlib, which is not installed: pip install -e .[viz]"
+        ) from exc
+
+
+def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
+    """Render one axes with the Agg canvas (no pyplot, no global backend) to PNG bytes."""
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size_in, layout="constrained")
+    FigureCanvasAgg(figure)
+    draw(figure.add_subplot())
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
+    """PNG of the JCT CDF of every policy on one trace (hours, log x axis)."""
+
+    def draw(axes: Axes) -> None:
+        for policy in evaluation.policies:
+            jct_h = evaluation.result(trace, queue_order, policy).records.jct_s / SECONDS_PER_HOUR
+            jct_h = np.sort(jct_h[np.isfinite(jct_h)])
+            fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
+            axes.step(jct_h, fraction, where="post", label=policy)
+        axes.set_xscale("log")
+        axes.set_xlabel("job completion time (h)")
+        axes.set_ylabel("fraction of jobs")
+        axes.set_ylim(0.0, 1.0)
+        axes.set_title(f"JCT CDF: {trace} ({queue_order})")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(loc="lower right", fontsize="small")
+
+    return _png(draw, (6.4, 4.4))
+
+
+def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
+    """PNG of avgJCT(policy) / avgJCT(baseline) per trace and policy (plus the geomean over
+    traces when there are several)."""
+    many = len(evaluation.traces) > 1
+    groups = [*evaluation.traces, "geomean"] if many else list(evaluation.traces)
+
+    def draw(axes: Axes) -> None:
+        width = 0.8 / len(evaluation.policies)
+        for index, policy in enumerate(evaluation.policies):
+            ratios = [
+                1.0 - evaluation.improvement(evaluation.result(trace, queue_order, policy))
+                for trace in evaluation.traces
+            ]
+            if many:
+                ratios.append(1.0 - evaluation.geomean_improvement(policy, queue_order))
+            offsets = np.arange(len(groups)) + (index - (len(evaluation.policies) - 1) / 2) * width
+            axes.bar(offsets, ratios, width, label=policy)
+        axes.axhline(1.0, color="black", linewidth=0.8)
+        axes.set_xticks(np.arange(len(groups)), groups, rotation=20, ha="right")
+        axes.set_ylabel(f"avg JCT / avg JCT of {evaluation.baseline}")
+        axes.set_title(f"normalised average JCT ({queue_order})")
+        axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+    return _png(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))
+
+
+def _file_part(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+
+
+def write_plots(evaluation: Evaluation, folder: str | Path) -> list[Path]:
+    """Write, atomically, ``jct-cdf_<trace>_<order>.png`` per trace and queue order and
+    ``normalised-jct_<order>.png`` per queue order into ``folder`` (created if missing).
+
+    Returns:
+        The paths written.
+
+    Raises:
+        PlotDependencyError: if matplotlib is missing.
+    """
+    require_matplotlib()
+    out = Path(folder)
+    written: list[Path] = []
+    for order in evaluation.queue_orders:
+        for trace in evaluation.traces:
+            name = f"jct-cdf_{_file_part(trace)}_{order}.png"
+            written.append(atomic_write_bytes(out / name, jct_cdf_png(evaluation, trace, order)))
+        name = f"normalised-jct_{order}.png"
+        written.append(atomic_write_bytes(out / name, normalised_jct_png(evaluation, order)))
+    return written
