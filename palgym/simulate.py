@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,19 +161,59 @@ def run_episode(
     """
     factors = factors or slowdown_factors(episode)
     placement = make_placement(policy, factors, episode.config)
+    _reject_unplaceable(episode, placement)
     order = make_queue_order(queue_order)
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
-    _drive(sim, order, placement, make_sampler(rng))
+    drive(sim, order, placement, make_sampler(rng))
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=queue_order, metrics=sim.metrics(),
         records=sim.records(), num_rounds=sim.round_index, episode_hash=episode.episode_hash(),
     )
 
 
-def _drive(sim: Simulator, order: QueueOrder, placement: PlacementPolicy, sampler: Sampler) -> None:
-    """The heuristic loop, with a memo: a deterministic policy under a static order whose last
-    plan changed nothing makes the same (empty) change until the next event."""
+def _reject_unplaceable(episode: Episode, placement: PlacementPolicy) -> None:
+    """Fail fast on jobs a policy can never place even on an empty cluster.
+
+    Only the artifact's strict Packed-Sticky rule has such jobs: one of exactly G GPUs spread
+    over several nodes needs more than G free GPUs. (Background arrivals would otherwise keep
+    the run going until ``max_rounds``.)
+    """
+    cluster, config = episode.cluster, episode.config
+    if placement.name != "packed-sticky" or not config.packed_sticky_strict_total:
+        return
+    sizes = episode.trace.num_gpus
+    never = np.flatnonzero((sizes == cluster.num_gpus) & (sizes > cluster.gpus_per_node))
+    if never.size:
+        job = int(episode.trace.job_id[never[0]])
+        raise PalgymError(
+            f"packed-sticky with packed_sticky_strict_total can never place job {job} "
+            f"({cluster.num_gpus} GPUs over several nodes): the episode could never end"
+        )
+
+
+def drive(
+    sim: Simulator,
+    order: QueueOrder,
+    placement: PlacementPolicy,
+    sampler: Sampler,
+    on_event: Callable[[Simulator], None] | None = None,
+) -> None:
+    """The heuristic loop: place, commit, advance, until every measured job completes.
+
+    A memo skips the placement when a deterministic policy under a static order made no
+    change last round and nothing happened since (it would make the same, empty, change).
+
+    Args:
+        sim: the engine, fresh or mid-episode.
+        order, placement, sampler: the heuristic and its random stream.
+        on_event: called with ``sim`` after every commit and every advance (e.g. invariant
+            checks, :mod:`palgym.testing`).
+
+    Raises:
+        PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
+            arrivals left (the episode could never end).
+    """
     memo_valid = False
     while not sim.done and not sim.truncated:
         if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
@@ -187,4 +228,8 @@ def _drive(sim: Simulator, order: QueueOrder, placement: PlacementPolicy, sample
                     f"{placement.name} placed no job on an idle cluster at t={sim.now_s:g} s "
                     "with no arrivals left: the episode could never end"
                 )
+        if on_event is not None:
+            on_event(sim)
         sim.advance()
+        if on_event is not None:
+            on_event(sim)

@@ -87,9 +87,14 @@ def job_candidates(
     tiers = factors.tiers[perf_class]
     within: list[IntArray | None] = [None] * max_tiers
     best: list[IntArray | None] = [None] * max_tiers
+    previous: BoolArray | None = None
     for t, value in enumerate(tiers.tolist()[:max_tiers]):
         candidates = free & (slowdown <= value)
-        if candidates.sum() < num_gpus:
+        if previous is not None and np.array_equal(candidates, previous):
+            within[t], best[t] = within[t - 1], best[t - 1]  # no free GPU on this tier
+            continue
+        previous = candidates
+        if np.count_nonzero(candidates) < num_gpus:
             continue
         within[t] = within_node_allocation(
             candidates, num_gpus, slowdown, sim.node_of_gpu, sim.config.pal_node_order

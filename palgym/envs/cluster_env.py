@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,16 +10,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs.candidates import (
-    JobCandidates,
-    job_candidates,
-    num_candidates,
-    packed_index,
-    pal_choice,
-    random_index,
-)
+from palgym.envs.candidates import JobCandidates, job_candidates, num_candidates, random_index
 from palgym.envs.decisions import DecisionRound
 from palgym.envs.episodes import TraceSpec, job_window, load_traces
+from palgym.envs.heuristics import (
+    check_choice,
+    check_heuristic,
+    copy_rng,
+    heuristic_candidate,
+    make_config,
+)
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
@@ -30,14 +29,10 @@ from palgym.policies.allocation import random_allocation
 from palgym.policies.pal import matrix_entries
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.types import PerfClass
 from palgym.sim.variability import VariabilityProfile
 from palgym.simulate import Episode, make_episode, run_episode, slowdown_factors
-
-_STICKY_POLICIES = {"packed-sticky", "random-sticky"}
-_CLASS_REORDER_POLICIES = {"pal", "pm-first"}
 
 
 class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -56,12 +51,14 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ## Observation Space
 
-    ``Dict`` of float32 ``Box`` es in [0, 1] (names: ``env.unwrapped.feature_names``):
+    ``Dict`` of flat float32 ``Box`` es in [0, 1] (entry names: ``env.unwrapped.feature_names``;
+    reshape with ``env.unwrapped.observation_shapes``):
 
     - ``jobs`` (K, 11): present, selectable, num_gpus / G, class one-hot, log remaining ideal
       time, log waiting time, log attained service, was running;
-    - ``candidates`` (K, M, 7): feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3,
-      speed / 2, fraction on the best tier, keeps the current GPUs;
+    - ``candidates`` (K, M, 7), candidate (k, m) = action k * M + m: feasible, max slowdown
+      factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on the best tier, keeps the
+      current GPUs;
     - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
       free fraction, pending / K, queued / 4K, log time.
 
@@ -136,18 +133,18 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         fallback_policy: str = "pal",
         render_mode: str | None = None,
     ) -> None:
-        _check_choice("task", task, ("placement", "scheduling"))
-        _check_choice("reward", reward, REWARD_NAMES)
-        _check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES)
-        _check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)
-        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        check_choice("task", task, ("placement", "scheduling"))
+        check_choice("reward", reward, REWARD_NAMES)
+        check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES)
+        check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)
+        check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
         if num_slots < 1 or max_tiers < 1 or reward_scale <= 0:
             raise ConfigError("num_slots and max_tiers must be >= 1 and reward_scale > 0")
         self.task = task
         self.traces = load_traces(trace)
         self.window = window
         self.cluster = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)
-        self.config = _make_config(preset, locality_penalty, round_duration_s, max_rounds)
+        self.config = make_config(preset, locality_penalty, round_duration_s, max_rounds)
         if sticky and self.config.packed_sticky_strict_total:
             raise ConfigError("sticky envs need packed_sticky_strict_total=False")
         self.variability_data = variability_data
@@ -181,6 +178,11 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return self._observations.feature_names()
 
     @property
+    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Logical shape of every observation key (the keys themselves are flat)."""
+        return dict(self._observations.logical_shapes)
+
+    @property
     def simulator(self) -> Simulator:
         """The running engine (read only; raises before the first reset)."""
         if self._sim is None:
@@ -207,7 +209,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._entries = tuple(
             matrix_entries(self._factors.sf[c], self._lf(c)) for c in PerfClass
         )
-        self._sampler = make_sampler(_copy_rng(episode.placement_rng))
+        self._sampler = make_sampler(copy_rng(episode.placement_rng))
         self._sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
         self._rewards = RewardTracker(
             self.reward_name, self.reward_scale,
@@ -285,22 +287,16 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 contradict the policy (e.g. ``pal`` in a sticky env).
         """
         if check:
-            self._check_heuristic(name)
-        if not self._round.pending or not self._round.fits(self._round.pending[0]):
+            check_heuristic(name, self.sticky, self.class_reorder)
+        decision = self._round
+        if not decision.pending or not decision.fits(decision.pending[0]):
             return self.end_round_action
-        job = self._round.pending[0]
-        if name == "pal":
-            choice = pal_choice(self.simulator, job, self._round.free, self._factors,
-                                self._entries[int(self.simulator.jobs.perf_class[job])],
-                                self.max_tiers)
-        elif name == "pm-first":
-            top = len(self._factors.tiers[int(self.simulator.jobs.perf_class[job])]) - 1
-            choice = self.max_tiers + top
-        elif name.startswith("packed"):
-            choice = packed_index(self.max_tiers)
-        else:
-            choice = random_index(self.max_tiers)
-        return self.end_round_action if choice is None else int(choice)
+        job = decision.pending[0]
+        choice = heuristic_candidate(
+            name, self.simulator, job, decision.free, self._factors,
+            self._entries[int(self.simulator.jobs.perf_class[job])], self.max_tiers,
+        )
+        return self.end_round_action if choice is None else choice  # slot 0: action = candidate
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: an image (H, W, 3) uint8."""
@@ -316,20 +312,6 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _lf(self, perf_class: int) -> float:
         by_class = self.config.locality_penalty_by_class
         return by_class[perf_class] if by_class is not None else self.config.locality_penalty
-
-    def _check_heuristic(self, name: str) -> None:
-        _check_choice("heuristic", name, PLACEMENT_NAMES)
-        sticky = name in _STICKY_POLICIES
-        if sticky != self.sticky:
-            raise ConfigError(
-                f"{name} is {'sticky' if sticky else 'non-sticky'} but the env has "
-                f"sticky={self.sticky}: make the env with sticky={sticky}"
-            )
-        reorder = name in _CLASS_REORDER_POLICIES
-        if reorder != self.class_reorder:
-            raise ConfigError(
-                f"{name} needs class_reorder={reorder} (the env has {self.class_reorder})"
-            )
 
     def _choose_trace(self, options: dict[str, Any]) -> tuple[Any, int]:
         chosen = options.get("trace")
@@ -422,33 +404,3 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return self._observations.build(
             self.simulator, self._round, self._candidates(), self._factors
         )
-
-
-def _check_choice(name: str, value: object, allowed: Sequence[object]) -> None:
-    if value not in allowed:
-        raise ConfigError(f"{name} must be one of {list(allowed)}, got {value!r}")
-
-
-def _make_config(
-    preset_name: str,
-    locality_penalty: float | None,
-    round_duration_s: float | None,
-    max_rounds: int,
-) -> SimConfig:
-    overrides: dict[str, Any] = {"max_rounds": max_rounds}
-    if locality_penalty is not None:
-        overrides["locality_penalty"] = locality_penalty
-    if round_duration_s is not None:
-        overrides["round_duration_s"] = round_duration_s
-    return preset(preset_name, **overrides)
-
-
-def _copy_rng(rng: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(rng)
-
-
-def episode_digest(values: np.ndarray) -> str:
-    """SHA-256 (16 hex chars) of an array's bytes (used in determinism reports)."""
-    return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:16]

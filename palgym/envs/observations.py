@@ -1,7 +1,11 @@
-"""Observation builder: a fixed-shape, float32, [0, 1]-bounded ``Dict`` of ``Box`` es.
+"""Observation builder: a fixed-shape, float32, [0, 1]-bounded ``Dict`` of 1-D ``Box`` es.
 
-- ``jobs`` (K, F_j): one row per window slot (see :data:`JOB_FEATURES`).
-- ``candidates`` (K, M, F_c): one row per placement candidate (see :data:`CANDIDATE_FEATURES`).
+Every key is flat (SB3's ``MultiInputPolicy`` expects 1-D vectors); ``logical_shapes`` gives the
+shape to reshape to:
+
+- ``jobs`` (K x F_j,) = (K, F_j): one row per window slot (see :data:`JOB_FEATURES`).
+- ``candidates`` (K x M x F_c,) = (K, M, F_c): one row per placement candidate; candidate
+  (k, m) is the action ``k * M + m`` (see :data:`CANDIDATE_FEATURES`).
 - ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node,
   queue and time summaries (see :meth:`ObservationBuilder.cluster_feature_names`).
 
@@ -55,12 +59,14 @@ class ObservationBuilder:
         self.max_tiers = max_tiers
         self.num_candidates = 2 * max_tiers + 2
         self.gpus_per_node = gpus_per_node
+        self.logical_shapes: dict[str, tuple[int, ...]] = {
+            "jobs": (num_slots, len(JOB_FEATURES)),
+            "candidates": (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)),
+            "cluster": (len(self.cluster_feature_names()),),
+        }
         self.space = spaces.Dict({
-            "jobs": spaces.Box(0.0, 1.0, (num_slots, len(JOB_FEATURES)), np.float32),
-            "candidates": spaces.Box(
-                0.0, 1.0, (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)), np.float32
-            ),
-            "cluster": spaces.Box(0.0, 1.0, (len(self.cluster_feature_names()),), np.float32),
+            key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
+            for key, shape in self.logical_shapes.items()
         })
 
     def cluster_feature_names(self) -> tuple[str, ...]:
@@ -72,9 +78,16 @@ class ObservationBuilder:
         return (*tiers, *histogram, "free_frac", "pending_frac", "queued_frac", "log_time")
 
     def feature_names(self) -> dict[str, tuple[str, ...]]:
-        """Feature names of every key (the last axis of each Box)."""
-        return {"jobs": JOB_FEATURES, "candidates": CANDIDATE_FEATURES,
-                "cluster": self.cluster_feature_names()}
+        """Name of every entry of every (flat) key, e.g. ``slot3.log_waiting_time`` or
+        ``slot0.cand5.feasible``."""
+        jobs = tuple(f"slot{k}.{f}" for k in range(self.num_slots) for f in JOB_FEATURES)
+        candidates = tuple(
+            f"slot{k}.cand{m}.{f}"
+            for k in range(self.num_slots)
+            for m in range(self.num_candidates)
+            for f in CANDIDATE_FEATURES
+        )
+        return {"jobs": jobs, "candidates": candidates, "cluster": self.cluster_feature_names()}
 
     def empty(self) -> dict[str, np.ndarray]:
         """An all-zero observation (e.g. after the episode ended)."""
@@ -92,18 +105,20 @@ class ObservationBuilder:
     ) -> dict[str, np.ndarray]:
         """The observation of the current decision (fresh arrays every call)."""
         obs = self.empty()
+        per_slot = obs["candidates"].reshape(self.logical_shapes["candidates"])
         if candidates:
             window = np.array([c.job for c in candidates], dtype=np.int64)
-            obs["jobs"][: window.size] = self._job_rows(sim, decision, window)
+            job_rows = obs["jobs"].reshape(self.logical_shapes["jobs"])
+            job_rows[: window.size] = self._job_rows(sim, decision, window)
             rows_of: dict[int, np.ndarray] = {}
             for slot, cands in enumerate(candidates):
                 key = id(cands.sets)
                 if key not in rows_of:
                     rows_of[key] = self._candidate_rows(sim, cands, factors)
                 rows = rows_of[key]
-                obs["candidates"][slot] = rows
+                per_slot[slot] = rows
                 if cands.sets and sim.jobs.status[cands.job] == JobStatus.RUNNING:
-                    obs["candidates"][slot, :, -1] = self._keeps_gpus(sim, cands)
+                    per_slot[slot, :, -1] = self._keeps_gpus(sim, cands)
         obs["cluster"][:] = self._cluster_row(sim, decision, factors)
         return obs
 
@@ -162,8 +177,9 @@ class ObservationBuilder:
         free = decision.free
         tiers = np.zeros((NUM_PERF_CLASSES, self.max_tiers))
         for c in range(NUM_PERF_CLASSES):
-            for t, value in enumerate(factors.tiers[c].tolist()[: self.max_tiers]):
-                tiers[c, t] = np.count_nonzero(free & (factors.sf[c] == value)) / num_gpus
+            rank = np.searchsorted(factors.tiers[c], factors.sf[c][free])
+            counts = np.bincount(rank, minlength=self.max_tiers)[: self.max_tiers]
+            tiers[c] = counts / num_gpus
         per_node = free.reshape(-1, sim.cluster.gpus_per_node).sum(axis=1)
         histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1) / per_node.size
         queued = sim.active_jobs().size

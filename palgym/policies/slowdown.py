@@ -64,10 +64,15 @@ class SlowdownFactors:
         """
         sf = np.ones_like(perfvar, dtype=np.float64)
         labels = np.zeros(perfvar.shape, dtype=np.int64)
-        for perf_class in range(NUM_PERF_CLASSES):
-            sf[perf_class], labels[perf_class] = _bin_class(
-                np.asarray(perfvar[perf_class], dtype=np.float64), rule, random_state
-            )
+        from threadpoolctl import threadpool_limits
+
+        # One thread: a few thousand values need no more, and an OpenMP pool started here
+        # would deadlock fork-started workers (e.g. AsyncVectorEnv) that fit k-means again.
+        with threadpool_limits(limits=1):
+            for perf_class in range(NUM_PERF_CLASSES):
+                sf[perf_class], labels[perf_class] = _bin_class(
+                    np.asarray(perfvar[perf_class], dtype=np.float64), rule, random_state
+                )
         tiers = tuple(np.unique(sf[c]) for c in range(NUM_PERF_CLASSES))
         return cls(sf=sf, labels=labels, tiers=tiers)
 
@@ -108,7 +113,7 @@ def _best_silhouette(
     from sklearn.metrics import silhouette_score
 
     best_score, best_k = -np.inf, 2
-    for num_clusters in range(2, min(6, distinct - 1) + 1):
+    for num_clusters in range(2, min(6, distinct, values.shape[0] - 1) + 1):
         _, labels = _kmeans(values, num_clusters, random_state, n_init=1)
         score = float(silhouette_score(values.reshape(-1, 1), labels))
         if score > best_score:

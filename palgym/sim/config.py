@@ -95,7 +95,7 @@ class SimConfig:
     profile_sampling: str = "gpu-median"
     profile_seed: int = 0
     slowdown_clusters: str = "silhouette"
-    max_rounds: int = 10_000_000
+    max_rounds: int = 1_000_000
 
     def __post_init__(self) -> None:
         if not self.round_duration_s > 0:

@@ -1,0 +1,90 @@
+"""Heuristics as agents of the env, and the env's argument checks.
+
+A heuristic acts on the first job of the window (heuristics keep the queue's order) with its
+own allocation rule, expressed as a candidate index (:mod:`palgym.envs.candidates`): PAL takes
+the first feasible entry of its cost matrix, PM-First the best-factor candidate at the top tier,
+Packed and Random their own candidates.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from palgym.envs.candidates import packed_index, pal_choice, random_index
+from palgym.errors import ConfigError
+from palgym.policies import PLACEMENT_NAMES
+from palgym.policies.pal import MatrixEntry
+from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.config import SimConfig, preset
+from palgym.sim.engine import Simulator
+from palgym.sim.types import BoolArray
+
+STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
+CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
+
+
+def check_choice(name: str, value: object, allowed: Sequence[object]) -> None:
+    """Raise ConfigError naming ``name`` unless ``value`` is one of ``allowed``."""
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {list(allowed)}, got {value!r}")
+
+
+def check_heuristic(name: str, sticky: bool, class_reorder: bool) -> None:
+    """Check that the env's ``sticky`` and ``class_reorder`` match the named policy.
+
+    Raises:
+        ConfigError: naming the mismatch (e.g. ``pal`` in a sticky env).
+    """
+    check_choice("heuristic", name, PLACEMENT_NAMES)
+    wants_sticky = name in STICKY_POLICIES
+    if wants_sticky != sticky:
+        raise ConfigError(
+            f"{name} is {'sticky' if wants_sticky else 'non-sticky'} but the env has "
+            f"sticky={sticky}: make the env with sticky={wants_sticky}"
+        )
+    wants_reorder = name in CLASS_REORDER_POLICIES
+    if wants_reorder != class_reorder:
+        raise ConfigError(
+            f"{name} needs class_reorder={wants_reorder} (the env has {class_reorder})"
+        )
+
+
+def heuristic_candidate(
+    name: str,
+    sim: Simulator,
+    job: int,
+    free: BoolArray,
+    factors: SlowdownFactors,
+    entries: tuple[MatrixEntry, ...],
+    max_tiers: int,
+) -> int | None:
+    """Candidate index the named placement takes for ``job`` (None: it does not fit)."""
+    if name == "pal":
+        return pal_choice(sim, job, free, factors, entries, max_tiers)
+    if name == "pm-first":
+        return max_tiers + len(factors.tiers[int(sim.jobs.perf_class[job])]) - 1
+    if name.startswith("packed"):
+        return packed_index(max_tiers)
+    return random_index(max_tiers)
+
+
+def make_config(
+    preset_name: str,
+    locality_penalty: float | None,
+    round_duration_s: float | None,
+    max_rounds: int,
+) -> SimConfig:
+    """The preset with the env's overrides (only those given)."""
+    overrides: dict[str, Any] = {"max_rounds": max_rounds}
+    if locality_penalty is not None:
+        overrides["locality_penalty"] = locality_penalty
+    if round_duration_s is not None:
+        overrides["round_duration_s"] = round_duration_s
+    return preset(preset_name, **overrides)
+
+
+def copy_rng(rng: Any) -> Any:
+    """An independent copy of a ``random.Random`` or numpy Generator (same future draws)."""
+    return copy.deepcopy(rng)
