@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,6 +54,20 @@ def _cluster(text: str) -> ClusterSpec:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _at_least_one(text: str) -> float:
+    value = float(text)
+    if not value >= 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
@@ -74,10 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="per-GPU variability profile CSV (default: the bundled profile)")
     add("--cluster", type=_cluster, default=ClusterSpec(), metavar="NxG",
         help="nodes x GPUs per node (default: 16x4)")
-    add("--locality-penalty", type=float, metavar="LF",
-        help="override the preset's locality penalty (e.g. 1.7)")
-    add("--round-duration", type=float, metavar="SECONDS",
-        help="override the preset's round length (e.g. 360)")
+    add("--locality-penalty", type=_at_least_one, metavar="LF",
+        help="override the preset's locality penalty (>= 1; both presets use 1.7)")
+    add("--round-duration", type=_positive, metavar="SECONDS",
+        help="override the preset's round length (> 0; both presets use 360)")
+    add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
+        help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
     add("--seed", type=int, default=0, help="episode seed (default: %(default)s)")
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
@@ -123,7 +140,7 @@ def _progress_bar(total: int, enabled: bool) -> Any:
 
 
 def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
-    traces = load_traces(args.trace or find_trace_files())
+    traces = load_traces(args.trace or find_trace_files(), args.duration_unit)
     policies = policies_to_run(args.policy or PLACEMENT_NAMES, args.baseline)
     orders = list(dict.fromkeys(args.queue_order or ["fifo"]))
     bar = _progress_bar(len(traces) * len(orders) * len(policies),
@@ -170,6 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PalgymError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

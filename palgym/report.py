@@ -143,8 +143,11 @@ def find_trace_files(folder: str | Path | None = None) -> list[Path]:
     return files
 
 
-def load_traces(paths: Iterable[str | Path]) -> list[Trace]:
-    """Read Sia / PAL trace files (durations as iteration counts).
+def load_traces(
+    paths: Iterable[str | Path], duration_unit: str = "iterations"
+) -> list[Trace]:
+    """Read Sia / PAL trace files (``duration_unit``: ``"iterations"``, PAL's reading, or
+    ``"seconds"``).
 
     Raises:
         TraceFormatError: naming file, line and field of a malformed trace.
@@ -153,7 +156,7 @@ def load_traces(paths: Iterable[str | Path]) -> list[Trace]:
     traces: list[Trace] = []
     seen: dict[str, str] = {}
     for path in paths:
-        trace = read_sia_trace(path)
+        trace = read_sia_trace(path, duration_unit)
         if trace.name in seen:
             raise ConfigError(
                 f"two traces are named {trace.name!r} ({seen[trace.name]} and {path}): "

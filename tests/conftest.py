@@ -2,8 +2,9 @@
 
 - ``write_sia_csv``: writes a small Sia / PAL trace CSV (``job_id,num_gpus,submit_time,duration,
   model``) into ``tmp_path`` and returns its path.
-- ``data_dir``: the optional public data folder named by ``PALGYM_DATA_DIR`` (the layout of
-  ``shared/data``: ``traces/``, ``variability/``); tests using it skip when it is unset.
+- ``data_dir``: the optional public data folder named by ``PALGYM_DATA_DIR`` (holding
+  ``traces/sia_philly_pal/`` and ``variability/longhorn_pal/``, see README.md); tests using it
+  skip when it is unset.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ def data_dir() -> Path:
     value = os.environ.get("PALGYM_DATA_DIR")
     if not value:
         pytest.skip(
-            "PALGYM_DATA_DIR is not set: point it at the public data folder (the layout of "
-            "shared/data, with traces/ and variability/) to run this test"
+            "PALGYM_DATA_DIR is not set: point it at the public data folder (with "
+            "traces/sia_philly_pal/ and variability/longhorn_pal/, see README.md) to run this test"
         )
     path = Path(value)
     if not path.is_dir():

@@ -397,7 +397,7 @@ def test_preset_errors_name_the_culprit() -> None:
     [
         ({"round_duration_s": 0.0}, "round_duration_s"),
         ({"round_duration_s": float("nan")}, "round_duration_s"),
-        ({"locality_penalty": 0.5}, "locality penalties"),
+        ({"locality_penalty": 0.5}, "locality penalty must be >= 1, got 0.5"),
         ({"locality_penalty_by_class": (1.0, 1.0, 1.0)}, "locality_penalty_by_class"),
         ({"restart_cost_s": -1.0}, "restart_cost_s"),
         ({"las_service": "cpu-time"}, "las_service"),

@@ -207,3 +207,17 @@ def test_renders() -> None:
         env.step(env.heuristic_action("pal"))
     image = env.render()
     assert isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.shape[2] == 3
+
+
+@pytest.mark.parametrize("policy", PLACEMENT_NAMES)
+def test_parity_on_public_workload_1_with_the_artifact_preset(data_dir, policy: str) -> None:
+    """On a public Sia-Philly trace with the pal-artifact preset (background jobs, starvation
+    promotion, the artifact's RNG streams), the env reproduces run_episode per job."""
+    env = heuristic_env(
+        policy, trace=str(data_dir / "traces" / "sia_philly_pal" / "workload-1.csv"),
+        preset="pal-artifact", variability_data=data_dir / "variability" / "longhorn_pal",
+    )
+    run_heuristic(env, policy)
+    direct = run_episode(env._episode, policy, "fifo")
+    assert np.array_equal(direct.records.completion_time_s,
+                          env.simulator.records().completion_time_s)

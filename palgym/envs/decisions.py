@@ -38,6 +38,7 @@ class DecisionRound:
     Attributes:
         target: int64 (G,) tentative allocation for the round.
         free: bool (G,) GPUs free in ``target``.
+        num_free: the number of free GPUs.
         pending: jobs still to decide, in window order.
         placed: jobs placed so far this round, in decision order.
     """
@@ -68,6 +69,7 @@ class DecisionRound:
                 prefix = set(order[fits].tolist())
                 self.pending = [j for j in self.pending if j in prefix]
         self.free: BoolArray = self.target == FREE
+        self.num_free = int(np.count_nonzero(self.free))
         self._prepare_head()
 
     # ------------------------------------------------------------------ queries
@@ -86,7 +88,7 @@ class DecisionRound:
 
     def fits(self, job: int) -> bool:
         """Whether ``job`` fits the currently free GPUs (by count)."""
-        return int(self.sim.jobs.num_gpus[job]) <= int(self.free.sum())
+        return int(self.sim.jobs.num_gpus[job]) <= self.num_free
 
     @property
     def can_end(self) -> bool:
@@ -101,6 +103,7 @@ class DecisionRound:
         """Give ``gpus`` (int64 (N,), free) to pending ``job``."""
         self.target[gpus] = job
         self.free[gpus] = False
+        self.num_free -= int(gpus.size)
         self._running[job] = True
         self.pending.remove(job)
         self.placed.append(job)
@@ -131,6 +134,7 @@ class DecisionRound:
                 for victim, held in stopped:
                     self.target[held] = victim
                     self.free[held] = False
+                    self.num_free -= int(held.size)
                     self._running[victim] = True
             self.ended = True
 
@@ -144,6 +148,7 @@ class DecisionRound:
                 held = np.flatnonzero(self.target == victim)
                 self.target[held] = FREE
                 self.free[held] = True
+                self.num_free += int(held.size)
                 self._running[victim] = False
                 stopped.append((victim, held))
                 if victim not in self.pending:

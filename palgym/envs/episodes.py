@@ -10,6 +10,7 @@ job arrives at 0.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -69,9 +70,4 @@ def job_window(trace: Trace, start: int, size: int) -> Trace:
     keep[start : start + size] = True
     window = trace.select(keep, name=f"{trace.name}[{start}:{start + size}]")
     offset = float(window.submit_time_s[0])
-    return Trace(
-        name=window.name, job_id=window.job_id, submit_time_s=window.submit_time_s - offset,
-        num_gpus=window.num_gpus, total_iterations=window.total_iterations,
-        iteration_time_s=window.iteration_time_s, perf_class=window.perf_class,
-        model=window.model, source=window.source,
-    )
+    return replace(window, submit_time_s=window.submit_time_s - offset)

@@ -7,6 +7,13 @@ import tempfile
 from pathlib import Path
 
 
+def _umask_mode() -> int:
+    """File mode a plain ``open()`` would give (0o666 minus the process umask)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (same-folder temp file + ``os.replace``).
 
@@ -30,6 +37,7 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
             tmp.write(text)
             tmp.flush()
             os.fsync(tmp.fileno())
+        os.chmod(tmp_name, _umask_mode())  # mkstemp creates 0600 files
         os.replace(tmp_name, target)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
@@ -47,6 +55,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
             tmp.write(data)
             tmp.flush()
             os.fsync(tmp.fileno())
+        os.chmod(tmp_name, _umask_mode())  # mkstemp creates 0600 files
         os.replace(tmp_name, target)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -57,7 +57,9 @@ def read_rows(
                     )
                 yield reader.line_num, dict(zip(names, (c.strip() for c in row), strict=True))
         except (csv.Error, UnicodeDecodeError) as exc:
-            raise error(f"unreadable CSV: {exc}", path=path, line=reader.line_num) from exc
+            raise error(
+                f"unreadable CSV: {exc}", path=path, line=max(reader.line_num, 1)
+            ) from exc
 
 
 def _open(path: Path, error: type[E]) -> TextIO:
@@ -80,7 +82,7 @@ def _header(reader: Any, path: Path, error: type[E]) -> tuple[list[str], int]:
     except StopIteration:
         raise error("empty file (no header)", path=path, line=1) from None
     except (csv.Error, UnicodeDecodeError) as exc:
-        raise error(f"unreadable CSV: {exc}", path=path, line=reader.line_num) from exc
+        raise error(f"unreadable CSV: {exc}", path=path, line=max(reader.line_num, 1)) from exc
     return [name.strip() for name in header], int(reader.line_num)
 
 

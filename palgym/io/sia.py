@@ -59,6 +59,7 @@ def read_sia_trace(
     durations: list[float] = []
     models: list[str] = []
     iteration_times: list[float] = []
+    lines: list[int] = []
     first_line_of: dict[int, int] = {}
     for line, row in read_rows(file, SIA_COLUMNS, TraceFormatError):
         job_id = int(_number(row, "job_id", int, file, line))
@@ -68,6 +69,7 @@ def read_sia_trace(
                 path=file, line=line, field="job_id",
             )
         first_line_of[job_id] = line
+        lines.append(line)
         job_ids.append(job_id)
         num_gpus.append(int(_number(row, "num_gpus", int, file, line, positive=True)))
         submit_times.append(float(_number(row, "submit_time", float, file, line, minimum=0)))
@@ -89,6 +91,7 @@ def read_sia_trace(
         model=models,
         perf_class=[int(perf_class_of_model(m)) for m in models],
         source=str(file),
+        source_line=lines,
     )
 
 

@@ -102,7 +102,8 @@ class SimConfig:
             raise ConfigError(f"round_duration_s must be > 0, got {self.round_duration_s}")
         penalties = (self.locality_penalty, *(self.locality_penalty_by_class or ()))
         if any(not p >= 1.0 for p in penalties):
-            raise ConfigError(f"locality penalties must be >= 1, got {penalties}")
+            shown = ", ".join(f"{p:g}" for p in penalties)
+            raise ConfigError(f"locality penalty must be >= 1, got {shown}")
         if self.locality_penalty_by_class is not None and len(self.locality_penalty_by_class) != 4:
             raise ConfigError("locality_penalty_by_class needs 4 values (classes A..D)")
         if self.restart_cost_s < 0 or self.background_jobs_per_hour < 0:

@@ -71,7 +71,7 @@ class Simulator:
             raise TraceFormatError(
                 f"job {int(trace.job_id[job])} needs {int(trace.num_gpus[job])} GPUs but the "
                 f"cluster {cluster} has {cluster.num_gpus}; it could never run",
-                path=trace.source or trace.name, field="num_gpus",
+                path=trace.source or trace.name, line=trace.line_of(job), field="num_gpus",
             )
         self.trace = trace
         self.cluster = cluster

@@ -74,6 +74,7 @@ class Trace:
         perf_class: int64 (J,), values of :class:`PerfClass`.
         model: J model names.
         source: where the trace came from (file path), for error messages.
+        source_line: int64 (J,), the file line of every job (0 when not from a file).
 
     Raises:
         TraceFormatError: on inconsistent shapes, non-finite, negative or zero values, or
@@ -89,6 +90,7 @@ class Trace:
     perf_class: IntArray
     model: tuple[str, ...]
     source: str = ""
+    source_line: IntArray | None = None
 
     @classmethod
     def from_columns(
@@ -103,6 +105,7 @@ class Trace:
         model: Sequence[str],
         perf_class: Sequence[int] | IntArray | None = None,
         source: str = "",
+        source_line: Sequence[int] | IntArray | None = None,
     ) -> Trace:
         """Build a trace from columns, validate it and sort it stably by submit time.
 
@@ -144,6 +147,7 @@ class Trace:
             perf_class=classes[order],
             model=tuple(models[i] for i in order),
             source=source,
+            source_line=None if source_line is None else np.asarray(source_line)[order],
         )
 
     @property
@@ -155,6 +159,10 @@ class Trace:
     def ideal_duration_s(self) -> FloatArray:
         """float64 (J,): run time on median GPUs within one node, ``total_iterations x T_it``."""
         return self.total_iterations * self.iteration_time_s
+
+    def line_of(self, position: int) -> int | None:
+        """File line of the job at ``position`` (None when unknown)."""
+        return None if self.source_line is None else int(self.source_line[position])
 
     def content_hash(self) -> str:
         """SHA-256 (hex, first 16 chars) of every column: equal traces give equal hashes."""
@@ -183,6 +191,7 @@ class Trace:
             perf_class=self.perf_class[keep],
             model=tuple(m for m, k in zip(self.model, keep, strict=True) if k),
             source=self.source,
+            source_line=None if self.source_line is None else self.source_line[keep],
         )
 
 
