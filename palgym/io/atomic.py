@@ -14,14 +14,15 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (same-folder temp file + ``os.replace``).
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (same-folder temp file + ``os.replace``).
 
-    A crash mid-write leaves any previous file at ``path`` untouched.
+    A crash mid-write leaves any previous file at ``path`` untouched; the new file gets the mode
+    a plain ``open()`` would give it.
 
     Args:
         path: destination file; its folder is created if missing.
-        text: UTF-8 content.
+        data: the content (e.g. PNG bytes).
 
     Returns:
         The destination path.
@@ -29,24 +30,6 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     Raises:
         OSError: if the folder cannot be created or written.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as tmp:
-            tmp.write(text)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.chmod(tmp_name, _umask_mode())  # mkstemp creates 0600 files
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    return target
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Binary twin of :func:`atomic_write_text` (e.g. PNG figures)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -61,3 +44,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         Path(tmp_name).unlink(missing_ok=True)
         raise
     return target
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """UTF-8 text twin of :func:`atomic_write_bytes` (newlines written as given)."""
+    return atomic_write_bytes(path, text.encode("utf-8"))

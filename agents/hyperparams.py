@@ -1,0 +1,209 @@
+"""Hyperparameters of the learned agents: YAML files keyed by env id, CLI overrides.
+
+One file per algorithm in ``agents/hyperparams/<algo>.yml`` (the rl-baselines3-zoo convention):
+its top-level keys are env ids plus ``default``; an env's own entry overrides ``default`` key by
+key. Values are keyword arguments of the SB3 model class, except the special keys
+:data:`SPECIAL_KEYS` (``policy``, ``n_timesteps``, ``n_envs``) that the trainer consumes.
+
+``policy_kwargs`` is a dict or a string evaluated *safely* (no ``eval``): literals, ``dict(...)``,
+lists / tuples / dicts, and the names ``nn.<Activation>`` (also ``th.nn.`` / ``torch.nn.``) and
+``th.optim.<Optimizer>``. ``learning_rate`` and ``clip_range`` accept ``"lin_<value>"`` for a
+linear decay from ``value`` to 0 (zoo convention).
+
+Source: rl-baselines3-zoo (``hyperparams/*.yml``, ``utils/utils.py``: ``linear_schedule``,
+``StoreDict``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from agents.ids import canonical_env_id
+from palgym.errors import ConfigError
+
+ALGO_NAMES: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn")
+SPECIAL_KEYS: tuple[str, ...] = ("policy", "n_timesteps", "n_envs")
+INT_KEYS = frozenset({
+    "n_steps", "batch_size", "n_epochs", "buffer_size", "learning_starts", "train_freq",
+    "gradient_steps", "target_update_interval", "n_timesteps", "n_envs",
+})
+ACTIVATIONS = frozenset({"ReLU", "Tanh", "ELU", "LeakyReLU", "GELU", "SiLU", "Sigmoid"})
+OPTIMIZERS = frozenset({"Adam", "AdamW", "RMSprop", "SGD"})
+SCHEDULE_KEYS = frozenset({"learning_rate", "clip_range"})
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def load_hyperparams(algo: str, env_id: str) -> dict[str, Any]:
+    """Merged hyperparameters of ``algo`` for ``env_id`` (``default`` then the env's entry).
+
+    Args:
+        algo: one of :data:`ALGO_NAMES`.
+        env_id: Gymnasium id, with or without a ``module:`` prefix.
+
+    Returns:
+        A new dict of hyperparameters (numbers coerced, see :func:`coerce_value`).
+
+    Raises:
+        ConfigError: for an unknown algorithm, or a file with neither ``default`` nor the env id.
+    """
+    if algo not in ALGO_NAMES:
+        raise ConfigError(f"algo must be one of {list(ALGO_NAMES)}, got {algo!r}")
+    text = resources.files("agents").joinpath("hyperparams", f"{algo}.yml").read_text("utf-8")
+    table = yaml.safe_load(text) or {}
+    env_key = canonical_env_id(env_id)
+    if "default" not in table and env_key not in table:
+        raise ConfigError(f"hyperparams/{algo}.yml has no entry for {env_key!r} and no default")
+    merged: dict[str, Any] = {}
+    for key in ("default", env_key):
+        merged.update(table.get(key) or {})
+    return {key: coerce_value(key, value) for key, value in merged.items()}
+
+
+def parse_key_values(items: Sequence[str] | None) -> dict[str, Any]:
+    """Parse CLI ``key:value`` items; each value is read with ``yaml.safe_load``.
+
+    Args:
+        items: e.g. ``["n_steps:32", "policy_kwargs:dict(net_arch=[64])", "gamma:0.99"]``.
+
+    Returns:
+        ``{key: value}`` in order; later items win.
+
+    Raises:
+        ConfigError: for an item without ``:`` or with an empty key.
+    """
+    parsed: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, raw = item.partition(":")
+        if not sep or not key.strip():
+            raise ConfigError(f"expected key:value, got {item!r}")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            value = raw  # e.g. an unbalanced string: keep it verbatim
+        parsed[key.strip()] = coerce_value(key.strip(), value)
+    return parsed
+
+
+def coerce_value(key: str, value: Any) -> Any:
+    """Turn numeric strings YAML 1.1 leaves as text (``3e-4``) into numbers.
+
+    Keys of :data:`INT_KEYS` holding an integral float (``1e5``) become ints.
+    """
+    if isinstance(value, str) and _NUMBER.match(value.strip()):
+        text = value.strip()
+        value = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
+    if key in INT_KEYS and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value
+
+
+def model_kwargs(hyperparams: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for the SB3 model: special keys removed, strings resolved.
+
+    Args:
+        hyperparams: merged hyperparameters (see :func:`load_hyperparams`).
+
+    Returns:
+        The kwargs (``policy_kwargs`` a dict, ``lin_`` schedules as callables).
+
+    Raises:
+        ConfigError: for a malformed ``policy_kwargs`` or schedule string.
+    """
+    kwargs = {k: v for k, v in hyperparams.items() if k not in SPECIAL_KEYS}
+    if "policy_kwargs" in kwargs:
+        kwargs["policy_kwargs"] = resolve_policy_kwargs(kwargs["policy_kwargs"])
+    for key in SCHEDULE_KEYS & kwargs.keys():
+        if isinstance(kwargs[key], str):
+            kwargs[key] = linear_schedule_from(key, kwargs[key])
+    return kwargs
+
+
+def linear_schedule_from(key: str, text: str) -> Callable[[float], float]:
+    """``"lin_<value>"`` -> ``progress_remaining * value`` (1 at the start, 0 at the end).
+
+    Raises:
+        ConfigError: if ``text`` is not ``lin_<number>``.
+    """
+    prefix, _, number = text.partition("_")
+    if prefix != "lin" or not _NUMBER.match(number):
+        raise ConfigError(f"{key} must be a number or 'lin_<number>', got {text!r}")
+    initial = float(number)
+
+    def schedule(progress_remaining: float) -> float:
+        return progress_remaining * initial
+
+    return schedule
+
+
+def resolve_policy_kwargs(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """A ``policy_kwargs`` string or dict as a dict with torch classes resolved.
+
+    Raises:
+        ConfigError: for syntax outside the safe subset or an unknown class name.
+    """
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            tree = ast.parse(value.strip(), mode="eval")
+        except SyntaxError as exc:
+            raise ConfigError(f"policy_kwargs {value!r} is not an expression: {exc}") from None
+        value = _safe_eval(tree.body, value)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"policy_kwargs must be a dict, got {value!r}")
+    resolved = dict(value)
+    for key in ("activation_fn", "optimizer_class"):
+        if isinstance(resolved.get(key), str):
+            resolved[key] = torch_class(resolved[key])
+    return resolved
+
+
+def _safe_eval(node: ast.AST, source: str) -> Any:
+    """Evaluate literals, containers, ``dict(k=v)`` and torch class names; nothing else."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_safe_eval(elt, source) for elt in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+        return {_safe_eval(k, source): _safe_eval(v, source)
+                for k, v in zip(node.keys, node.values, strict=True) if k is not None}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_safe_eval(node.operand, source)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "dict" and not node.args
+            and all(kw.arg is not None for kw in node.keywords)):
+        return {kw.arg: _safe_eval(kw.value, source) for kw in node.keywords}
+    if isinstance(node, ast.Attribute):
+        return torch_class(ast.unparse(node))
+    raise ConfigError(
+        f"policy_kwargs {source!r}: {ast.unparse(node)!r} is not allowed (literals, dict(...), "
+        "nn.<Activation> and th.optim.<Optimizer> only)"
+    )
+
+
+def torch_class(name: str) -> type:
+    """Resolve ``nn.ReLU`` / ``th.nn.ReLU`` / ``torch.nn.ReLU`` / ``th.optim.Adam`` (or bare).
+
+    Raises:
+        ConfigError: for a name outside :data:`ACTIVATIONS` and :data:`OPTIMIZERS`.
+    """
+    parts = name.split(".")
+    leaf = parts[-1]
+    prefix = ".".join(p for p in parts[:-1] if p not in ("th", "torch"))
+    import torch
+
+    if leaf in ACTIVATIONS and prefix in ("", "nn"):
+        return getattr(torch.nn, leaf)  # type: ignore[no-any-return]
+    if leaf in OPTIMIZERS and prefix in ("", "optim"):
+        return getattr(torch.optim, leaf)  # type: ignore[no-any-return]
+    raise ConfigError(
+        f"unknown torch class {name!r}: activations {sorted(ACTIVATIONS)} (nn.X), "
+        f"optimizers {sorted(OPTIMIZERS)} (th.optim.X)"
+    )

@@ -1,0 +1,149 @@
+"""One evaluation loop for every agent: run episodes through the env, collect outcomes.
+
+Episode sequences follow SB3's seeded vector envs: the first episode is ``reset(seed=seed)``,
+the following ones plain ``reset()`` (the env's RNG continues). So
+``rollout_sequence(agent, env, seed, n)`` visits exactly the episodes a one-env ``DummyVecEnv``
+seeded with ``seed`` visits, e.g. in :class:`agents.callbacks.SeededEvalCallback`; every
+policy compared this way runs on the identical episodes (same ``episode_hash``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import Agent, HeuristicAgent
+from agents.ids import gym_id
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What one episode of one agent produced.
+
+    Attributes:
+        policy: the agent's name.
+        trace: trace id (with the job window, e.g. ``sia-philly-gen-0[12:52]``).
+        window_start: first job of the window.
+        profile: variability profile id.
+        seed: the episode's own seed (``info["seed"]``): with the trace window, profile,
+            cluster and config it rebuilds the episode (:func:`palgym.make_episode`).
+        episode_hash: hash of (trace, profile, cluster, config, seed): equal across policies.
+        episode_return: sum of rewards.
+        num_steps: decisions taken.
+        metrics: the env's final ``info["episode_metrics"]`` (avg_jct_s, p99_jct_s,
+            makespan_s, utilizations, num_invalid_actions, ...).
+    """
+
+    policy: str
+    trace: str
+    window_start: int
+    profile: str
+    seed: int
+    episode_hash: str
+    episode_return: float
+    num_steps: int
+    metrics: dict[str, float]
+
+
+def rollout(
+    agent: Agent,
+    env: gym.Env[Any, Any],
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    deterministic: bool = True,
+) -> EpisodeOutcome:
+    """Run one episode of ``agent`` in ``env`` (binding the agent to it first).
+
+    Args:
+        agent: any :class:`agents.base.Agent`.
+        env: a palgym env (wrappers allowed).
+        seed: ``reset`` seed (None continues the env's RNG).
+        options: ``reset`` options (trace, window_start, profile).
+        deterministic: greedy actions for learned agents.
+
+    Returns:
+        The episode's outcome.
+    """
+    agent.bind(env)
+    observation, info = env.reset(seed=seed, options=options)
+    masks = env.unwrapped.action_masks if agent.uses_masks else None  # type: ignore[attr-defined]
+    state = None
+    episode_start = np.ones((1,), dtype=bool)
+    total, steps = 0.0, 0
+    while True:
+        action, state = agent.predict(
+            observation, state=state, episode_start=episode_start, deterministic=deterministic,
+            action_masks=masks() if masks is not None else None,
+        )
+        observation, reward, terminated, truncated, step_info = env.step(int(action))
+        episode_start = np.zeros((1,), dtype=bool)
+        total += float(reward)
+        steps += 1
+        if terminated or truncated:
+            return EpisodeOutcome(
+                policy=agent.name, trace=str(info["trace"]),
+                window_start=int(info["window_start"]), profile=str(info["profile"]),
+                seed=int(info["seed"]), episode_hash=str(info["episode_hash"]),
+                episode_return=total, num_steps=steps,
+                metrics=dict(step_info.get("episode_metrics", {})),
+            )
+
+
+def rollout_sequence(
+    agent: Agent,
+    env: gym.Env[Any, Any],
+    seed: int,
+    num_episodes: int,
+    deterministic: bool = True,
+) -> list[EpisodeOutcome]:
+    """``num_episodes`` episodes: ``reset(seed=seed)`` first, then plain resets."""
+    return [
+        rollout(agent, env, seed=seed if i == 0 else None, deterministic=deterministic)
+        for i in range(num_episodes)
+    ]
+
+
+def heuristic_outcomes(
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    seed: int,
+    num_episodes: int,
+    policies: Sequence[str],
+) -> dict[str, list[EpisodeOutcome]]:
+    """Heuristic placements on the episode sequence of a one-env vector env seeded ``seed``.
+
+    Each policy gets its own env made with ``env_kwargs`` plus the ``sticky`` /
+    ``class_reorder`` it needs (the episodes do not depend on those).
+
+    Args:
+        env_id: Gymnasium id.
+        env_kwargs: the env's keyword arguments (e.g. the evaluation env's).
+        seed: seed of the first episode.
+        num_episodes: episodes per policy.
+        policies: placement names.
+
+    Returns:
+        ``{policy: outcomes}``.
+
+    Raises:
+        ConfigError: for an unknown policy, or one the env configuration cannot run.
+    """
+    results: dict[str, list[EpisodeOutcome]] = {}
+    for name in policies:
+        agent = HeuristicAgent(name)
+        env = gym.make(gym_id(env_id), **{**dict(env_kwargs), **agent.env_kwargs})
+        try:
+            results[name] = rollout_sequence(agent, env, seed, num_episodes)
+        finally:
+            env.close()
+        mean = float(np.mean([o.episode_return for o in results[name]]))
+        logger.info("reference %s: mean return %.6g over %d episodes", name, mean, num_episodes)
+    return results

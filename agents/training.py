@@ -1,0 +1,324 @@
+"""Train an SB3 / sb3-contrib agent on a palgym env into a run folder (the logic of train.py).
+
+A run folder ``<log_folder>/<env id with / as _>_<algo>_<seed>/`` holds:
+
+- ``model.zip``: the final model (written atomically; also on Ctrl-C); ``best_model.zip``: the
+  best evaluation so far; ``checkpoints/`` with ``save_freq > 0``;
+- ``config.yml``: the resolved hyperparameters (``default`` + env entry + overrides), the algo,
+  env id, env kwargs of the training and evaluation envs;
+- ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
+- ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
+  ``references.yml``: heuristic returns on the *same* evaluation episodes;
+- ``progress.csv`` (``progress-resume-<t>.csv`` after a resume) and, only when the
+  ``tensorboard`` package is importable, ``tensorboard/``.
+
+Seeds: the model and training env ``i`` use ``seed`` (+ ``i``); the evaluation env uses
+``eval_seed`` (default ``seed + 10000``) before every evaluation. A resume continues the saved
+model with seed ``seed + timesteps done`` (fresh episodes, not a replay of the first ones) and
+the same evaluation episodes. Same settings and seed on CPU with one env give the same model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
+from stable_baselines3.common.logger import Logger, make_output_format
+from stable_baselines3.common.vec_env import VecEnv
+
+from agents.callbacks import (
+    InvalidActionLogger,
+    SeededEvalCallback,
+    SeededMaskableEvalCallback,
+    TqdmProgressBar,
+)
+from agents.envs import make_vec_env
+from agents.factory import (
+    DEFAULT_ALGO,
+    MASKED_ALGOS,
+    algo_class,
+    make_model,
+    validate_hyperparams,
+)
+from agents.hyperparams import load_hyperparams
+from agents.ids import run_name
+from agents.rollout import heuristic_outcomes
+from agents.runs import record_args, save_model, write_yaml
+from palgym.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
+DEFAULT_REFERENCES: tuple[str, ...] = ("pal", "packed-non-sticky")
+EVAL_SEED_OFFSET = 10_000
+TraceArg = str | Sequence[str]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything a training run is made of (train.py's flags, one to one).
+
+    ``n_timesteps`` / ``n_envs`` default to the hyperparameter file's. With ``resume``,
+    ``n_timesteps`` more steps are trained. ``eval_freq`` and ``save_freq`` count total
+    timesteps (all envs); ``eval_freq <= 0`` disables evaluation, ``save_freq <= 0``
+    checkpoints. ``hyperparams`` and ``env_kwargs`` are overrides (``key: value``).
+    ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
+    these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
+    """
+
+    env_id: str = DEFAULT_ENV_ID
+    algo: str = DEFAULT_ALGO
+    n_timesteps: int | None = None
+    seed: int = 0
+    trace: TraceArg = "bundled"
+    window: int | None = None
+    eval_trace: TraceArg | None = None
+    log_folder: str = "runs"
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    n_envs: int | None = None
+    eval_freq: int = 10_000
+    eval_episodes: int = 5
+    eval_seed: int | None = None
+    save_freq: int = -1
+    hyperparams: Mapping[str, Any] = field(default_factory=dict)
+    resume: bool = False
+    progress_bar: bool = False
+    references: tuple[str, ...] = DEFAULT_REFERENCES
+    device: str = "cpu"
+    num_threads: int = 1
+    vec_env: str = "auto"
+    verbose: int = 1
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Outcome of :func:`train`.
+
+    Attributes:
+        run_dir: the run folder.
+        model_path: ``run_dir/model.zip``.
+        num_timesteps: timesteps of the saved model (all runs of the folder).
+        wall_time_s: wall-clock time of this call.
+        tensorboard: whether TensorBoard logs were written.
+        interrupted: True if Ctrl-C stopped training (the model was still saved).
+        references: ``{policy: mean return}`` on the evaluation episodes.
+    """
+
+    run_dir: Path
+    model_path: Path
+    num_timesteps: int
+    wall_time_s: float
+    tensorboard: bool
+    interrupted: bool
+    references: dict[str, float]
+
+
+def tensorboard_available() -> bool:
+    """True if the ``tensorboard`` package is importable (SB3 needs it for TB logs)."""
+    return importlib.util.find_spec("tensorboard") is not None
+
+
+def env_kwargs_of(settings: TrainSettings, evaluation: bool = False) -> dict[str, Any]:
+    """Env kwargs of the training (or evaluation) env: trace, window, then ``env_kwargs``."""
+    trace = settings.eval_trace if evaluation and settings.eval_trace else settings.trace
+    kwargs: dict[str, Any] = {"trace": trace if isinstance(trace, str) else list(trace)}
+    if settings.window is not None:
+        kwargs["window"] = settings.window
+    kwargs.update(settings.env_kwargs)
+    return kwargs
+
+
+def resolve_config(settings: TrainSettings) -> dict[str, Any]:
+    """The content of ``config.yml``: hyperparameters resolved for this env and run.
+
+    Raises:
+        ConfigError: for an unknown algorithm or hyperparameter, or no ``n_timesteps``.
+    """
+    hyperparams = {**load_hyperparams(settings.algo, settings.env_id), **settings.hyperparams}
+    n_timesteps = settings.n_timesteps or hyperparams.get("n_timesteps")
+    if not n_timesteps or int(n_timesteps) < 1:
+        raise ConfigError("give n_timesteps (-n) or set it in the hyperparameter file")
+    validate_hyperparams(settings.algo, hyperparams)
+    n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
+    for key in ("n_timesteps", "n_envs"):
+        hyperparams.pop(key, None)
+    return {
+        "algo": settings.algo, "env_id": settings.env_id, "n_timesteps": int(n_timesteps),
+        "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs_of(settings),
+        "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
+    }
+
+
+def run_dir_of(settings: TrainSettings) -> Path:
+    """The run folder, checked against ``resume``.
+
+    Raises:
+        ConfigError: for a fresh run over a saved model, or a resume without one.
+    """
+    run_dir = Path(settings.log_folder) / run_name(settings.env_id, settings.algo, settings.seed)
+    has_model = (run_dir / "model.zip").is_file()
+    if settings.resume and not has_model:
+        raise ConfigError(f"--resume: no model.zip in {run_dir}")
+    if not settings.resume and has_model:
+        raise ConfigError(f"{run_dir} already holds a model: pass --resume to continue it, or "
+                          "choose another --seed or -f folder")
+    if settings.resume and settings.hyperparams:
+        raise ConfigError("--hyperparams cannot change a saved model on --resume")
+    return run_dir
+
+
+def make_logger(run_dir: Path, start: int, verbose: int) -> tuple[Logger, bool]:
+    """CSV (+ TensorBoard if importable, + stdout if verbose) logger of the run folder."""
+    suffix = f"-resume-{start}" if start else ""
+    formats = [make_output_format("csv", str(run_dir), log_suffix=suffix)]
+    tensorboard = tensorboard_available()
+    if tensorboard:
+        formats.append(make_output_format("tensorboard", str(run_dir / "tensorboard")))
+    else:
+        logger.info("tensorboard is not installed: no TensorBoard logs (progress%s.csv only)",
+                    suffix)
+    if verbose >= 1:
+        formats.append(make_output_format("stdout", str(run_dir)))
+    return Logger(folder=str(run_dir), output_formats=formats), tensorboard
+
+
+def reference_returns(settings: TrainSettings, config: Mapping[str, Any], run_dir: Path,
+                      eval_seed: int) -> dict[str, float]:
+    """Heuristic returns on the evaluation episodes, written to ``references.yml``."""
+    if settings.eval_freq <= 0 or not settings.references:
+        return {}
+    outcomes = heuristic_outcomes(settings.env_id, config["eval_env_kwargs"], eval_seed,
+                                  settings.eval_episodes, settings.references)
+    means = {name: float(np.mean([o.episode_return for o in runs]))
+             for name, runs in outcomes.items()}
+    first = next(iter(outcomes.values()))
+    write_yaml(run_dir / "references.yml", {
+        "eval_seed": eval_seed,
+        "episodes": [{"trace": o.trace, "episode_hash": o.episode_hash} for o in first],
+        "policies": {name: {"mean_return": means[name],
+                            "returns": [o.episode_return for o in runs],
+                            "avg_jct_s": [o.metrics.get("avg_jct_s") for o in runs]}
+                     for name, runs in outcomes.items()},
+    })
+    return means
+
+
+def make_callbacks(settings: TrainSettings, run_dir: Path, eval_env: VecEnv | None,
+                   n_envs: int, eval_seed: int, references: Mapping[str, float]
+                   ) -> list[BaseCallback]:
+    """Evaluation (masked for maskable_ppo), checkpoints, invalid actions, progress bar."""
+    callbacks: list[BaseCallback] = [InvalidActionLogger()]
+    if eval_env is not None:
+        cls = (SeededMaskableEvalCallback if settings.algo in MASKED_ALGOS
+               else SeededEvalCallback)
+        callbacks.append(cls(
+            eval_env, n_eval_episodes=settings.eval_episodes,
+            eval_freq=max(settings.eval_freq // n_envs, 1), log_path=str(run_dir),
+            best_model_save_path=str(run_dir), deterministic=True, verbose=0,
+            eval_seed=eval_seed, references=references, restore=settings.resume,
+        ))
+    if settings.save_freq > 0:
+        callbacks.append(CheckpointCallback(max(settings.save_freq // n_envs, 1),
+                                            str(run_dir / "checkpoints"), name_prefix="model"))
+    if settings.progress_bar:
+        callbacks.append(TqdmProgressBar())
+    return callbacks
+
+
+def load_or_make_model(settings: TrainSettings, config: Mapping[str, Any], venv: VecEnv,
+                       run_dir: Path) -> tuple[Any, int, int]:
+    """The model to train, its timesteps so far and the seed it uses now."""
+    if not settings.resume:
+        model = make_model(settings.algo, venv, config["hyperparams"], settings.seed,
+                           device=settings.device, verbose=settings.verbose)
+        return model, 0, settings.seed
+    model = algo_class(settings.algo).load(run_dir / "model.zip", env=venv,
+                                           device=settings.device)
+    start = int(model.num_timesteps)
+    seed = settings.seed + start
+    model.set_random_seed(seed)
+    return model, start, seed
+
+
+def eval_seed_of(settings: TrainSettings) -> int:
+    """The evaluation env's seed: ``eval_seed`` or ``seed + 10000``."""
+    return settings.eval_seed if settings.eval_seed is not None else (
+        settings.seed + EVAL_SEED_OFFSET)
+
+
+def open_envs(stack: ExitStack, settings: TrainSettings, config: Mapping[str, Any]
+              ) -> tuple[VecEnv, VecEnv | None]:
+    """The training vector env and the one-env evaluation env (None without evaluation);
+    both are closed by ``stack``."""
+    eval_env = None
+    if settings.eval_freq > 0:
+        eval_env = make_vec_env(settings.env_id, 1, eval_seed_of(settings),
+                                config["eval_env_kwargs"], "dummy")
+        stack.callback(eval_env.close)
+    venv = make_vec_env(settings.env_id, config["n_envs"], settings.seed, config["env_kwargs"],
+                        settings.vec_env)
+    stack.callback(venv.close)
+    return venv, eval_env
+
+
+def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> TrainResult:
+    """Train (or resume) a run; see the module docstring for the run folder.
+
+    Args:
+        settings: the run's settings.
+        args: the CLI arguments to record in ``args.yml`` (default: ``settings``).
+
+    Returns:
+        The run's outcome.
+
+    Raises:
+        ConfigError: for bad settings (unknown algo, hyperparameter, trace, env kwarg,
+            run-folder clash), raised before the run folder is touched; or a ``references``
+            heuristic the env configuration cannot run.
+    """
+    started = time.perf_counter()
+    config = resolve_config(settings)
+    run_dir = run_dir_of(settings)
+    if settings.num_threads > 0:
+        import torch
+
+        torch.set_num_threads(settings.num_threads)
+    n_envs, eval_seed = config["n_envs"], eval_seed_of(settings)
+    with ExitStack() as stack:
+        venv, eval_env = open_envs(stack, settings, config)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        model, start, seed = load_or_make_model(settings, config, venv, run_dir)
+        if not settings.resume:
+            write_yaml(run_dir / "config.yml", config)
+        record_args(run_dir, args if args is not None else dataclasses.asdict(settings),
+                    {"model": seed, "train_envs": [seed + i for i in range(n_envs)],
+                     "eval": eval_seed}, settings.resume, start)
+        references = reference_returns(settings, config, run_dir, eval_seed)
+        model_logger, tensorboard = make_logger(run_dir, start, settings.verbose)
+        stack.callback(model_logger.close)
+        model.set_logger(model_logger)
+        callbacks = make_callbacks(settings, run_dir, eval_env, n_envs, eval_seed, references)
+        interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
+        save_model(model, run_dir / "model.zip")
+    return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
+                       time.perf_counter() - started, tensorboard, interrupted, references)
+
+
+def learn(model: Any, n_timesteps: int, callbacks: list[BaseCallback], resume: bool) -> bool:
+    """``model.learn``; returns True if Ctrl-C stopped it (the caller still saves)."""
+    try:
+        model.learn(total_timesteps=n_timesteps, callback=callbacks,
+                    reset_num_timesteps=not resume)
+    except KeyboardInterrupt:
+        logger.warning("interrupted at %d timesteps: saving the model", model.num_timesteps)
+        return True
+    return False

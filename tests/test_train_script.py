@@ -1,0 +1,130 @@
+"""train.py end to end: run folder, determinism (same seed -> same model), resume, errors.
+
+Two identical 128-step runs go in parallel subprocesses (one env, CPU, one torch thread); the
+resume and error tests call ``train.main`` in-process on a copy of a finished run. Skipped
+without the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
+torch = pytest.importorskip("torch")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RUN = "palgym_PALPlacement-v0_maskable_ppo_0"
+ARGS = [
+    "--env", "palgym/PALPlacement-v0", "--algo", "maskable_ppo", "-n", "128", "--seed", "0",
+    "--trace", "sia-philly-gen-0", "--window", "20", "--n-envs", "1", "--eval-freq", "64",
+    "--eval-episodes", "1", "--num-threads", "1", "--verbose", "0",
+    "--hyperparams", "n_steps:32", "batch_size:32", "n_epochs:2",
+    "policy_kwargs:dict(net_arch=[32])",
+]
+
+
+def train_cli() -> ModuleType:
+    """train.py imported as a module (for in-process calls of ``main``)."""
+    spec = importlib.util.spec_from_file_location("train_cli", REPO_ROOT / "train.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two runs with identical arguments (the first also computes a PAL reference)."""
+    folders = [tmp_path_factory.mktemp("runs_a"), tmp_path_factory.mktemp("runs_b")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "train.py", *ARGS, "-f", str(folder),
+             "--references", *(["pal"] if i == 0 else [])],
+            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for i, folder in enumerate(folders)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"train.py failed:\n{out}\n{err}"
+        assert "run folder:" in out and "timesteps: 128" in out
+    return folders[0] / RUN, folders[1] / RUN
+
+
+def test_run_folder_has_every_file(runs: tuple[Path, Path]) -> None:
+    import yaml
+
+    run = runs[0]
+    for name in ("model.zip", "best_model.zip", "config.yml", "args.yml", "evaluations.npz",
+                 "progress.csv", "references.yml"):
+        assert (run / name).is_file(), name
+    config = yaml.safe_load((run / "config.yml").read_text())
+    assert config["algo"] == "maskable_ppo" and config["n_timesteps"] == 128
+    assert config["hyperparams"]["n_steps"] == 32 and config["hyperparams"]["gamma"] == 0.999
+    assert config["env_kwargs"] == {"trace": "sia-philly-gen-0", "window": 20}
+    args = yaml.safe_load((run / "args.yml").read_text())
+    assert args["seed"] == 0 and args["n_envs"] == 1
+    assert args["seeds"] == {"model": 0, "train_envs": [0], "eval": 10000}
+    with np.load(run / "evaluations.npz") as data:
+        assert data["timesteps"].tolist() == [64, 128]
+        assert data["results"].shape == (2, 1)
+    references = yaml.safe_load((run / "references.yml").read_text())
+    assert set(references["policies"]) == {"pal"}
+    assert (run / "tensorboard").is_dir() == (importlib.util.find_spec("tensorboard") is not None)
+
+
+def test_same_seed_trains_the_same_model(runs: tuple[Path, Path]) -> None:
+    from sb3_contrib import MaskablePPO
+
+    first, second = (MaskablePPO.load(run / "model.zip", device="cpu") for run in runs)
+    a, b = first.policy.state_dict(), second.policy.state_dict()
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[key], b[key]) for key in a)
+    with np.load(runs[0] / "evaluations.npz") as x, np.load(runs[1] / "evaluations.npz") as y:
+        assert np.array_equal(x["results"], y["results"])
+
+
+def test_resume_continues_the_saved_model(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    import yaml
+    from sb3_contrib import MaskablePPO
+
+    shutil.copytree(runs[0], tmp_path / RUN)
+    argv = [*ARGS, "-f", str(tmp_path), "--references"]
+    argv[argv.index("-n") + 1] = "64"
+    hyper = argv.index("--hyperparams")
+    argv = argv[:hyper] + argv[hyper + 5:]  # a resume keeps the saved hyperparameters
+    assert train_cli().main([*argv, "--resume"]) == 0
+    run = tmp_path / RUN
+    model = MaskablePPO.load(run / "model.zip", device="cpu")
+    assert model.num_timesteps == 192
+    before = MaskablePPO.load(runs[0] / "model.zip", device="cpu").policy.state_dict()
+    assert any(not torch.equal(before[k], v) for k, v in model.policy.state_dict().items())
+    with np.load(run / "evaluations.npz") as data:
+        assert data["timesteps"].tolist() == [64, 128, 192]
+    args = yaml.safe_load((run / "args.yml").read_text())
+    assert args["resume"] is False and len(args["resumes"]) == 1
+    assert args["resumes"][0]["start_timestep"] == 128
+    assert args["resumes"][0]["seeds"]["model"] == 128
+    assert (run / "progress-resume-128.csv").is_file()
+
+
+def test_clashes_and_bad_input_exit_2(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    cli = train_cli()
+    folder = str(runs[0].parent)
+    assert cli.main([*ARGS, "-f", folder]) == 2
+    assert "already holds a model" in capsys.readouterr().err
+    assert cli.main([*ARGS, "-f", folder, "--seed", "5", "--resume"]) == 2
+    assert "no model.zip" in capsys.readouterr().err
+    assert cli.main([*ARGS, "-f", str(tmp_path), "--hyperparams", "n_step:3"]) == 2
+    assert "does not accept hyperparameter(s) ['n_step']" in capsys.readouterr().err
+    assert cli.main([*ARGS, "-f", str(tmp_path), "--trace", "no-such-trace"]) == 2
+    assert "neither a file nor a bundled trace" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # bad input fails before the run folder is made

@@ -1,0 +1,134 @@
+"""Train a learned scheduler (SB3 / sb3-contrib) on a palgym env.
+
+Writes ``<folder>/<env id with / as _>_<algo>_<seed>/`` with ``model.zip``, ``config.yml``
+(resolved hyperparameters), ``args.yml`` (these arguments and the seeds), ``evaluations.npz``,
+``references.yml`` (heuristic returns on the evaluation episodes), ``progress.csv`` and, when
+the ``tensorboard`` package is installed, ``tensorboard/``. The logic lives in
+:mod:`agents.training`.
+
+Examples::
+
+    python train.py --env palgym/PALPlacement-v0 --algo maskable_ppo -n 200000 --seed 0 \\
+        --trace sia-philly-gen-0 --window 40 -f runs/
+    python train.py --trace bundled --n-envs 2 --hyperparams n_steps:256 learning_rate:lin_3e-4
+    python train.py --trace sia-philly-gen-0 --window 40 -n 50000 --resume   # 50k more steps
+
+Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
+(the model is saved first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser (dash-case flags, rl-baselines3-zoo names where they exist)."""
+    parser = argparse.ArgumentParser(description="Train an agent on a palgym env (SB3).")
+    add = parser.add_argument
+    add("--env", default="palgym/PALPlacement-v0", help="Gymnasium env id")
+    add("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo", "dqn"])
+    add("-n", "--n-timesteps", type=int, default=None,
+        help="timesteps to train (more timesteps with --resume); default: the YAML's")
+    add("--seed", type=int, default=0, help="seed of the model and training envs")
+    add("--trace", nargs="+", default=["bundled"],
+        help="trace spec(s): CSV path, bundled name (sia-philly-gen-0) or 'bundled'")
+    add("--window", type=int, default=None, help="jobs per episode (a window of the trace)")
+    add("--eval-trace", nargs="+", default=None,
+        help="trace spec(s) of the evaluation env (default: --trace)")
+    add("-f", "--log-folder", default="runs", help="folder of the run folders")
+    add("--env-kwargs", nargs="+", default=[], metavar="KEY:VALUE",
+        help="extra env kwargs, e.g. preset:pal-artifact reward:relative")
+    add("--n-envs", type=int, default=None,
+        help="parallel training envs (SubprocVecEnv when > 1); default: the YAML's")
+    add("--eval-freq", type=int, default=10_000, help="evaluate every N timesteps (<= 0: off)")
+    add("--eval-episodes", type=int, default=5, help="episodes per evaluation")
+    add("--eval-seed", type=int, default=None, help="evaluation env seed (default seed+10000)")
+    add("--save-freq", type=int, default=-1, help="checkpoint every N timesteps (<= 0: off)")
+    add("--hyperparams", "-params", nargs="+", default=[], metavar="KEY:VALUE",
+        help="hyperparameter overrides, e.g. n_steps:256 'policy_kwargs:dict(net_arch=[64])'")
+    add("--resume", action="store_true", help="continue the run folder's model.zip")
+    add("--progress-bar", action="store_true", help="show a tqdm progress bar")
+    add("--references", nargs="*", default=["pal", "packed-non-sticky"],
+        help="heuristics run on the evaluation episodes for comparison (none: skip)")
+    add("--device", default="cpu", help="torch device (cpu is fastest for MLP policies)")
+    add("--num-threads", type=int, default=1,
+        help="torch threads (default 1: fastest for these small MLPs; 0: torch's default)")
+    add("--vec-env", default="auto", choices=["auto", "dummy", "subproc"])
+    add("--verbose", type=int, default=1, choices=[0, 1], help="SB3 log tables on stdout")
+    return parser
+
+
+def trace_arg(values: Sequence[str] | None) -> Any:
+    """One spec as a string, several as a list (the env accepts both)."""
+    if values is None:
+        return None
+    return values[0] if len(values) == 1 else list(values)
+
+
+def settings_from(args: argparse.Namespace) -> Any:
+    """TrainSettings from the parsed arguments."""
+    from agents.hyperparams import parse_key_values
+    from agents.training import TrainSettings
+
+    return TrainSettings(
+        env_id=args.env, algo=args.algo, n_timesteps=args.n_timesteps, seed=args.seed,
+        trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
+        log_folder=args.log_folder, env_kwargs=parse_key_values(args.env_kwargs),
+        n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
+        eval_seed=args.eval_seed, save_freq=args.save_freq,
+        hyperparams=parse_key_values(args.hyperparams), resume=args.resume,
+        progress_bar=args.progress_bar, references=tuple(args.references),
+        device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
+        verbose=args.verbose,
+    )
+
+
+def report(result: Any) -> None:
+    """Print the run's summary and learning curve."""
+    from agents.runs import read_evaluations
+
+    print(f"run folder: {result.run_dir}")
+    print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
+          + ("   (interrupted)" if result.interrupted else ""))
+    if not result.tensorboard:
+        print("note: tensorboard is not installed, no TensorBoard logs (see progress*.csv)")
+    if (result.run_dir / "evaluations.npz").is_file():
+        steps, returns = read_evaluations(result.run_dir)
+        print("evaluation (mean return on the same episodes):")
+        for step, value in zip(steps, returns, strict=True):
+            print(f"  {int(step):>9d}  {value:.6f}")
+    for name, value in result.references.items():
+        print(f"  reference {name}: {value:.6f}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        from agents.training import train
+        from palgym.errors import PalgymError
+    except ImportError as exc:
+        print(f"error: {exc}: install the training extra (pip install -e '.[train]')",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = train(settings_from(args), args=vars(args))
+    except PalgymError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    report(result)
+    return EXIT_INTERRUPTED if result.interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
