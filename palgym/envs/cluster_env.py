@@ -353,15 +353,22 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._cached: list[JobCandidates] | None = None
 
     def _advance_until_decision(self) -> None:
+        """Commit and advance rounds until one has a decision (or the episode ends).
+
+        A round that offered no decision and changed nothing is reused while nothing happens
+        (no arrival, completion or promotion) under a static queue order: rebuilding it from the
+        identical state would give the identical round.
+        """
         sim = self.simulator
         while self._round.done and not sim.done and not sim.truncated:
-            sim.commit(self._round.target)
+            changed = sim.commit(self._round.target)
             if self.render_mode == "rgb_array":
                 self._history.append(sim.job_of_gpu.copy())
             sim.advance()
             for name, value in self._rewards.step(sim).items():
                 self._pending_reward[name] = self._pending_reward.get(name, 0.0) + value
-            if not sim.done and not sim.truncated:
+            idle = not (changed or self._round.placed or sim.events_since_commit)
+            if not sim.done and not sim.truncated and not (idle and self.order.static):
                 self._new_round()
 
     def _candidates(self) -> list[JobCandidates]:
