@@ -16,7 +16,8 @@ import numpy as np
 
 from palgym.envs import ClusterEnv
 from palgym.sim.cluster import ClusterSpec
-from traces.generate import SIA_PHILLY, generate_sia_philly_like
+from traces.generate import generate_sia_philly_like
+from traces.sia_philly_fit import SIA_PHILLY
 
 
 def measure(env: ClusterEnv, agent: str, decisions: int, seed: int) -> tuple[float, int]:

@@ -20,7 +20,8 @@ from palgym.errors import ConfigError
 from palgym.io import read_profile, read_sia_trace
 from traces import generate_sia_philly_like, write_sia_philly_like
 from traces.bundle import BUNDLED_PROFILES, BUNDLED_TRACES, default_data_dir
-from traces.generate import (
+from traces.generate import SiaTraceTable
+from traces.sia_philly_fit import (
     SIA_PHILLY_DURATION_KNOT_MIN_JOBS,
     SIA_PHILLY_DURATION_QUANTILES,
     SIA_PHILLY_GPU_COUNTS,
@@ -29,7 +30,6 @@ from traces.generate import (
     SIA_PHILLY_MODEL_GPU_COUNTS,
     DurationFit,
     SiaPhillyParams,
-    SiaTraceTable,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

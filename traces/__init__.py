@@ -10,8 +10,6 @@ Command line: ``python -m traces {generate,bundle,profile} --help``.
 
 from traces.bundle import BUNDLED_PROFILES, BUNDLED_TRACES, default_data_dir, write_bundle
 from traces.generate import (
-    SIA_PHILLY,
-    SiaPhillyParams,
     SiaTraceTable,
     generate_command,
     generate_sia_philly_like,
@@ -23,6 +21,7 @@ from traces.profiles import (
     profile_command,
     write_longhorn_profile,
 )
+from traces.sia_philly_fit import SIA_PHILLY, SiaPhillyParams
 
 __all__ = [
     "BUNDLED_PROFILES",

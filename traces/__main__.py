@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 from palgym.errors import PalgymError
 from traces.bundle import write_bundle
-from traces.generate import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams, write_sia_philly_like
+from traces.generate import write_sia_philly_like
 from traces.profiles import ProfileSampling, write_longhorn_profile
+from traces.sia_philly_fit import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -38,19 +38,12 @@ from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 from palgym.sim.types import FloatArray, IntArray
 from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace
-from traces.sia_philly_fit import (  # noqa: F401  (re-exported)
+from traces.sia_philly_fit import (
     FITTED_ON,
     SIA_COLUMNS,
     SIA_PHILLY,
-    SIA_PHILLY_DURATION_KNOT_MIN_JOBS,
-    SIA_PHILLY_DURATION_QUANTILES,
-    SIA_PHILLY_GPU_COUNTS,
     SIA_PHILLY_JOBS_PER_HOUR,
-    SIA_PHILLY_MODEL_DURATIONS,
-    SIA_PHILLY_MODEL_GPU_COUNTS,
-    DurationFit,
     SiaPhillyParams,
-    _check_quantiles,
 )
 
 

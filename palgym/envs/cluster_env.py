@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from palgym.envs.candidates import JobCandidates, job_candidates, num_candidates, random_index
 from palgym.envs.decisions import DecisionRound
-from palgym.envs.episodes import TraceSpec, job_window, load_traces
+from palgym.envs.episodes import TraceSpec, choose_episode_trace, load_traces
 from palgym.envs.heuristics import (
     check_choice,
     check_heuristic,
@@ -196,7 +196,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
         super().reset(seed=seed)
         options = dict(options or {})
-        trace, window_start = self._choose_trace(options)
+        trace, window_start = choose_episode_trace(
+            self.traces, self.window, self.np_random, options
+        )
         episode_seed = int(self.np_random.integers(2**31 - 1))
         profile = options.get("profile", self.profile)
         episode = make_episode(
@@ -312,21 +314,6 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _lf(self, perf_class: int) -> float:
         by_class = self.config.locality_penalty_by_class
         return by_class[perf_class] if by_class is not None else self.config.locality_penalty
-
-    def _choose_trace(self, options: dict[str, Any]) -> tuple[Any, int]:
-        chosen = options.get("trace")
-        if chosen is None:
-            trace = self.traces[int(self.np_random.integers(len(self.traces)))]
-        elif isinstance(chosen, int):
-            trace = self.traces[chosen]
-        else:
-            trace = load_traces(chosen)[0]
-        if self.window is None or self.window >= trace.num_jobs:
-            return trace, 0
-        start = options.get("window_start")
-        if start is None:
-            start = int(self.np_random.integers(trace.num_jobs - self.window + 1))
-        return job_window(trace, int(start), self.window), int(start)
 
     def _slowdown_factors(self, episode: Episode) -> SlowdownFactors:
         key = episode.profile.content_hash() + self.config.slowdown_clusters

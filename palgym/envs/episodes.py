@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -71,3 +72,35 @@ def job_window(trace: Trace, start: int, size: int) -> Trace:
     window = trace.select(keep, name=f"{trace.name}[{start}:{start + size}]")
     offset = float(window.submit_time_s[0])
     return replace(window, submit_time_s=window.submit_time_s - offset)
+
+
+def choose_episode_trace(
+    traces: Sequence[Trace],
+    window: int | None,
+    rng: np.random.Generator,
+    options: dict[str, Any],
+) -> tuple[Trace, int]:
+    """The episode's trace and first job (see module docstring).
+
+    Args:
+        traces: the env's traces.
+        window: jobs per episode (None: the whole trace).
+        rng: the env's seeded generator (used only for what ``options`` leaves open).
+        options: may hold ``trace`` (index, spec or Trace) and ``window_start``.
+
+    Returns:
+        ``(trace or job window, window start)``.
+    """
+    chosen = options.get("trace")
+    if chosen is None:
+        trace = traces[int(rng.integers(len(traces)))]
+    elif isinstance(chosen, int):
+        trace = traces[chosen]
+    else:
+        trace = load_traces(chosen)[0]
+    if window is None or window >= trace.num_jobs:
+        return trace, 0
+    start = options.get("window_start")
+    if start is None:
+        start = int(rng.integers(trace.num_jobs - window + 1))
+    return job_window(trace, int(start), window), int(start)
