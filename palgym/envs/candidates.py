@@ -19,12 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from palgym.envs import kernel
 from palgym.policies.allocation import packed_allocation
 from palgym.policies.pal import MatrixEntry, within_node_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.config import LocalityRule
 from palgym.sim.engine import Simulator
-from palgym.sim.types import BoolArray, IntArray, Locality
+from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, IntArray, Locality
 
 
 def num_candidates(max_tiers: int) -> int:
@@ -109,34 +111,276 @@ def job_candidates(
 
 
 def pal_choice(
-    sim: Simulator,
-    job: int,
-    free: BoolArray,
-    factors: SlowdownFactors,
+    feasible: BoolArray,
+    num_gpus: int,
+    tiers: FloatArray,
     entries: tuple[MatrixEntry, ...],
+    gpus_per_node: int,
     max_tiers: int,
 ) -> int | None:
-    """Candidate index PAL takes for ``job``: the first feasible entry of its cost order.
+    """Candidate index PAL takes for a job: the first feasible entry of its cost order.
+
+    (v_t, WITHIN) is feasible exactly when ``within[t]`` is, and (v_t, ACROSS) exactly when
+    ``best[t]`` is (both need N free GPUs with factor <= v_t, within one node for WITHIN).
+    Single-GPU jobs and jobs larger than a node take PM-First at the top tier.
+
+    Args:
+        feasible: bool (M,), the job's candidate feasibility.
+        num_gpus: N.
+        tiers: float64 (T_c,), the class's ascending slowdown tiers.
+        entries: PAL's cost order for the class (:func:`palgym.policies.pal.matrix_entries`).
+        gpus_per_node: G_n.
+        max_tiers: T.
 
     Returns:
         The candidate index, or None if the job does not fit.
+
+    Source: PAL, SC24, Section IV-C (Algorithm 1).
     """
-    perf_class = int(sim.jobs.perf_class[job])
-    num_gpus = int(sim.jobs.num_gpus[job])
-    tiers = factors.tiers[perf_class].tolist()
-    if num_gpus == 1 or num_gpus > sim.cluster.gpus_per_node:
-        top = len(tiers) - 1
-        return int(max_tiers + top) if int(free.sum()) >= num_gpus else None
-    slowdown = factors.sf[perf_class]
+    if num_gpus == 1 or num_gpus > gpus_per_node:
+        top = max_tiers + len(tiers) - 1
+        return top if feasible[top] else None
+    values = tiers.tolist()
     for entry in entries:
-        t = tiers.index(entry.value)
-        candidates = free & (slowdown <= entry.value)
-        if candidates.sum() < num_gpus:
-            continue
-        if entry.locality is Locality.ACROSS:
-            return int(max_tiers + t)
-        if within_node_allocation(
-            candidates, num_gpus, slowdown, sim.node_of_gpu, sim.config.pal_node_order
-        ) is not None:
-            return int(t)
+        t = values.index(entry.value)
+        index = max_tiers + t if entry.locality is Locality.ACROSS else t
+        if feasible[index]:
+            return index
     return None
+
+
+@dataclass(frozen=True)
+class KernelBuffers:
+    """Output buffers of the compiled kernel, reused every decision (see
+    :func:`palgym.envs.kernel.window_candidates`); sized for K slots, M candidates and the
+    trace's widest job."""
+
+    shape_of_slot: IntArray
+    shape_gpus: IntArray
+    sets: IntArray
+    feasible: BoolArray
+    features: np.ndarray
+    keeps: np.ndarray
+
+    @classmethod
+    def allocate(cls, num_slots: int, max_tiers: int, widest: int) -> KernelBuffers:
+        """Buffers for K = ``num_slots``, T = ``max_tiers`` and jobs of <= ``widest`` GPUs."""
+        size = num_candidates(max_tiers)
+        return cls(
+            shape_of_slot=np.zeros(num_slots, np.int64),
+            shape_gpus=np.zeros(num_slots, np.int64),
+            sets=np.full((num_slots, size - 1, max(widest, 1)), -1, np.int64),
+            feasible=np.zeros((num_slots, size), bool),
+            features=np.zeros((num_slots, size, kernel.NUM_FEATURES), np.float32),
+            keeps=np.zeros((num_slots, size), np.float32),
+        )
+
+
+@dataclass(frozen=True)
+class EpisodeTables:
+    """Per-episode constants of the compiled candidate kernel (:mod:`palgym.envs.kernel`).
+
+    Attributes:
+        sf: float64 (C, G) slowdown factors. rank: int64 (C, G) position of ``sf`` in the
+        class's tiers. labels: int64 (C, G) k-means labels. tiers: float64 (C, T) ascending,
+        padded with inf. num_tiers: int64 (C,). lf_by_class: float64 (C,) locality penalty.
+        larger_rule: the penalty is paid by jobs larger than a node. gpus_per_node: G_n.
+        max_tiers: T. strict_total: Packed's strict-total quirk. buffers: the kernel's
+        output buffers.
+    """
+
+    sf: FloatArray
+    rank: IntArray
+    labels: IntArray
+    tiers: FloatArray
+    num_tiers: IntArray
+    lf_by_class: FloatArray
+    larger_rule: bool
+    gpus_per_node: int
+    max_tiers: int
+    strict_total: bool
+    buffers: KernelBuffers
+
+    @classmethod
+    def build(
+        cls,
+        sim: Simulator,
+        factors: SlowdownFactors,
+        max_tiers: int,
+        strict_total: bool,
+        num_slots: int,
+    ) -> EpisodeTables:
+        """Tables for ``sim``'s episode with ``factors`` (at most ``max_tiers`` tiers a class)
+        and a window of ``num_slots`` jobs."""
+        config = sim.config
+        tiers = np.full((NUM_PERF_CLASSES, max_tiers), np.inf)
+        rank = np.zeros(factors.sf.shape, np.int64)
+        for c, values in enumerate(factors.tiers):
+            tiers[c, : values.size] = values
+            rank[c] = np.searchsorted(values, factors.sf[c])
+        by_class = config.locality_penalty_by_class
+        lf = [by_class[c] if by_class is not None else config.locality_penalty
+              for c in range(NUM_PERF_CLASSES)]
+        return cls(
+            sf=np.ascontiguousarray(factors.sf, np.float64), rank=rank,
+            labels=np.ascontiguousarray(factors.labels, np.int64), tiers=tiers,
+            num_tiers=np.array([t.size for t in factors.tiers], np.int64),
+            lf_by_class=np.array(lf, np.float64),
+            larger_rule=config.locality_rule is LocalityRule.LARGER_THAN_NODE,
+            gpus_per_node=sim.cluster.gpus_per_node, max_tiers=max_tiers,
+            strict_total=strict_total,
+            buffers=KernelBuffers.allocate(
+                num_slots, max_tiers, int(sim.jobs.num_gpus.max(initial=1))
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class WindowCandidates:
+    """The candidates of every job of the window, grouped by shape (perf class, N).
+
+    Attributes:
+        jobs: int64 (K',) window jobs, slot order.
+        shape_of_slot: int64 (K',) the shape row of each slot.
+        shape_gpus: int64 (S,) N of each shape.
+        sets: int64 (S, M - 1, N_max) candidate GPU sets (ascending ids; -1 padded; the Random
+            candidate is drawn when taken).
+        feasible: bool (S, M).
+        features: float32 (S, M, 6) candidate features 0..5 of
+            :data:`palgym.envs.observations.CANDIDATE_FEATURES`.
+        keeps: float32 (K', M) the ``keeps_gpus`` feature of every slot's candidates.
+    """
+
+    jobs: IntArray
+    shape_of_slot: IntArray
+    shape_gpus: IntArray
+    sets: IntArray
+    feasible: BoolArray
+    features: np.ndarray
+    keeps: np.ndarray
+
+    def gpus(self, slot: int, candidate: int) -> IntArray:
+        """int64 (N,): the GPU set of a deterministic candidate (must be feasible)."""
+        shape = int(self.shape_of_slot[slot])
+        return self.sets[shape, candidate, : int(self.shape_gpus[shape])].copy()
+
+    def slot_feasible(self) -> BoolArray:
+        """bool (K', M): the feasibility of every slot's candidates."""
+        return self.feasible[self.shape_of_slot]
+
+
+def window_candidates(
+    sim: Simulator,
+    window: list[int],
+    free: BoolArray,
+    tables: EpisodeTables,
+    factors: SlowdownFactors,
+    compiled: bool,
+) -> WindowCandidates:
+    """The candidates of the window's jobs on the free GPUs.
+
+    Args:
+        sim: the engine (read only).
+        window: the window's jobs, slot order.
+        free: bool (G,) free GPUs of the round's tentative allocation.
+        tables: the episode tables.
+        factors: the slowdown factors (the reference path's input).
+        compiled: use the compiled kernel (else the policies' numpy functions).
+    """
+    jobs = np.asarray(window, dtype=np.int64)
+    table = sim.jobs
+    if compiled:
+        out = tables.buffers
+        num_shapes = kernel.window_candidates(
+            free, jobs, table.perf_class, table.num_gpus, tables.sf, tables.rank, tables.labels,
+            tables.tiers, tables.num_tiers, tables.max_tiers, tables.gpus_per_node,
+            tables.strict_total, tables.lf_by_class, tables.larger_rule,
+            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features,
+        )
+        shape_of_slot = out.shape_of_slot[: jobs.size]
+        shape_gpus = out.shape_gpus[:num_shapes]
+        sets = out.sets[:num_shapes]
+        feasible = out.feasible[:num_shapes]
+        kernel.keeps_gpus(sim.job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible,
+                          out.keeps)
+        return WindowCandidates(jobs, shape_of_slot, shape_gpus, sets, feasible,
+                                out.features[:num_shapes], out.keeps[: jobs.size])
+    shape_of_slot, shape_gpus = _shapes(table.perf_class[jobs], table.num_gpus[jobs])
+    sets, feasible, features = _reference_candidates(
+        sim, jobs, shape_of_slot, shape_gpus, free, tables, factors
+    )
+    keeps = _reference_keeps(sim, jobs, shape_of_slot, shape_gpus, sets, feasible)
+    return WindowCandidates(jobs, shape_of_slot, shape_gpus, sets, feasible, features, keeps)
+
+
+def _shapes(perf_class: IntArray, num_gpus: IntArray) -> tuple[IntArray, IntArray]:
+    """Shape row of every slot and N of every shape, shapes in order of first slot."""
+    index: dict[tuple[int, int], int] = {}
+    shape_of_slot = [
+        index.setdefault(shape, len(index))
+        for shape in zip(perf_class.tolist(), num_gpus.tolist())
+    ]
+    return (np.array(shape_of_slot, dtype=np.int64),
+            np.array([n for _, n in index], dtype=np.int64))
+
+
+def _reference_candidates(
+    sim: Simulator,
+    jobs: IntArray,
+    shape_of_slot: IntArray,
+    shape_gpus: IntArray,
+    free: BoolArray,
+    tables: EpisodeTables,
+    factors: SlowdownFactors,
+) -> tuple[IntArray, BoolArray, np.ndarray]:
+    """:func:`kernel.window_candidates` computed with the policies' numpy functions."""
+    num_shapes = shape_gpus.size
+    size = num_candidates(tables.max_tiers)
+    widest = max(1, int(shape_gpus.max())) if num_shapes else 1
+    sets = np.full((num_shapes, size - 1, widest), -1, np.int64)
+    feasible = np.zeros((num_shapes, size), bool)
+    features = np.zeros((num_shapes, size, kernel.NUM_FEATURES), np.float32)
+    first_slot = np.zeros(num_shapes, np.int64)
+    first_slot[shape_of_slot[::-1]] = np.arange(shape_of_slot.size)[::-1]
+    for s in range(num_shapes):
+        job = int(jobs[first_slot[s]])
+        cands = job_candidates(sim, job, free, factors, tables.max_tiers, tables.strict_total)
+        feasible[s] = cands.feasible()
+        perf_class = int(sim.jobs.perf_class[job])
+        num_gpus = int(shape_gpus[s])
+        slowdown = factors.sf[perf_class]
+        for m, gpus in enumerate(cands.sets):
+            if gpus is None:
+                continue
+            sets[s, m, :num_gpus] = gpus
+            factor = slowdown[gpus]
+            worst = float(factor.max())
+            nodes = sim.node_of_gpu[gpus]
+            locality = sim.locality_penalty_of(perf_class, num_gpus, gpus)
+            features[s, m] = (
+                1.0, min(worst / kernel.SLOWDOWN_MAX, 1.0), float(nodes[0] != nodes[-1]),
+                min((locality - 1.0) / (kernel.LOCALITY_MAX - 1.0), 1.0),
+                min(0.5 / (worst * locality), 1.0),
+                np.count_nonzero(factor <= tables.tiers[perf_class, 0]) / num_gpus,
+            )
+        features[s, -1, 0] = float(cands.random_feasible)
+    return sets, feasible, features
+
+
+def _reference_keeps(
+    sim: Simulator,
+    jobs: IntArray,
+    shape_of_slot: IntArray,
+    shape_gpus: IntArray,
+    sets: IntArray,
+    feasible: BoolArray,
+) -> np.ndarray:
+    """:func:`kernel.keeps_gpus` in numpy."""
+    keeps = np.zeros((jobs.size, feasible.shape[1]), np.float32)
+    for slot, job in enumerate(jobs.tolist()):
+        held = np.flatnonzero(sim.job_of_gpu == job)
+        shape = int(shape_of_slot[slot])
+        for m in range(sets.shape[1]):
+            if feasible[shape, m]:
+                keeps[slot, m] = np.array_equal(held, sets[shape, m, : int(shape_gpus[shape])])
+    return keeps

@@ -10,7 +10,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs.candidates import JobCandidates, job_candidates, num_candidates, random_index
+from palgym.envs import kernel
+from palgym.envs.candidates import (
+    EpisodeTables,
+    WindowCandidates,
+    num_candidates,
+    random_index,
+    window_candidates,
+)
 from palgym.envs.decisions import DecisionRound
 from palgym.envs.episodes import TraceSpec, choose_episode_trace, load_traces
 from palgym.envs.heuristics import (
@@ -22,6 +29,7 @@ from palgym.envs.heuristics import (
 )
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker
+from palgym.bundled import bundled_profile
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order, make_sampler
@@ -166,7 +174,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.num_actions = num_slots * self.num_candidates + 1
         self.action_space = spaces.Discrete(self.num_actions)
         self.end_round_action = num_slots * self.num_candidates
+        # The compiled kernel reproduces the default within-node order only.
+        self._compiled = kernel.AVAILABLE and self.config.pal_node_order == "ascending"
         self._factor_cache: dict[str, SlowdownFactors] = {}
+        self._bundled: VariabilityProfile | None = None
         self._baseline_cache: dict[tuple[str, str], np.ndarray] = {}
         self._sim: Simulator | None = None
         self._finished = True
@@ -201,6 +212,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         episode_seed = int(self.np_random.integers(2**31 - 1))
         profile = options.get("profile", self.profile)
+        if profile is None and self.variability_data is None:
+            profile = self._bundled_profile()
         episode = make_episode(
             trace, cluster=self.cluster, config=self.config, profile=profile,
             variability_data=None if profile is not None else self.variability_data,
@@ -213,6 +226,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         self._sampler = make_sampler(copy_rng(episode.placement_rng))
         self._sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+        self._tables = EpisodeTables.build(
+            self._sim, self._factors, self.max_tiers,
+            self.sticky and self.config.packed_sticky_strict_total, self.num_slots,
+        )
         self._rewards = RewardTracker(
             self.reward_name, self.reward_scale,
             self._baseline(episode) if self.reward_name == "relative" else None,
@@ -271,10 +288,11 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._finished:
             mask[self.end_round_action] = True
             return mask
-        for slot, cands in enumerate(self._candidates()):
-            if self._round.selectable(slot):
-                start = slot * self.num_candidates
-                mask[start : start + self.num_candidates] = cands.feasible()
+        cands = self._candidates()
+        feasible = cands.slot_feasible()
+        if self.sticky:
+            feasible = feasible[:1]
+        mask[: feasible.size] = feasible.ravel()
         mask[self.end_round_action] = self._round.can_end or not mask.any()
         return mask
 
@@ -294,9 +312,11 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if not decision.pending or not decision.fits(decision.pending[0]):
             return self.end_round_action
         job = decision.pending[0]
+        perf_class = int(self.simulator.jobs.perf_class[job])
         choice = heuristic_candidate(
-            name, self.simulator, job, decision.free, self._factors,
-            self._entries[int(self.simulator.jobs.perf_class[job])], self.max_tiers,
+            name, self._candidates().slot_feasible()[0], int(self.simulator.jobs.num_gpus[job]),
+            self._factors.tiers[perf_class], self._entries[perf_class],
+            self.cluster.gpus_per_node, self.max_tiers,
         )
         return self.end_round_action if choice is None else choice  # slot 0: action = candidate
 
@@ -325,6 +345,12 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise ConfigError(f"the profile has {widest} slowdown tiers: use max_tiers >= {widest}")
         return factors
 
+    def _bundled_profile(self) -> VariabilityProfile:
+        """The bundled profile of the preset's sampling (read once per env)."""
+        if self._bundled is None:
+            self._bundled = bundled_profile(self.config.profile_sampling, self.cluster.num_gpus)
+        return self._bundled
+
     def _baseline(self, episode: Episode) -> np.ndarray:
         key = (episode.episode_hash(), self.baseline_policy)
         if key not in self._baseline_cache:
@@ -337,7 +363,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._round = DecisionRound(
             sim, self.order.order(sim), self.task, self.sticky, self.class_reorder
         )
-        self._cached: list[JobCandidates] | None = None
+        self._cached: WindowCandidates | None = None
 
     def _advance_until_decision(self) -> None:
         """Commit and advance rounds until one has a decision (or the episode ends).
@@ -358,22 +384,12 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if not sim.done and not sim.truncated and not (idle and self.order.static):
                 self._new_round()
 
-    def _candidates(self) -> list[JobCandidates]:
+    def _candidates(self) -> WindowCandidates:
         if self._cached is None:
-            strict = self.sticky and self.config.packed_sticky_strict_total
-            by_shape: dict[tuple[int, int], JobCandidates] = {}
-            cached = []
-            jobs = self.simulator.jobs
-            for job in self._round.window(self.num_slots):
-                shape = (int(jobs.perf_class[job]), int(jobs.num_gpus[job]))
-                if shape not in by_shape:
-                    by_shape[shape] = job_candidates(
-                        self.simulator, job, self._round.free, self._factors, self.max_tiers,
-                        strict,
-                    )
-                cands = by_shape[shape]
-                cached.append(JobCandidates(job, cands.sets, cands.random_feasible))
-            self._cached = cached
+            self._cached = window_candidates(
+                self.simulator, self._round.window(self.num_slots), self._round.free,
+                self._tables, self._factors, self._compiled,
+            )
         return self._cached
 
     def _apply(self, action: int) -> None:
@@ -381,20 +397,21 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._round.end()
             return
         slot, candidate = divmod(action, self.num_candidates)
-        cands = self._candidates()[slot]
+        cands = self._candidates()
+        job = int(cands.jobs[slot])
         if candidate == random_index(self.max_tiers):
             gpus = random_allocation(
-                self._round.free, int(self.simulator.jobs.num_gpus[cands.job]), self._sampler
+                self._round.free, int(self.simulator.jobs.num_gpus[job]), self._sampler
             )
+            assert gpus is not None
         else:
-            gpus = cands.sets[candidate]
-        assert gpus is not None
-        self._round.place(cands.job, gpus)
+            gpus = cands.gpus(slot, candidate)
+        self._round.place(job, gpus)
         self._cached = None
 
     def _observe(self) -> dict[str, np.ndarray]:
         if self._finished:
             return self._observations.empty()
         return self._observations.build(
-            self.simulator, self._round, self._candidates(), self._factors
+            self.simulator, self._round, self._candidates(), self._tables, self._compiled
         )

@@ -16,10 +16,8 @@ from palgym.envs.candidates import packed_index, pal_choice, random_index
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.pal import MatrixEntry
-from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig, preset
-from palgym.sim.engine import Simulator
-from palgym.sim.types import BoolArray
+from palgym.sim.types import BoolArray, FloatArray
 
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
@@ -53,18 +51,28 @@ def check_heuristic(name: str, sticky: bool, class_reorder: bool) -> None:
 
 def heuristic_candidate(
     name: str,
-    sim: Simulator,
-    job: int,
-    free: BoolArray,
-    factors: SlowdownFactors,
+    feasible: BoolArray,
+    num_gpus: int,
+    tiers: FloatArray,
     entries: tuple[MatrixEntry, ...],
+    gpus_per_node: int,
     max_tiers: int,
 ) -> int | None:
-    """Candidate index the named placement takes for ``job`` (None: it does not fit)."""
+    """Candidate index the named placement takes for a job (None: it does not fit).
+
+    Args:
+        name: placement name.
+        feasible: bool (M,), the job's candidate feasibility.
+        num_gpus: N.
+        tiers: float64 (T_c,), the job class's ascending slowdown tiers.
+        entries: PAL's cost order for the job's class.
+        gpus_per_node: G_n.
+        max_tiers: T.
+    """
     if name == "pal":
-        return pal_choice(sim, job, free, factors, entries, max_tiers)
+        return pal_choice(feasible, num_gpus, tiers, entries, gpus_per_node, max_tiers)
     if name == "pm-first":
-        return max_tiers + len(factors.tiers[int(sim.jobs.perf_class[job])]) - 1
+        return max_tiers + len(tiers) - 1
     if name.startswith("packed"):
         return packed_index(max_tiers)
     return random_index(max_tiers)

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs.candidates import JobCandidates
+from palgym.envs import kernel
+from palgym.envs.candidates import EpisodeTables, WindowCandidates
 from palgym.envs.decisions import DecisionRound
-from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
 
@@ -64,6 +64,12 @@ class ObservationBuilder:
             "candidates": (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)),
             "cluster": (len(self.cluster_feature_names()),),
         }
+        self._rows_round: DecisionRound | None = None
+        self._tier_counts = np.zeros((NUM_PERF_CLASSES, max_tiers))
+        self._histogram = np.zeros(gpus_per_node + 1)
+        self._row_of: dict[int, int] = {}
+        self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
+        self._round_constants: tuple[DecisionRound | None, float, float] = (None, 0.0, 0.0)
         self.space = spaces.Dict({
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()
@@ -100,33 +106,54 @@ class ObservationBuilder:
         self,
         sim: Simulator,
         decision: DecisionRound,
-        candidates: list[JobCandidates],
-        factors: SlowdownFactors,
+        candidates: WindowCandidates,
+        tables: EpisodeTables,
+        compiled: bool,
     ) -> dict[str, np.ndarray]:
-        """The observation of the current decision (fresh arrays every call)."""
+        """The observation of the current decision (fresh arrays every call).
+
+        Args:
+            sim: the engine (read only).
+            decision: the open round.
+            candidates: the window's candidates.
+            tables: the episode tables.
+            compiled: use the compiled kernel for the cluster summary.
+        """
         obs = self.empty()
-        per_slot = obs["candidates"].reshape(self.logical_shapes["candidates"])
-        if candidates:
-            window = np.array([c.job for c in candidates], dtype=np.int64)
+        num_window = candidates.jobs.size
+        if num_window:
             job_rows = obs["jobs"].reshape(self.logical_shapes["jobs"])
-            job_rows[: window.size] = self._job_rows(sim, decision, window)
-            rows_of: dict[int, np.ndarray] = {}
-            for slot, cands in enumerate(candidates):
-                key = id(cands.sets)
-                if key not in rows_of:
-                    rows_of[key] = self._candidate_rows(sim, cands, factors)
-                rows = rows_of[key]
-                per_slot[slot] = rows
-                if cands.sets and sim.jobs.status[cands.job] == JobStatus.RUNNING:
-                    per_slot[slot, :, -1] = self._keeps_gpus(sim, cands)
-        obs["cluster"][:] = self._cluster_row(sim, decision, factors)
+            job_rows[:num_window] = self._job_rows(sim, decision, candidates.jobs)
+            if decision.sticky:
+                job_rows[1:num_window, 1] = 0.0
+            per_slot = obs["candidates"].reshape(self.logical_shapes["candidates"])
+            per_slot[:num_window, :, :-1] = candidates.features[candidates.shape_of_slot]
+            per_slot[:num_window, :, -1] = candidates.keeps
+        obs["cluster"][:] = self._cluster_row(sim, decision, tables, compiled)
         return obs
 
     def _job_rows(self, sim: Simulator, decision: DecisionRound, window: np.ndarray) -> np.ndarray:
+        """Rows of the window's jobs. A job's row is constant during a round (the engine only
+        moves at round ends), so rows are computed once per job per round."""
+        if self._rows_round is not decision:
+            self._rows_round = decision
+            self._row_of = {}
+            self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
+        row_of = self._row_of
+        window_list = window.tolist()
+        missing = [job for job in window_list if job not in row_of]
+        if missing:
+            fresh = self._new_job_rows(sim, np.asarray(missing, dtype=np.int64))
+            base = len(row_of)
+            row_of.update((job, base + i) for i, job in enumerate(missing))
+            self._rows = np.concatenate([self._rows, fresh])
+        return self._rows[[row_of[job] for job in window_list]]
+
+    def _new_job_rows(self, sim: Simulator, window: np.ndarray) -> np.ndarray:
         jobs = sim.jobs
-        rows = np.zeros((window.size, len(JOB_FEATURES)), np.float64)
+        rows = np.zeros((window.size, len(JOB_FEATURES)), np.float32)
         rows[:, 0] = 1.0
-        rows[:, 1] = [decision.selectable(slot) for slot in range(window.size)]
+        rows[:, 1] = 1.0  # selectable; the caller clears it for sticky slots > 0
         rows[:, 2] = np.minimum(jobs.num_gpus[window] / sim.cluster.num_gpus, 1.0)
         rows[np.arange(window.size), 3 + jobs.perf_class[window]] = 1.0
         remaining = jobs.iteration_time_s[window] * np.maximum(
@@ -138,53 +165,30 @@ class ObservationBuilder:
         rows[:, 10] = jobs.status[window] == JobStatus.RUNNING
         return rows
 
-    def _keeps_gpus(self, sim: Simulator, cands: JobCandidates) -> np.ndarray:
-        held = np.flatnonzero(sim.job_of_gpu == cands.job)
-        return np.array(
-            [s is not None and np.array_equal(held, s) for s in cands.sets], dtype=np.float32
-        )
-
-    def _candidate_rows(
-        self, sim: Simulator, cands: JobCandidates, factors: SlowdownFactors
-    ) -> np.ndarray:
-        """Features of every candidate set; ``keeps_gpus`` is filled in by the caller."""
-        rows = np.zeros((self.num_candidates, len(CANDIDATE_FEATURES)), np.float32)
-        perf_class = int(sim.jobs.perf_class[cands.job])
-        slowdown = factors.sf[perf_class]
-        best_tier = float(factors.tiers[perf_class][0])
-        num_gpus = int(sim.jobs.num_gpus[cands.job])
-        for m, gpus in enumerate(cands.sets):
-            if gpus is None:
-                continue
-            factor = slowdown[gpus]
-            worst = float(factor.max())
-            nodes = sim.node_of_gpu[gpus]
-            spans = bool(nodes[0] != nodes[-1])
-            locality = sim.locality_penalty_of(perf_class, num_gpus, gpus)
-            rows[m, :6] = (
-                1.0, min(worst / SLOWDOWN_MAX, 1.0), float(spans),
-                min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0),
-                min(0.5 / (worst * locality), 1.0),
-                np.count_nonzero(factor <= best_tier) / num_gpus,
-            )
-        rows[-1, 0] = float(cands.random_feasible)
-        return rows
-
     def _cluster_row(
-        self, sim: Simulator, decision: DecisionRound, factors: SlowdownFactors
+        self, sim: Simulator, decision: DecisionRound, tables: EpisodeTables, compiled: bool
     ) -> np.ndarray:
         num_gpus = sim.cluster.num_gpus
         free = decision.free
-        tiers = np.zeros((NUM_PERF_CLASSES, self.max_tiers))
-        for c in range(NUM_PERF_CLASSES):
-            rank = np.searchsorted(factors.tiers[c], factors.sf[c][free])
-            counts = np.bincount(rank, minlength=self.max_tiers)[: self.max_tiers]
-            tiers[c] = counts / num_gpus
-        per_node = free.reshape(-1, sim.cluster.gpus_per_node).sum(axis=1)
-        histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1) / per_node.size
-        queued = sim.active_jobs().size
-        return np.concatenate([
-            tiers.ravel(), histogram,
-            [free.mean(), min(len(decision.pending) / self.num_slots, 1.0),
-             min(queued / (4.0 * self.num_slots), 1.0), _log_time(sim.now_s)],
-        ]).astype(np.float32)
+        if compiled:
+            tiers, histogram = self._tier_counts, self._histogram
+            kernel.free_summary(free, tables.rank, self.gpus_per_node, tiers, histogram)
+        else:
+            tiers = np.zeros((NUM_PERF_CLASSES, self.max_tiers))
+            for c in range(NUM_PERF_CLASSES):
+                tiers[c] = np.bincount(tables.rank[c][free], minlength=self.max_tiers)
+            per_node = free.reshape(-1, self.gpus_per_node).sum(axis=1)
+            histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1).astype(float)
+        if self._round_constants[0] is not decision:
+            queued = min(sim.active_jobs().size / (4.0 * self.num_slots), 1.0)
+            self._round_constants = (decision, queued, float(_log_time(sim.now_s)))
+        _, queued, log_time = self._round_constants
+        row = np.empty(self.logical_shapes["cluster"][0], np.float32)
+        size = tiers.size
+        row[:size] = (tiers / num_gpus).ravel()
+        row[size : size + histogram.size] = histogram / (num_gpus // self.gpus_per_node)
+        row[size + histogram.size :] = (
+            np.count_nonzero(free) / num_gpus,
+            min(len(decision.pending) / self.num_slots, 1.0), queued, log_time,
+        )
+        return row
