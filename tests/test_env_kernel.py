@@ -56,7 +56,9 @@ def test_kernel_equals_reference_on_random_states(cluster: str, preset_name: str
         sim.job_of_gpu[:] = held
         ref = window_candidates(sim, window.tolist(), free, tables, factors, compiled=False)
         out = window_candidates(sim, window.tolist(), free, tables, factors, compiled=True)
-        for ours, theirs in zip(_per_slot(out, window.size), _per_slot(ref, window.size)):
+        for ours, theirs in zip(
+            _per_slot(out, window.size), _per_slot(ref, window.size), strict=True
+        ):
             if ours.ndim == 3 and ours.dtype == np.int64:
                 width = min(ours.shape[2], theirs.shape[2])
                 assert np.array_equal(ours[:, :, :width], theirs[:, :, :width])

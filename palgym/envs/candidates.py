@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from palgym.envs import kernel
+from palgym.envs import kernel, obs_kernel
 from palgym.policies.allocation import packed_allocation
 from palgym.policies.pal import MatrixEntry, within_node_allocation
 from palgym.policies.pm_first import pm_first_allocation
@@ -301,7 +301,7 @@ def window_candidates(
         shape_gpus = out.shape_gpus[:num_shapes]
         sets = out.sets[:num_shapes]
         feasible = out.feasible[:num_shapes]
-        kernel.keeps_gpus(sim.job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible,
+        obs_kernel.keeps_gpus(sim.job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible,
                           out.keeps)
         return WindowCandidates(jobs, shape_of_slot, shape_gpus, sets, feasible,
                                 out.features[:num_shapes], out.keeps[: jobs.size])
@@ -318,7 +318,7 @@ def _shapes(perf_class: IntArray, num_gpus: IntArray) -> tuple[IntArray, IntArra
     index: dict[tuple[int, int], int] = {}
     shape_of_slot = [
         index.setdefault(shape, len(index))
-        for shape in zip(perf_class.tolist(), num_gpus.tolist())
+        for shape in zip(perf_class.tolist(), num_gpus.tolist(), strict=True)
     ]
     return (np.array(shape_of_slot, dtype=np.int64),
             np.array([n for _, n in index], dtype=np.int64))

@@ -19,7 +19,7 @@ from palgym.envs.candidates import (
     window_candidates,
 )
 from palgym.envs.decisions import DecisionRound
-from palgym.envs.episodes import TraceSpec, choose_episode_trace, load_traces
+from palgym.envs.episodes import EpisodeMemo, TraceSpec, choose_episode_trace, load_traces
 from palgym.envs.heuristics import (
     check_choice,
     check_heuristic,
@@ -28,19 +28,17 @@ from palgym.envs.heuristics import (
     make_config,
 )
 from palgym.envs.observations import ObservationBuilder
-from palgym.envs.rewards import REWARD_NAMES, RewardTracker
-from palgym.bundled import bundled_profile
+from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order, make_sampler
 from palgym.policies.allocation import random_allocation
 from palgym.policies.pal import matrix_entries
-from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.types import PerfClass
 from palgym.sim.variability import VariabilityProfile
-from palgym.simulate import Episode, make_episode, run_episode, slowdown_factors
+from palgym.simulate import make_episode
 
 
 class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -176,9 +174,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.end_round_action = num_slots * self.num_candidates
         # The compiled kernel reproduces the default within-node order only.
         self._compiled = kernel.AVAILABLE and self.config.pal_node_order == "ascending"
-        self._factor_cache: dict[str, SlowdownFactors] = {}
-        self._bundled: VariabilityProfile | None = None
-        self._baseline_cache: dict[tuple[str, str], np.ndarray] = {}
+        self._memo = EpisodeMemo()
         self._sim: Simulator | None = None
         self._finished = True
 
@@ -213,14 +209,14 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         episode_seed = int(self.np_random.integers(2**31 - 1))
         profile = options.get("profile", self.profile)
         if profile is None and self.variability_data is None:
-            profile = self._bundled_profile()
+            profile = self._memo.bundled_profile(self.config.profile_sampling, self.cluster)
         episode = make_episode(
             trace, cluster=self.cluster, config=self.config, profile=profile,
             variability_data=None if profile is not None else self.variability_data,
             seed=episode_seed,
         )
         self._episode = episode
-        self._factors = self._slowdown_factors(episode)
+        self._factors = self._memo.slowdown_factors(episode, self.max_tiers)
         self._entries = tuple(
             matrix_entries(self._factors.sf[c], self._lf(c)) for c in PerfClass
         )
@@ -232,7 +228,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         self._rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self._baseline(episode) if self.reward_name == "relative" else None,
+            self._memo.baseline(episode, self.baseline_policy, self.order.name, self._factors)
+            if self.reward_name == "relative" else None,
         )
         self._rewards.reset(self._sim)
         self._invalid = 0
@@ -255,7 +252,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._finished or self._sim is None:
             raise PalgymError("the episode has ended: call reset() before step()")
         action = int(action)
-        invalid = not (0 <= action < self.num_actions and self.action_masks()[action])
+        invalid = not (0 <= action < self.num_actions and self._valid_actions()[action])
         if invalid:
             if self.strict:
                 raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
@@ -271,30 +268,24 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         info: dict[str, Any] = {"invalid_action": invalid, "reward_terms": terms,
                                 "num_invalid_actions": self._invalid}
         if self._finished:
-            metrics = self._sim.metrics()
-            info["episode_metrics"] = {
-                "avg_jct_s": metrics.avg_jct_s, "p50_jct_s": metrics.p50_jct_s,
-                "p99_jct_s": metrics.p99_jct_s, "makespan_s": metrics.makespan_s,
-                "utilization_allocated": metrics.utilization_allocated,
-                "utilization_effective": metrics.utilization_effective,
-                "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
-                "num_invalid_actions": self._invalid,
-            }
+            info["episode_metrics"] = episode_metrics(self._sim, self._invalid)
         return self._observe(), float(sum(terms.values())), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """bool (K*M+1,): valid actions now; never all False."""
-        mask = np.zeros(self.num_actions, dtype=np.bool_)
+        """bool (K*M+1,): valid actions now (a fresh array); never all False."""
+        return self._valid_actions().copy()
+
+    def _valid_actions(self) -> np.ndarray:
+        """The mask of the current decision, computed once per decision."""
         if self._finished:
+            mask = np.zeros(self.num_actions, dtype=np.bool_)
             mask[self.end_round_action] = True
             return mask
-        cands = self._candidates()
-        feasible = cands.slot_feasible()
-        if self.sticky:
-            feasible = feasible[:1]
-        mask[: feasible.size] = feasible.ravel()
-        mask[self.end_round_action] = self._round.can_end or not mask.any()
-        return mask
+        if self._mask is None:
+            self._mask = self._round.action_mask(
+                self._candidates().slot_feasible(), self.num_actions
+            )
+        return self._mask
 
     def heuristic_action(self, name: str, check: bool = True) -> int:
         """The action the named placement policy takes now.
@@ -335,35 +326,14 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         by_class = self.config.locality_penalty_by_class
         return by_class[perf_class] if by_class is not None else self.config.locality_penalty
 
-    def _slowdown_factors(self, episode: Episode) -> SlowdownFactors:
-        key = episode.profile.content_hash() + self.config.slowdown_clusters
-        if key not in self._factor_cache:
-            self._factor_cache[key] = slowdown_factors(episode)
-        factors = self._factor_cache[key]
-        widest = max(len(t) for t in factors.tiers)
-        if widest > self.max_tiers:
-            raise ConfigError(f"the profile has {widest} slowdown tiers: use max_tiers >= {widest}")
-        return factors
-
-    def _bundled_profile(self) -> VariabilityProfile:
-        """The bundled profile of the preset's sampling (read once per env)."""
-        if self._bundled is None:
-            self._bundled = bundled_profile(self.config.profile_sampling, self.cluster.num_gpus)
-        return self._bundled
-
-    def _baseline(self, episode: Episode) -> np.ndarray:
-        key = (episode.episode_hash(), self.baseline_policy)
-        if key not in self._baseline_cache:
-            result = run_episode(episode, self.baseline_policy, self.order.name, self._factors)
-            self._baseline_cache[key] = result.records.completion_time_s
-        return self._baseline_cache[key]
-
     def _new_round(self) -> None:
         sim = self.simulator
         self._round = DecisionRound(
             sim, self.order.order(sim), self.task, self.sticky, self.class_reorder
         )
         self._cached: WindowCandidates | None = None
+        self._cached_obs: dict[str, np.ndarray] | None = None
+        self._mask: np.ndarray | None = None
 
     def _advance_until_decision(self) -> None:
         """Commit and advance rounds until one has a decision (or the episode ends).
@@ -385,14 +355,22 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 self._new_round()
 
     def _candidates(self) -> WindowCandidates:
+        """The current decision's candidates (with the compiled kernel, its observation too)."""
         if self._cached is None:
-            self._cached = window_candidates(
-                self.simulator, self._round.window(self.num_slots), self._round.free,
-                self._tables, self._factors, self._compiled,
-            )
+            window = self._round.window(self.num_slots)
+            if self._compiled:
+                self._cached, self._cached_obs = self._observations.build_compiled(
+                    self.simulator, self._round, window, self._tables
+                )
+            else:
+                self._cached = window_candidates(
+                    self.simulator, window, self._round.free, self._tables, self._factors,
+                    compiled=False,
+                )
         return self._cached
 
     def _apply(self, action: int) -> None:
+        self._mask = None
         if action == self.end_round_action:
             self._round.end()
             return
@@ -408,10 +386,23 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             gpus = cands.gpus(slot, candidate)
         self._round.place(job, gpus)
         self._cached = None
+        self._cached_obs = None
+        self._mask = None
 
     def _observe(self) -> dict[str, np.ndarray]:
+        """The observation (fresh arrays on every call)."""
         if self._finished:
             return self._observations.empty()
-        return self._observations.build(
-            self.simulator, self._round, self._candidates(), self._tables, self._compiled
-        )
+        candidates = self._candidates()
+        obs, self._cached_obs = self._cached_obs, None
+        if obs is None:
+            if self._compiled:  # handed out already: rebuild
+                self._cached = None
+                self._candidates()
+                obs, self._cached_obs = self._cached_obs, None
+            else:
+                obs = self._observations.build(
+                    self.simulator, self._round, candidates, self._tables
+                )
+        assert obs is not None
+        return obs

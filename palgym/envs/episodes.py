@@ -16,10 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from palgym.bundled import bundled_trace_paths
+from palgym.bundled import bundled_profile, bundled_trace_paths
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
+from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
+from palgym.simulate import Episode, run_episode, slowdown_factors
 
 TraceSpec = str | Path | Trace
 
@@ -104,3 +108,45 @@ def choose_episode_trace(
     if start is None:
         start = int(rng.integers(trace.num_jobs - window + 1))
     return job_window(trace, int(start), window), int(start)
+
+
+class EpisodeMemo:
+    """What an env's episodes share, computed once: the bundled profile, the slowdown factors
+    of each profile and the baseline's completion times of each episode."""
+
+    def __init__(self) -> None:
+        self._bundled: dict[tuple[str, int], VariabilityProfile] = {}
+        self._factors: dict[str, SlowdownFactors] = {}
+        self._baselines: dict[tuple[str, str], np.ndarray] = {}
+
+    def bundled_profile(self, sampling: str, cluster: ClusterSpec) -> VariabilityProfile:
+        """The bundled profile of ``sampling`` for the cluster (read once)."""
+        key = (sampling, cluster.num_gpus)
+        if key not in self._bundled:
+            self._bundled[key] = bundled_profile(sampling, cluster.num_gpus)
+        return self._bundled[key]
+
+    def slowdown_factors(self, episode: Episode, max_tiers: int) -> SlowdownFactors:
+        """The episode profile's slowdown factors (fitted once per profile).
+
+        Raises:
+            ConfigError: if a class has more than ``max_tiers`` tiers.
+        """
+        key = episode.profile.content_hash() + episode.config.slowdown_clusters
+        if key not in self._factors:
+            self._factors[key] = slowdown_factors(episode)
+        factors = self._factors[key]
+        widest = max(len(t) for t in factors.tiers)
+        if widest > max_tiers:
+            raise ConfigError(f"the profile has {widest} slowdown tiers: use max_tiers >= {widest}")
+        return factors
+
+    def baseline(
+        self, episode: Episode, policy: str, queue_order: str, factors: SlowdownFactors
+    ) -> np.ndarray:
+        """float64 (J,) completion times (s) of ``policy`` on the identical episode."""
+        key = (episode.episode_hash(), policy)
+        if key not in self._baselines:
+            result = run_episode(episode, policy, queue_order, factors)
+            self._baselines[key] = result.records.completion_time_s
+        return self._baselines[key]

@@ -139,15 +139,7 @@ def _packed(free, num_gpus, gpus_per_node, strict_total, out):  # type: ignore[n
     for g in range(free.size):
         if free[g]:
             counts[g // gpus_per_node] += 1
-    node = -1
-    for n in range(num_nodes):
-        if counts[n] == num_gpus:
-            node = n
-            break
-    if node == -1:
-        for n in range(num_nodes):
-            if counts[n] >= num_gpus and (node == -1 or counts[n] < counts[node]):
-                node = n
+    node = _packed_node(counts, num_gpus)
     if node != -1:
         _first_free(free, node, num_gpus, gpus_per_node, out, 0)
         return True
@@ -168,6 +160,20 @@ def _packed(free, num_gpus, gpus_per_node, strict_total, out):  # type: ignore[n
 
 
 @njit(cache=True, nogil=True)
+def _packed_node(counts, num_gpus):  # type: ignore[no-untyped-def]
+    """The first node with exactly N free GPUs, else the one with the fewest >= N (lowest id
+    on ties), else -1."""
+    for n in range(counts.size):
+        if counts[n] == num_gpus:
+            return n
+    node = -1
+    for n in range(counts.size):
+        if counts[n] >= num_gpus and (node == -1 or counts[n] < counts[node]):
+            node = n
+    return node
+
+
+@njit(cache=True, nogil=True)
 def _first_free(free, node, count, gpus_per_node, out, offset):  # type: ignore[no-untyped-def]
     k = 0
     for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
@@ -178,7 +184,7 @@ def _first_free(free, node, count, gpus_per_node, out, offset):  # type: ignore[
 
 @njit(cache=True, nogil=True)
 def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, row):  # type: ignore[no-untyped-def]
-    """Features 0..5 of one candidate set (see :data:`palgym.envs.observations.CANDIDATE_FEATURES`)."""
+    """Features 0..5 of one candidate set (:data:`palgym.envs.observations.CANDIDATE_FEATURES`)."""
     worst = 0.0
     on_best = 0
     for i in range(num_gpus):
@@ -222,10 +228,38 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     Returns:
         S, the number of shapes (rows of the outputs that were written).
     """
-    num_slots = jobs.size
-    shape_class = np.empty(num_slots, np.int64)
+    shape_class = np.empty(jobs.size, np.int64)
+    num_shapes = _window_shapes(jobs, perf_class, num_gpus, sets.shape[2], shape_of_slot,
+                                shape_class, shape_gpus)
+    sets[:num_shapes] = -1
+    feasible[:num_shapes] = False
+    features[:num_shapes] = 0.0
+    num_nodes = free.size // gpus_per_node
+    node_sorted = np.empty((num_nodes, gpus_per_node), np.float64)
+    node_le = np.empty((num_nodes, max_tiers), np.int64)
+    for c in range(sf.shape[0]):
+        tables_of_c = False
+        for s in range(num_shapes):
+            if shape_class[s] != c:
+                continue
+            n = shape_gpus[s]
+            if n <= gpus_per_node and not tables_of_c:
+                _class_tables(free, sf[c], rank[c], num_tiers[c], gpus_per_node, node_sorted,
+                              node_le)
+                tables_of_c = True
+            _shape_candidates(
+                free, n, sf[c], rank[c], labels[c], tiers[c], min(num_tiers[c], max_tiers),
+                max_tiers, gpus_per_node, strict_total, lf_by_class[c], larger_rule,
+                node_sorted, node_le, sets[s], feasible[s], features[s],
+            )
+    return num_shapes
+
+
+@njit(cache=True, nogil=True)
+def _window_shapes(jobs, perf_class, num_gpus, max_width, shape_of_slot, shape_class, shape_gpus):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Group the window's jobs by (perf class, N), shapes in order of first slot; returns S."""
     num_shapes = 0
-    for k in range(num_slots):
+    for k in range(jobs.size):
         c = perf_class[jobs[k]]
         n = num_gpus[jobs[k]]
         found = -1
@@ -234,100 +268,42 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
                 found = s
                 break
         if found == -1:
-            if n > sets.shape[2]:
+            if n > max_width:
                 raise ValueError("a job is wider than the kernel's set buffer")
             found = num_shapes
             shape_class[found] = c
             shape_gpus[found] = n
             num_shapes += 1
         shape_of_slot[k] = found
-    num_cands = 2 * max_tiers + 2
-    sets[:num_shapes] = -1
-    feasible[:num_shapes] = False
-    features[:num_shapes] = 0.0
-    num_free = 0
-    for g in range(free.size):
-        if free[g]:
-            num_free += 1
-    num_nodes = free.size // gpus_per_node
-    node_sorted = np.empty((num_nodes, gpus_per_node), np.float64)
-    node_le = np.empty((num_nodes, max_tiers), np.int64)
-    tables_of = -1
-    for c in range(sf.shape[0]):
-        for s in range(num_shapes):
-            if shape_class[s] != c:
-                continue
-            n = shape_gpus[s]
-            sf_c = sf[c]
-            if n <= gpus_per_node and tables_of != c:
-                _class_tables(free, sf_c, rank[c], num_tiers[c], gpus_per_node, node_sorted,
-                              node_le)
-                tables_of = c
-            worst_rank = _best_factor(free, n, rank[c], labels[c], gpus_per_node,
-                                      sets[s, max_tiers])
-            for t in range(min(num_tiers[c], max_tiers)):
-                if n <= gpus_per_node and _within_node(
-                    free, n, sf_c, tiers[c, t], t, node_sorted, node_le, gpus_per_node, sets[s, t]
-                ):
-                    feasible[s, t] = True
-                if 0 <= worst_rank <= t:
-                    feasible[s, max_tiers + t] = True
-                    sets[s, max_tiers + t, :n] = sets[s, max_tiers, :n]
-            if worst_rank > 0:  # not feasible at tier 0: the row was only a buffer
-                sets[s, max_tiers, :n] = -1
-            if _packed(free, n, gpus_per_node, strict_total, sets[s, 2 * max_tiers]):
-                feasible[s, 2 * max_tiers] = True
-            feasible[s, num_cands - 1] = num_free >= n
-            for m in range(num_cands - 1):
-                if feasible[s, m]:
-                    _features(sets[s, m], n, sf_c, tiers[c, 0], gpus_per_node, lf_by_class[c],
-                              larger_rule, features[s, m])
-            features[s, num_cands - 1, 0] = 1.0 if num_free >= n else 0.0
     return num_shapes
 
 
 @njit(cache=True, nogil=True)
-def keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, out):  # type: ignore[no-untyped-def]
-    """Fill float32 (>= K', 2T + 2) ``out``: 1 where candidate m of slot k is exactly the GPUs
-    job k holds now.
-
-    Args:
-        job_of_gpu: int64 (G,) the engine's allocation (-1 free). jobs: int64 (K',) window jobs.
-        shape_of_slot, shape_gpus, sets, feasible: as filled by :func:`window_candidates`.
-    """
-    num_slots = jobs.size
-    out[:num_slots] = 0.0
-    for k in range(num_slots):
-        held = 0
-        for g in range(job_of_gpu.size):
-            if job_of_gpu[g] == jobs[k]:
-                held += 1
-        s = shape_of_slot[k]
-        if held == 0 or held != shape_gpus[s]:
-            continue
-        for m in range(sets.shape[1]):
-            if not feasible[s, m]:
-                continue
-            same = True
-            for i in range(held):
-                if job_of_gpu[sets[s, m, i]] != jobs[k]:
-                    same = False
-                    break
-            out[k, m] = 1.0 if same else 0.0
-
-
-@njit(cache=True, nogil=True)
-def free_summary(free, rank, gpus_per_node, tier_counts, histogram):  # type: ignore[no-untyped-def]
-    """Fill the free GPUs per (class, tier) (float64 (C, T) counts) and the per-node free-count
-    histogram (float64 (G_n + 1,) node counts)."""
-    num_classes = rank.shape[0]
-    tier_counts[:] = 0.0
-    histogram[:] = 0.0
-    for node in range(free.size // gpus_per_node):
-        count = 0
-        for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
-            if free[g]:
-                count += 1
-                for c in range(num_classes):
-                    tier_counts[c, rank[c, g]] += 1.0
-        histogram[count] += 1.0
+def _shape_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    free, n, sf_c, rank_c, label_c, tiers_c, num_tiers, max_tiers, gpus_per_node,
+    strict_total, lf, larger_rule, node_sorted, node_le, sets, feasible, features,
+):
+    """The 2T + 2 candidates of one shape (class c, N = ``n``): sets (2T + 1, >= N),
+    feasible (2T + 2,) and features (2T + 2, 6), all zero / -1 on entry."""
+    worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[max_tiers])
+    for t in range(num_tiers):
+        if n <= gpus_per_node and _within_node(
+            free, n, sf_c, tiers_c[t], t, node_sorted, node_le, gpus_per_node, sets[t]
+        ):
+            feasible[t] = True
+        if 0 <= worst_rank <= t:
+            feasible[max_tiers + t] = True
+            sets[max_tiers + t, :n] = sets[max_tiers, :n]
+    if worst_rank > 0:  # not feasible at tier 0: the row was only a buffer
+        sets[max_tiers, :n] = -1
+    feasible[2 * max_tiers] = _packed(free, n, gpus_per_node, strict_total, sets[2 * max_tiers])
+    num_free = 0
+    for g in range(free.size):
+        if free[g]:
+            num_free += 1
+    random_index = 2 * max_tiers + 1
+    feasible[random_index] = num_free >= n
+    for m in range(random_index):
+        if feasible[m]:
+            _features(sets[m], n, sf_c, tiers_c[0], gpus_per_node, lf, larger_rule, features[m])
+    features[random_index, 0] = 1.0 if num_free >= n else 0.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs import kernel
+from palgym.envs import obs_kernel
 from palgym.envs.candidates import EpisodeTables, WindowCandidates
 from palgym.envs.decisions import DecisionRound
 from palgym.sim.engine import Simulator
@@ -39,6 +39,7 @@ CANDIDATE_FEATURES: tuple[str, ...] = (
     "best_tier_frac", "keeps_gpus",
 )
 _LOG_HORIZON = float(np.log1p(TIME_HORIZON_S))
+_RUNNING = int(JobStatus.RUNNING)
 
 
 def _log_time(seconds: np.ndarray | float) -> np.ndarray:
@@ -65,8 +66,6 @@ class ObservationBuilder:
             "cluster": (len(self.cluster_feature_names()),),
         }
         self._rows_round: DecisionRound | None = None
-        self._tier_counts = np.zeros((NUM_PERF_CLASSES, max_tiers))
-        self._histogram = np.zeros(gpus_per_node + 1)
         self._row_of: dict[int, int] = {}
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
         self._round_constants: tuple[DecisionRound | None, float, float] = (None, 0.0, 0.0)
@@ -102,22 +101,65 @@ class ObservationBuilder:
             for key, space in self.space.spaces.items()
         }
 
+    def build_compiled(
+        self, sim: Simulator, decision: DecisionRound, window: list[int], tables: EpisodeTables
+    ) -> tuple[WindowCandidates, dict[str, np.ndarray]]:
+        """The window's candidates and the observation, in one compiled call
+        (:func:`palgym.envs.obs_kernel.decision`); the observation's arrays are fresh.
+
+        Args:
+            sim: the engine (read only).
+            decision: the open round.
+            window: the window's jobs, slot order.
+            tables: the episode tables (with the kernel's buffers).
+        """
+        obs = self.empty()
+        jobs = np.asarray(window, dtype=np.int64)
+        table = sim.jobs
+        out = tables.buffers
+        pending_frac, queued_frac, log_now = self._round_features(sim, decision)
+        num_shapes = obs_kernel.decision(
+            decision.free, jobs, sim.job_of_gpu,
+            table.perf_class, table.num_gpus, table.iteration_time_s, table.total_iterations,
+            table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
+            tables.sf, tables.rank, tables.labels, tables.tiers, tables.num_tiers,
+            tables.max_tiers, tables.gpus_per_node, tables.strict_total, tables.lf_by_class,
+            tables.larger_rule,
+            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
+            sim.now_s, _RUNNING, decision.sticky, _LOG_HORIZON, pending_frac, queued_frac,
+            log_now, obs["jobs"].reshape(self.logical_shapes["jobs"]),
+            obs["candidates"].reshape(self.logical_shapes["candidates"]), obs["cluster"],
+        )
+        candidates = WindowCandidates(
+            jobs, out.shape_of_slot[: jobs.size], out.shape_gpus[:num_shapes],
+            out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
+            out.keeps[: jobs.size],
+        )
+        return candidates, obs
+
+    def _round_features(self, sim: Simulator, decision: DecisionRound) -> tuple[float, ...]:
+        """pending / K, queued / 4K and log time: the cluster row's last three entries."""
+        if self._round_constants[0] is not decision:
+            queued = min(sim.active_jobs().size / (4.0 * self.num_slots), 1.0)
+            self._round_constants = (decision, queued, float(_log_time(sim.now_s)))
+        _, queued, log_now = self._round_constants
+        return min(len(decision.pending) / self.num_slots, 1.0), queued, log_now
+
     def build(
         self,
         sim: Simulator,
         decision: DecisionRound,
         candidates: WindowCandidates,
         tables: EpisodeTables,
-        compiled: bool,
     ) -> dict[str, np.ndarray]:
-        """The observation of the current decision (fresh arrays every call).
+        """The observation of the current decision in numpy (the reference of
+        :meth:`build_compiled`; fresh arrays every call).
 
         Args:
             sim: the engine (read only).
             decision: the open round.
             candidates: the window's candidates.
             tables: the episode tables.
-            compiled: use the compiled kernel for the cluster summary.
         """
         obs = self.empty()
         num_window = candidates.jobs.size
@@ -129,7 +171,7 @@ class ObservationBuilder:
             per_slot = obs["candidates"].reshape(self.logical_shapes["candidates"])
             per_slot[:num_window, :, :-1] = candidates.features[candidates.shape_of_slot]
             per_slot[:num_window, :, -1] = candidates.keeps
-        obs["cluster"][:] = self._cluster_row(sim, decision, tables, compiled)
+        obs["cluster"][:] = self._cluster_row(sim, decision, tables)
         return obs
 
     def _job_rows(self, sim: Simulator, decision: DecisionRound, window: np.ndarray) -> np.ndarray:
@@ -166,29 +208,18 @@ class ObservationBuilder:
         return rows
 
     def _cluster_row(
-        self, sim: Simulator, decision: DecisionRound, tables: EpisodeTables, compiled: bool
+        self, sim: Simulator, decision: DecisionRound, tables: EpisodeTables
     ) -> np.ndarray:
-        num_gpus = sim.cluster.num_gpus
         free = decision.free
-        if compiled:
-            tiers, histogram = self._tier_counts, self._histogram
-            kernel.free_summary(free, tables.rank, self.gpus_per_node, tiers, histogram)
-        else:
-            tiers = np.zeros((NUM_PERF_CLASSES, self.max_tiers))
-            for c in range(NUM_PERF_CLASSES):
-                tiers[c] = np.bincount(tables.rank[c][free], minlength=self.max_tiers)
-            per_node = free.reshape(-1, self.gpus_per_node).sum(axis=1)
-            histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1).astype(float)
-        if self._round_constants[0] is not decision:
-            queued = min(sim.active_jobs().size / (4.0 * self.num_slots), 1.0)
-            self._round_constants = (decision, queued, float(_log_time(sim.now_s)))
-        _, queued, log_time = self._round_constants
+        num_gpus = free.size
         row = np.empty(self.logical_shapes["cluster"][0], np.float32)
-        size = tiers.size
-        row[:size] = (tiers / num_gpus).ravel()
-        row[size : size + histogram.size] = histogram / (num_gpus // self.gpus_per_node)
-        row[size + histogram.size :] = (
-            np.count_nonzero(free) / num_gpus,
-            min(len(decision.pending) / self.num_slots, 1.0), queued, log_time,
-        )
+        tiers = np.zeros((NUM_PERF_CLASSES, self.max_tiers))
+        for c in range(NUM_PERF_CLASSES):
+            tiers[c] = np.bincount(tables.rank[c][free], minlength=self.max_tiers)
+        per_node = free.reshape(-1, self.gpus_per_node).sum(axis=1)
+        histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1)
+        row[: tiers.size] = (tiers / num_gpus).ravel()
+        row[tiers.size : tiers.size + histogram.size] = histogram / per_node.size
+        row[-4] = np.count_nonzero(free) / num_gpus
+        row[-3:] = self._round_features(sim, decision)
         return row

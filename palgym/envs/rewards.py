@@ -100,3 +100,17 @@ class RewardTracker:
             "jct": -system_time_s(submit, completion, now),
             "baseline_jct": system_time_s(submit, self.baseline, baseline_now),
         }
+
+
+def episode_metrics(sim: Simulator, num_invalid_actions: int) -> dict[str, float | int]:
+    """The final ``info["episode_metrics"]`` of an episode (times in s, utilizations as
+    fractions; see :func:`palgym.sim.metrics.compute_metrics`)."""
+    metrics = sim.metrics()
+    return {
+        "avg_jct_s": metrics.avg_jct_s, "p50_jct_s": metrics.p50_jct_s,
+        "p99_jct_s": metrics.p99_jct_s, "makespan_s": metrics.makespan_s,
+        "utilization_allocated": metrics.utilization_allocated,
+        "utilization_effective": metrics.utilization_effective,
+        "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
+        "num_invalid_actions": num_invalid_actions,
+    }

@@ -1,0 +1,153 @@
+"""Compiled (numba) kernels of the env's observation: one call per decision fills the
+candidate buffers (:func:`palgym.envs.kernel.window_candidates`) and all three observation
+arrays, so that the per-decision work in Python is a handful of calls.
+
+The reference implementation is :class:`palgym.envs.observations.ObservationBuilder` in numpy;
+``tests/test_env_kernel.py`` checks that both give equal observations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym.envs.kernel import NUM_FEATURES, njit, window_candidates
+
+
+@njit(cache=True, nogil=True)
+def keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, out):  # type: ignore[no-untyped-def]
+    """Fill float32 (>= K', 2T + 2) ``out``: 1 where candidate m of slot k is exactly the GPUs
+    job k holds now.
+
+    Args:
+        job_of_gpu: int64 (G,) the engine's allocation (-1 free). jobs: int64 (K',) window jobs.
+        shape_of_slot, shape_gpus, sets, feasible: as filled by :func:`window_candidates`.
+    """
+    num_slots = jobs.size
+    out[:num_slots] = 0.0
+    for k in range(num_slots):
+        held = 0
+        for g in range(job_of_gpu.size):
+            if job_of_gpu[g] == jobs[k]:
+                held += 1
+        s = shape_of_slot[k]
+        if held == 0 or held != shape_gpus[s]:
+            continue
+        for m in range(sets.shape[1]):
+            if not feasible[s, m]:
+                continue
+            same = True
+            for i in range(held):
+                if job_of_gpu[sets[s, m, i]] != jobs[k]:
+                    same = False
+                    break
+            out[k, m] = 1.0 if same else 0.0
+
+
+@njit(cache=True, nogil=True)
+def cluster_summary(free, rank, max_tiers, gpus_per_node, row):  # type: ignore[no-untyped-def]
+    """Fill the first C T + G_n + 2 entries of the float32 ``row``: free GPUs per (class, tier)
+    / G, the per-node free-count histogram / N_n, and the free fraction (see
+    :meth:`palgym.envs.observations.ObservationBuilder.cluster_feature_names`)."""
+    num_classes = rank.shape[0]
+    num_gpus = free.size
+    num_nodes = num_gpus // gpus_per_node
+    tier_counts = np.zeros((num_classes, max_tiers), np.int64)
+    histogram = np.zeros(gpus_per_node + 1, np.int64)
+    num_free = 0
+    for node in range(num_nodes):
+        count = 0
+        for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
+            if free[g]:
+                count += 1
+                for c in range(num_classes):
+                    tier_counts[c, rank[c, g]] += 1
+        histogram[count] += 1
+        num_free += count
+    i = 0
+    for c in range(num_classes):
+        for t in range(max_tiers):
+            row[i] = tier_counts[c, t] / num_gpus
+            i += 1
+    for n in range(gpus_per_node + 1):
+        row[i] = histogram[n] / num_nodes
+        i += 1
+    row[i] = num_free / num_gpus
+
+
+@njit(cache=True, nogil=True)
+def _log_time(seconds, log_horizon):  # type: ignore[no-untyped-def]
+    return min(max(np.log1p(max(seconds, 0.0)) / log_horizon, 0.0), 1.0)
+
+
+@njit(cache=True, nogil=True)
+def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
+    submit_time_s, attained_service_s, status, now_s, total_gpus, running, sticky,
+    log_horizon, out,
+):
+    """Fill the rows of the window's jobs in float32 (K, F_j) ``out`` (see
+    :data:`palgym.envs.observations.JOB_FEATURES`); ``running`` is the RUNNING status code and
+    ``log_horizon`` = log1p(TIME_HORIZON_S)."""
+    for k in range(jobs.size):
+        j = jobs[k]
+        out[k, 0] = 1.0
+        out[k, 1] = 0.0 if sticky and k > 0 else 1.0
+        out[k, 2] = min(num_gpus[j] / total_gpus, 1.0)
+        out[k, 3 + perf_class[j]] = 1.0
+        remaining = iteration_time_s[j] * max(total_iterations[j] - iterations_done[j], 0.0)
+        out[k, 7] = _log_time(remaining, log_horizon)
+        out[k, 8] = _log_time(now_s - submit_time_s[j], log_horizon)
+        out[k, 9] = _log_time(attained_service_s[j], log_horizon)
+        out[k, 10] = 1.0 if status[j] == running else 0.0
+
+
+@njit(cache=True, nogil=True)
+def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    free, jobs, job_of_gpu,
+    perf_class, num_gpus, iteration_time_s, total_iterations, iterations_done, submit_time_s,
+    attained_service_s, status,
+    sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
+    larger_rule,
+    shape_of_slot, shape_gpus, sets, feasible, features, keeps,
+    now_s, running, sticky, log_horizon, pending_frac, queued_frac, log_now,
+    obs_jobs, obs_candidates, obs_cluster,
+):
+    """Everything one decision needs, in one call.
+
+    Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates` and
+    :func:`keeps_gpus`) and the observation: ``obs_jobs`` float32 (K, F_j), ``obs_candidates``
+    float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), zero on entry.
+
+    Args:
+        free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
+        perf_class .. status: the job table's columns.
+        sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
+        shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
+        now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
+            selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
+            log_now: the last three cluster features.
+
+    Returns:
+        S, the number of window shapes.
+    """
+    num_shapes = window_candidates(
+        free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
+        gpus_per_node, strict_total, lf_by_class, larger_rule,
+        shape_of_slot, shape_gpus, sets, feasible, features,
+    )
+    keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
+    job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
+             submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
+             log_horizon, obs_jobs)
+    for k in range(jobs.size):
+        s = shape_of_slot[k]
+        for m in range(feasible.shape[1]):
+            for f in range(NUM_FEATURES):
+                obs_candidates[k, m, f] = features[s, m, f]
+            obs_candidates[k, m, NUM_FEATURES] = keeps[k, m]
+    cluster_summary(free, rank, max_tiers, gpus_per_node, obs_cluster)
+    size = obs_cluster.size
+    obs_cluster[size - 3] = pending_frac
+    obs_cluster[size - 2] = queued_frac
+    obs_cluster[size - 1] = log_now
+    return num_shapes
