@@ -87,7 +87,7 @@ def read_table(
         reader = csv.reader(_uncommented(handle, comments))
         try:
             for row in reader:
-                if not any(cell.strip() for cell in row):
+                if not row or (not row[0].strip() and not any(c.strip() for c in row)):
                     continue
                 if header is None:
                     header, header_line = [c.strip() for c in row], reader.line_num
