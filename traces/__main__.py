@@ -25,6 +25,7 @@ from traces.bundle import write_bundle
 from traces.canonical_io import write_canonical
 from traces.cli_data import add_data_commands, command_text, run_data_command
 from traces.generate import write_sia_philly_like
+from traces.model_profile import write_model_profile
 from traces.profiles import ProfileSampling, write_longhorn_profile
 from traces.sia_philly_fit import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams
 from traces.synthetic import GENERATOR_KINDS, generate_gavel, generate_philly_poisson
@@ -72,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=None, help="default: 42 for single-run, 0 for gpu-median"
     )
     profile.add_argument("--output", required=True, help="CSV file to write")
+    model = commands.add_parser(
+        "model-profile", help="draw a profile from the fitted Longhorn variability model"
+    )
+    model.add_argument("--num-gpus", type=int, required=True)
+    model.add_argument("--seed", type=int, default=0)
+    model.add_argument("--output", required=True, help="CSV file to write")
     return parser
 
 
@@ -93,6 +100,8 @@ def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[s
         return run_data_command(args, argv_text)
     if args.command == "generate":
         return [f"wrote {_generate(args)}"]
+    if args.command == "model-profile":
+        return [f"wrote {write_model_profile(args.output, args.num_gpus, args.seed)}"]
     if args.command == "bundle":
         return [f"wrote {p}" for p in write_bundle(args.output_dir, args.variability_data)]
     path = write_longhorn_profile(
