@@ -166,9 +166,11 @@ def parse_numbers(
     """
     raw = table.cells[field]
     values = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(
-        dtype=np.float64, na_value=np.nan
+        dtype=np.float64, na_value=np.nan, copy=True
     )
     empty = empty_mask(table, field)
+    for row in np.flatnonzero(np.isnan(values) & ~empty).tolist():
+        values[row] = _python_float(raw[row])  # what float() accepts, e.g. "1_000", as palgym
     checks: list[tuple[BoolArray, str]] = [
         (np.isnan(values) & ~empty, "not a number"),
         (np.isinf(values), "not a finite number"),
@@ -182,6 +184,13 @@ def parse_numbers(
     for bad, reason in checks:
         _raise_first(table, field, bad, reason, error)
     return values
+
+
+def _python_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
 
 
 def parse_times(
@@ -211,15 +220,40 @@ def parse_times(
     numeric = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     if not np.isnan(numeric[~empty]).any():
         return parse_numbers(table, field, allow_empty=allow_empty, error=error)
-    stamps = pd.to_datetime(raw.where(~empty, None), errors="coerce", format="ISO8601", utc=True)
-    seconds = ((stamps - pd.Timestamp(0, tz="UTC")) / pd.Timedelta(seconds=1)).to_numpy(
-        dtype=np.float64, na_value=np.nan
-    )
+    seconds = _datetime_seconds(raw.where(~empty, None))
     bad = np.isnan(seconds)
     if not allow_empty:
         _raise_first(table, field, empty, "empty value", error)
     _raise_first(table, field, bad & ~empty, "not a date-time or number", error)
     return seconds
+
+
+_UNIT_SECONDS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def _datetime_seconds(raw: pd.Series) -> FloatArray:
+    """float64 (R,) seconds since 1970 of ISO 8601 cells (NaN where unparseable or None)."""
+    try:
+        stamps = pd.to_datetime(raw, errors="coerce", format="ISO8601", utc=True)
+    except (ValueError, OverflowError):  # e.g. out-of-bounds years: cell by cell instead
+        return np.array([_one_datetime(value) for value in raw.tolist()], dtype=np.float64)
+    ticks = stamps.array.asi8.astype(np.float64) * _UNIT_SECONDS[stamps.dt.unit]
+    ticks[stamps.isna().to_numpy()] = np.nan
+    return ticks
+
+
+def _one_datetime(value: object) -> float:
+    if value is None:
+        return float("nan")
+    try:
+        stamp = pd.Timestamp(str(value))
+    except (ValueError, OverflowError):
+        return float("nan")
+    if stamp is pd.NaT:
+        return float("nan")
+    if stamp.tzinfo is None:
+        stamp = stamp.tz_localize("UTC")
+    return float(stamp.value) / 1e9
 
 
 def _raise_first(table: RawTable, field: str, bad: BoolArray, reason: str,

@@ -100,7 +100,9 @@ def load_alibaba(
     if open_ended == "drop":
         rows.drop(open_rows, "never deleted (still running at trace end)", "deletion_time")
     else:
-        trace_end = float(np.nanmax(np.concatenate([created, scheduled, deleted])))
+        times = np.concatenate([created, scheduled, deleted])
+        times = times[np.isfinite(times)]
+        trace_end = float(times.max()) if times.size else 0.0
         rows.change(open_rows, f"never deleted: ended at the trace end {trace_end!r}",
                     "deletion_time")
         deleted = np.where(open_rows, trace_end, deleted)

@@ -42,8 +42,12 @@ def parse_bound(value: str | float | int | None, option: str) -> float | None:
 
 
 def iso(seconds: float) -> str:
-    """``YYYY-MM-DD HH:MM:SS`` (UTC) of seconds since 1970, for metadata."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    """``YYYY-MM-DD HH:MM:SS`` (UTC) of seconds since 1970, for metadata (``{seconds} s`` when
+    outside the years 1..9999)."""
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    except (ValueError, OverflowError, OSError):
+        return f"{seconds!r} s"
 
 
 class RowFilter:
