@@ -108,6 +108,7 @@ def test_philly_sorts_filters_and_rebases(tmp_path: Path) -> None:
                            (2, 60.0, 4, 7.0, "seconds", "unknown")]
     assert trace.source_line.tolist() == [3, 2, 5]
     assert trace.metadata["time_origin"] == "2017-10-01 00:00:00"
+    assert trace.metadata["time_window"] == "[-, 2017-10-02 00:00:00)"
     reasons = {(e.field, e.count, e.lines) for e in trace.report.entries}
     assert reasons == {("timestamp", 1, (6,)), ("duration", 1, (4,))}
     assert trace.report.rows_read == 5 and trace.report.rows_kept == 3

@@ -36,6 +36,7 @@ def test_cut_by_job_count_rebases_and_drops_the_partial_window() -> None:
     assert [w.jobs["job_id"].tolist() for w in windows] == [[0, 1, 2], [3, 4, 5]]
     assert [w.name for w in windows] == ["t-w000", "t-w001"]
     assert windows[1].metadata["window_start_s"] == "20.0"
+    assert windows[1].metadata["window_index"] == "1"
     partial = cut(TRACE, num_jobs=3, keep_partial=True)
     assert [times(w) for w in partial][-1] == [0.0]
 

@@ -119,7 +119,7 @@ def cut(trace: CanonicalTrace, *, num_jobs: int | None = None, span_s: float | N
     for number, k in enumerate(int(k) for k in np.unique(index) if k >= 0):
         window = rebase(trace.select(index == k, name=f"{trace.name}-w{number:03d}"))
         windows.append(window.with_metadata(
-            window=str(number), window_rule=f"num_jobs={num_jobs}" if num_jobs is not None
+            window_index=str(number), window_rule=f"num_jobs={num_jobs}" if num_jobs is not None
             else f"span_s={span_s!r}", window_start_s=repr(float(submit[index == k][0])),
         ))
     return windows

@@ -92,6 +92,8 @@ def load_helios(
         "format": "helios", "source": str(table.path),
         "states": "all" if states is None else ",".join(sorted(map(str, states))),
         "vcs": "all" if vcs is None else ",".join(sorted(map(str, vcs))),
+        "time_window": f"[{'-' if start_s is None else iso(start_s)}, "
+                       f"{'-' if end_s is None else iso(end_s)})",
     }
     trace = finish(table, rows, name, submit_s=submit, metadata=metadata,
                    job_id=numeric_ids if use_ids else None,

@@ -67,7 +67,7 @@ def load_philly(
     rows.drop(duration <= 0, "zero-length job (duration <= 0)", "duration")
     metadata = {
         "format": "philly", "source": str(table.path),
-        "window": f"[{_show(start_s)}, {_show(end_s)})",
+        "time_window": f"[{_show(start_s)}, {_show(end_s)})",
         "clusters": "all" if clusters is None else ",".join(sorted(map(str, clusters))),
     }
     trace = finish(table, rows, name, submit_s=stamps, metadata=metadata,
