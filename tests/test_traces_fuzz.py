@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -206,3 +207,26 @@ def test_found_by_fuzzing_huge_integers_and_python_floats(tmp_path: Path) -> Non
     trace = load_canonical(underscore, "sia")
     assert trace.jobs["submit_time_s"].tolist() == [1000.0]
     assert read_sia_trace(underscore).submit_time_s.tolist() == [1000.0]
+
+
+RUNS_ROW = st.tuples(cell(st.sampled_from(["g1", "g2", "g3"])), cell(POSITIVE),
+                     st.just("x")).map(list)
+
+
+@SETTINGS
+@given(file_of("uuid,perf,other", RUNS_ROW))
+def test_runs_table_fuzz(text: str) -> None:
+    """A runs table gives normalised runs (median 1) or a ProfileError naming the file."""
+    from palgym.errors import ProfileError
+    from traces.variability_io import load_runs_table
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "runs.csv"
+        path.write_text(text, encoding="utf-8")
+        try:
+            table = load_runs_table(path)
+        except ProfileError as error:
+            assert str(path) in str(error)
+            return
+    assert np.median(table.norm_runs) == pytest.approx(1.0, rel=1e-12)
+    assert (table.gpu_medians > 0).all() and len(table.gpu_ids) == table.gpu_medians.size

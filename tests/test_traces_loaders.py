@@ -213,3 +213,26 @@ def test_no_job_left_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, "p.csv", PHILLY_HEADER, "2017-10-01 00:00:00,0,1,0,vc")
     with pytest.raises(TraceFormatError, match="no jobs left"):
         load_canonical(path)
+
+
+def test_load_trace_turns_seconds_into_one_second_iterations(tmp_path: Path) -> None:
+    """Every seconds-format loader gives palgym Traces with T_it = 1 s and iterations = seconds
+    (the rule of ``read_sia_trace(..., duration_unit="seconds")``)."""
+    files = {
+        "philly": write(tmp_path, "p.csv", PHILLY_HEADER, "2017-10-01 00:00:10,5.0,2,10.0,v",
+                        "2017-10-01 00:00:00,7.0,1,7.0,v"),
+        "helios": write(tmp_path, "h.csv", "job_id,vc,gpu_num,state,submit_time,duration",
+                        "1,v,1,COMPLETED,100,5", "2,v,2,FAILED,130,9"),
+        "alibaba": alibaba_file(tmp_path),
+    }
+    expected = {"philly": ([0.0, 10.0], [7.0, 5.0], [1, 2]),
+                "helios": ([0.0, 30.0], [5.0, 9.0], [1, 2]),
+                "alibaba": ([0.0], [390.0], [1])}
+    for fmt, path in files.items():
+        trace = load_trace(path)
+        submit, duration, gpus = expected[fmt]
+        assert trace.submit_time_s.tolist() == submit, fmt
+        assert trace.total_iterations.tolist() == duration, fmt
+        assert trace.iteration_time_s.tolist() == [1.0] * len(submit), fmt
+        assert trace.num_gpus.tolist() == gpus, fmt
+        assert trace.perf_class.tolist() == [0] * len(submit), fmt  # unknown model: class A

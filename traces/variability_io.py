@@ -70,7 +70,11 @@ def load_runs_table(path: str | Path) -> RunsTable:
     perf = parse_numbers(table, "perf", error=ProfileError)
     require(table, "perf", perf > 0, "> 0", ProfileError)
     require(table, "uuid", ~empty_mask(table, "uuid"), "non-empty", ProfileError)
-    norm = perf / np.median(perf)
+    with np.errstate(over="ignore"):
+        norm = perf / np.median(perf)
+    if not (np.isfinite(norm) & (norm > 0)).all():
+        raise ProfileError("values too large to normalise by their median", path=table.path,
+                           field="perf")
     frame = pd.DataFrame({"uuid": table.cells["uuid"], "norm": norm})
     medians = frame.groupby("uuid", sort=False)["norm"].median()
     return RunsTable(table.path, norm, tuple(str(u) for u in medians.index),
