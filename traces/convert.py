@@ -103,7 +103,7 @@ def duration_seconds(trace: CanonicalTrace) -> FloatArray:
         TraceFormatError: for an iteration row whose model has no known per-iteration time.
     """
     jobs = trace.jobs
-    seconds = jobs["duration"].to_numpy(dtype=np.float64).copy()
+    seconds: FloatArray = jobs["duration"].to_numpy(dtype=np.float64).copy()
     is_iter = (jobs["duration_unit"] == DurationUnit.ITERATIONS.value).to_numpy()
     if is_iter.any():
         seconds[is_iter] *= iteration_times(trace.select(is_iter))

@@ -130,7 +130,7 @@ def make_canonical(
     submit_time_s: Sequence[float] | np.ndarray,
     num_gpus: Sequence[int] | np.ndarray,
     duration: Sequence[float] | np.ndarray,
-    duration_unit: str | Sequence[str],
+    duration_unit: str | Sequence[str] | np.ndarray,
     model: str | Sequence[str] | np.ndarray,
     perf_class: Sequence[str] | np.ndarray | None = None,
     batch_size: Sequence[float] | np.ndarray | None = None,
@@ -217,7 +217,8 @@ def _validate(frame: pd.DataFrame, lines: IntArray, where: str) -> None:
         raise TraceFormatError("the trace has no jobs", path=where)
 
     def numeric(column: str) -> np.ndarray:
-        return frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
+        values: np.ndarray = frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
+        return values
 
     job_id, submit, gpus = numeric("job_id"), numeric("submit_time_s"), numeric("num_gpus")
     duration, batch = numeric("duration"), numeric("batch_size")

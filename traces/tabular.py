@@ -11,8 +11,10 @@ exception: the first bad cell of a column is reported as a :class:`~palgym.error
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
@@ -111,9 +113,9 @@ def read_table(
                     tuple(comments))
 
 
-def _uncommented(handle: object, comments: list[str]) -> object:
+def _uncommented(handle: TextIO, comments: list[str]) -> Iterator[str]:
     """Lines with ``#`` lines blanked (kept in ``comments``), so line numbers stay physical."""
-    for raw in handle:  # type: ignore[attr-defined]
+    for raw in handle:
         if raw.startswith("#"):
             comments.append(raw[1:].strip("\r\n").removeprefix(" "))
             yield "\n"
@@ -165,7 +167,7 @@ def parse_numbers(
             non-finite, fractional (integer) or too large (integer) cell.
     """
     raw = table.cells[field]
-    values = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(
+    values: FloatArray = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan, copy=True
     )
     empty = empty_mask(table, field)
@@ -237,7 +239,7 @@ def _datetime_seconds(raw: pd.Series) -> FloatArray:
         stamps = pd.to_datetime(raw, errors="coerce", format="ISO8601", utc=True)
     except (ValueError, OverflowError):  # e.g. out-of-bounds years: cell by cell instead
         return np.array([_one_datetime(value) for value in raw.tolist()], dtype=np.float64)
-    ticks = stamps.array.asi8.astype(np.float64) * _UNIT_SECONDS[stamps.dt.unit]
+    ticks: FloatArray = stamps.array.asi8.astype(np.float64) * _UNIT_SECONDS[stamps.dt.unit]
     ticks[stamps.isna().to_numpy()] = np.nan
     return ticks
 
