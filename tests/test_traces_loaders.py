@@ -229,7 +229,7 @@ def test_load_trace_turns_seconds_into_one_second_iterations(tmp_path: Path) -> 
                 "helios": ([0.0, 30.0], [5.0, 9.0], [1, 2]),
                 "alibaba": ([0.0], [390.0], [1])}
     for fmt, path in files.items():
-        trace = load_trace(path)
+        trace = load_trace(path, duration_unit="iterations")  # ignored: these are seconds
         submit, duration, gpus = expected[fmt]
         assert trace.submit_time_s.tolist() == submit, fmt
         assert trace.total_iterations.tolist() == duration, fmt

@@ -19,6 +19,7 @@ format         header (detected when all these columns are present)  loader
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,8 @@ from traces.loaders.philly import PHILLY_COLUMNS
 from traces.loaders.pollux import POLLUX_COLUMNS
 from traces.loaders.sia import SIA_COLUMNS
 from traces.schema import REQUIRED_COLUMNS, CanonicalTrace
+
+logger = logging.getLogger(__name__)
 
 Loader = Callable[..., CanonicalTrace]
 
@@ -108,6 +111,10 @@ def load_canonical(path: str | Path, format: str | None = None, **options: Any) 
         format: one of :data:`TRACE_FORMATS`; None = :func:`detect_format`.
         **options: the loader's keyword options (e.g. ``duration_unit`` for ``sia``, ``start``
             / ``end`` / ``clusters`` for ``philly``, ``fractional`` for ``alibaba``, ``name``).
+            ``duration_unit`` is accepted for every format but used only by ``sia`` (whose files
+            do not say what ``duration`` counts): the other formats fix their unit (canonical:
+            per row; pollux, philly, helios, alibaba: seconds) and ignore it, so a CLI can pass
+            its ``--duration-unit`` whatever the file.
 
     Returns:
         The canonical trace; ``trace.report`` says what was dropped or changed and why.
@@ -121,6 +128,8 @@ def load_canonical(path: str | Path, format: str | None = None, **options: Any) 
         raise ConfigError(f"unknown trace format {chosen!r} (choose {', '.join(TRACE_FORMATS)})")
     loader = _FORMATS[chosen][1]
     accepted = set(inspect.signature(loader).parameters) - {"path"}
+    if "duration_unit" not in accepted and options.pop("duration_unit", None) is not None:
+        logger.debug("%s: duration_unit ignored (format %s fixes its unit)", path, chosen)
     unknown = sorted(set(options) - accepted)
     if unknown:
         raise ConfigError(
