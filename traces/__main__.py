@@ -1,8 +1,13 @@
-"""Command line: ``python -m traces {generate,bundle,profile}``.
+"""Command line: ``python -m traces {convert,describe,split,generate,bundle,profile}``.
 
 Examples::
 
+    python -m traces convert philly.csv --vc 6214e9 --output philly-6214e9.csv
+    python -m traces describe philly.csv --cluster-gpus 64
+    python -m traces split philly.csv --num-jobs 160 --cluster-gpus 64 --oversize drop \\
+        --output-dir windows/
     python -m traces generate --kind sia-philly --num-jobs 160 --seed 0 --output trace.csv
+    python -m traces generate --kind gavel --num-jobs 100 --seed 0 --output gavel.csv
     python -m traces bundle [--output-dir DIR] [--variability-data LONGHORN_DIR]
     python -m traces profile --variability-data LONGHORN_DIR --num-gpus 64 \\
         --sampling single-run --seed 42 --output profile.csv
@@ -13,32 +18,44 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from palgym.errors import PalgymError
+from palgym.errors import ConfigError, PalgymError
 from traces.bundle import write_bundle
+from traces.canonical_io import write_canonical
+from traces.cli_data import add_data_commands, command_text, run_data_command
 from traces.generate import write_sia_philly_like
+from traces.model_profile import write_model_profile
 from traces.profiles import ProfileSampling, write_longhorn_profile
 from traces.sia_philly_fit import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams
+from traces.synthetic import GENERATOR_KINDS, generate_gavel, generate_philly_poisson
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with its three sub-commands.
+    """The argument parser with its sub-commands.
 
     Returns:
         The parser.
     """
     parser = argparse.ArgumentParser(prog="python -m traces", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    add_data_commands(commands)
     generate = commands.add_parser("generate", help="write one generated trace")
-    generate.add_argument("--kind", choices=["sia-philly"], default="sia-philly")
+    generate.add_argument(
+        "--kind", choices=GENERATOR_KINDS, default="sia-philly",
+        help="sia-philly: Sia / PAL CSV (iterations); philly-poisson, gavel: canonical CSV",
+    )
     generate.add_argument("--num-jobs", type=int, default=160)
     generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--jobs-per-hour", type=float, default=SIA_PHILLY_JOBS_PER_HOUR)
+    generate.add_argument(
+        "--jobs-per-hour", type=float, default=None,
+        help="default: 32 (sia-philly, gavel), 31.47 (philly-poisson)",
+    )
     generate.add_argument(
         "--independent-models", action="store_true",
-        help="draw the model from the model mix, independently of the GPU count",
+        help="sia-philly: draw the model from the model mix, independently of the GPU count",
     )
-    generate.add_argument("--output", required=True, help="CSV file to write")
+    generate.add_argument("--output", required=True, help="file to write")
     bundle = commands.add_parser("bundle", help="regenerate the files bundled in palgym/data")
     bundle.add_argument("--output-dir", default=None, help="default: palgym/data of the package")
     bundle.add_argument(
@@ -56,33 +73,57 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=None, help="default: 42 for single-run, 0 for gpu-median"
     )
     profile.add_argument("--output", required=True, help="CSV file to write")
+    model = commands.add_parser(
+        "model-profile", help="draw a profile from the fitted Longhorn variability model"
+    )
+    model.add_argument("--num-gpus", type=int, required=True)
+    model.add_argument("--seed", type=int, default=0)
+    model.add_argument("--output", required=True, help="CSV file to write")
     return parser
 
 
-def run(args: argparse.Namespace) -> list[str]:
+def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[str]:
     """Execute a parsed command.
 
     Args:
         args: parsed arguments of :func:`build_parser`.
+        argv_text: the command line (recorded by ``convert`` / ``split``).
 
     Returns:
-        The paths written.
+        The lines to print (``wrote PATH``, summaries, load reports).
 
     Raises:
         PalgymError: for invalid arguments or input files.
         OSError: if a file cannot be written.
     """
+    if args.command in ("convert", "describe", "split"):
+        return run_data_command(args, argv_text)
     if args.command == "generate":
-        params = SiaPhillyParams(
-            jobs_per_hour=args.jobs_per_hour, model_given_gpus=not args.independent_models
-        )
-        return [str(write_sia_philly_like(args.output, args.num_jobs, args.seed, params))]
+        return [f"wrote {_generate(args)}"]
+    if args.command == "model-profile":
+        return [f"wrote {write_model_profile(args.output, args.num_gpus, args.seed)}"]
     if args.command == "bundle":
-        return [str(p) for p in write_bundle(args.output_dir, args.variability_data)]
+        return [f"wrote {p}" for p in write_bundle(args.output_dir, args.variability_data)]
     path = write_longhorn_profile(
         args.variability_data, args.output, args.num_gpus, args.sampling, args.seed
     )
-    return [str(path)]
+    return [f"wrote {path}"]
+
+
+def _generate(args: argparse.Namespace) -> Path:
+    rate = args.jobs_per_hour
+    if args.kind == "sia-philly":
+        params = SiaPhillyParams(
+            jobs_per_hour=SIA_PHILLY_JOBS_PER_HOUR if rate is None else rate,
+            model_given_gpus=not args.independent_models,
+        )
+        return write_sia_philly_like(args.output, args.num_jobs, args.seed, params)
+    if args.independent_models:
+        raise ConfigError("--independent-models applies to --kind sia-philly only")
+    make = generate_philly_poisson if args.kind == "philly-poisson" else generate_gavel
+    trace = (make(args.num_jobs, args.seed) if rate is None
+             else make(args.num_jobs, args.seed, rate))
+    return write_canonical(trace, args.output)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,14 +135,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 on success, 2 on an error in the arguments or input files.
     """
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(arguments)
     try:
-        written = run(args)
+        messages = run(args, command_text(arguments))
     except (PalgymError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for path in written:
-        print(f"wrote {path}")
+    for message in messages:
+        print(message)
     return 0
 
 

@@ -115,6 +115,8 @@ def parse_number(
         raise error(f"not a finite number: {text!r}", path=path, line=line, field=field)
     if kind is int and not number.is_integer():
         raise error(f"not an integer: {text!r}", path=path, line=line, field=field)
+    if kind is int and abs(number) > 2**53:
+        raise error(f"integer too large (> 2**53): {text!r}", path=path, line=line, field=field)
     if minimum is not None and number < minimum:
         raise error(f"must be >= {minimum:g}, got {text!r}", path=path, line=line, field=field)
     if strictly_positive and number <= 0:
