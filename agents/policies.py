@@ -1,0 +1,151 @@
+"""A candidate-scoring actor-critic policy for the palgym envs (MaskablePPO).
+
+The env's action ``k * M + m`` gives window slot k its placement candidate m, and every
+candidate comes with its own feature row (``candidates`` observation), next to its job's row
+(``jobs``) and the cluster summary (``cluster``). A flat MLP must learn the same judgement
+K x M times over; this policy scores every (slot, candidate) with one shared MLP over
+``[candidate row, job row, cluster row]`` and gives "end the round" a logit from the cluster row,
+so the actor is equivariant to the order of slots and candidates (as pointer / per-action
+scoring policies for combinatorial choices are; Source: Vinyals et al., "Pointer Networks",
+NeurIPS 2015; Mao et al., "Learning Scheduling Algorithms for Data Processing Clusters"
+(Decima), SIGCOMM 2019, per-node scoring). The critic is SB3's MLP on the flat observation.
+
+Use: ``MaskablePPO(CandidateScoringPolicy, env)``, or ``policy: CandidateScoringPolicy`` in the
+hyperparameter YAML (:mod:`agents.factory`). ``policy_kwargs``: ``scorer_arch`` (hidden sizes
+of the shared scorer, default [64, 64]) and SB3's usual ones (``net_arch`` applies to the critic;
+the actor's MLP extractor is the identity).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+import torch as th
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from torch import nn
+
+from palgym.envs.observations import CANDIDATE_FEATURES, JOB_FEATURES
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Where each observation key lies in SB3's flattened features (keys in Dict order).
+
+    Attributes:
+        num_slots: K. num_candidates: M. offsets: key -> (start, stop) in the flat vector.
+    """
+
+    num_slots: int
+    num_candidates: int
+    offsets: dict[str, tuple[int, int]]
+
+    @classmethod
+    def of(cls, space: spaces.Dict) -> ObservationLayout:
+        """The layout of a palgym observation space.
+
+        Raises:
+            ValueError: if the space lacks the ``jobs`` / ``candidates`` / ``cluster`` keys.
+        """
+        if set(space.spaces) != {"jobs", "candidates", "cluster"}:
+            raise ValueError(f"not a palgym observation space: keys {sorted(space.spaces)}")
+        offsets: dict[str, tuple[int, int]] = {}
+        start = 0
+        for key, box in space.spaces.items():  # CombinedExtractor's concatenation order
+            size = int(np.prod(box.shape))
+            offsets[key] = (start, start + size)
+            start += size
+        num_slots = (offsets["jobs"][1] - offsets["jobs"][0]) // len(JOB_FEATURES)
+        per_slot = (offsets["candidates"][1] - offsets["candidates"][0]) // num_slots
+        return cls(num_slots, per_slot // len(CANDIDATE_FEATURES), offsets)
+
+    def split(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """(candidates (B, K, M, F_c), jobs (B, K, F_j), cluster (B, F_k)) views of (B, F)."""
+        batch = features.shape[0]
+        a, b = self.offsets["candidates"]
+        candidates = features[:, a:b].reshape(batch, self.num_slots, self.num_candidates, -1)
+        a, b = self.offsets["jobs"]
+        jobs = features[:, a:b].reshape(batch, self.num_slots, -1)
+        a, b = self.offsets["cluster"]
+        return candidates, jobs, features[:, a:b]
+
+
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [nn.Linear(n_in, n_out), nn.Tanh()]
+    return nn.Sequential(*layers[:-1])  # linear output
+
+
+class CandidateScorer(nn.Module):
+    """Logits (B, K * M + 1) from flat palgym features (B, F).
+
+    The scorer's first layer on ``[candidate, job, cluster]`` is applied as three linear maps
+    added with broadcasting (the same function as one layer on the concatenation, without
+    copying the job and cluster rows K x M times).
+
+    Args:
+        layout: the observation layout.
+        arch: hidden sizes of the shared scorer (at least one).
+    """
+
+    def __init__(self, layout: ObservationLayout, arch: list[int]) -> None:
+        super().__init__()
+        if not arch:
+            raise ValueError("scorer_arch needs at least one hidden layer")
+        self.layout = layout
+        cluster_size = layout.offsets["cluster"][1] - layout.offsets["cluster"][0]
+        self.candidate_in = nn.Linear(len(CANDIDATE_FEATURES), arch[0])
+        self.job_in = nn.Linear(len(JOB_FEATURES), arch[0], bias=False)
+        self.cluster_in = nn.Linear(cluster_size, arch[0], bias=False)
+        self.score = nn.Sequential(nn.Tanh(), _mlp([*arch, 1]))
+        self.end_round = _mlp([cluster_size, *arch, 1])
+
+    def forward(self, features: th.Tensor) -> th.Tensor:
+        """Logits: ``[score(k, m) for k, m] + [end_round]``."""
+        candidates, jobs, cluster = self.layout.split(features)
+        batch, slots, cands, _ = candidates.shape
+        hidden = (self.candidate_in(candidates) + self.job_in(jobs)[:, :, None, :]
+                  + self.cluster_in(cluster)[:, None, None, :])
+        logits = self.score(hidden).reshape(batch, slots * cands)
+        return th.cat([logits, self.end_round(cluster)], dim=1)
+
+    def output_layers(self) -> list[nn.Module]:
+        """The last linear layers (initialised with a small gain, as SB3 does for logits)."""
+        return [self.score[-1][-1], self.end_round[-1]]
+
+
+class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: ignore[misc]
+    """MaskablePPO policy whose actor is a :class:`CandidateScorer` (see module docstring).
+
+    Args:
+        *args: SB3's policy arguments.
+        scorer_arch: hidden sizes of the shared scorer (default [64, 64]).
+        **kwargs: SB3's policy keyword arguments; ``net_arch`` defaults to
+            ``dict(pi=[], vf=[64, 64])`` (the actor reads the flat features directly).
+    """
+
+    def __init__(self, *args: Any, scorer_arch: list[int] | None = None, **kwargs: Any) -> None:
+        object.__setattr__(self, "_scorer_arch", list(scorer_arch or [64, 64]))
+        kwargs.setdefault("net_arch", dict(pi=[], vf=[64, 64]))
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        self.action_net = CandidateScorer(ObservationLayout.of(self.observation_space),
+                                          self._scorer_arch)
+        if self.ortho_init:
+            self.action_net.apply(partial(self.init_weights, gain=np.sqrt(2)))
+            for layer in self.action_net.output_layers():
+                layer.apply(partial(self.init_weights, gain=0.01))
+        self.optimizer = self.optimizer_class(
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs
+        )
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data: dict[str, Any] = super()._get_constructor_parameters()
+        data["scorer_arch"] = self._scorer_arch
+        return data
