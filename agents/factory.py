@@ -24,6 +24,10 @@ ALGO_CLASSES: dict[str, tuple[str, str]] = {
     "dqn": ("stable_baselines3", "DQN"),
 }
 MASKED_ALGOS = frozenset({"maskable_ppo"})
+POLICY_CLASSES: dict[str, tuple[str, str]] = {
+    "CandidateScoringPolicy": ("agents.policies", "CandidateScoringPolicy"),
+}
+"""Policy names of this package (beside SB3's own aliases such as ``MultiInputPolicy``)."""
 
 
 def algo_class(algo: str) -> Any:
@@ -74,9 +78,23 @@ def make_model(
         ConfigError: for an unknown algorithm or a hyperparameter the class does not accept.
     """
     kwargs = validate_hyperparams(algo, hyperparams)
-    policy = hyperparams.get("policy", DEFAULT_POLICY)
+    policy = resolve_policy(algo, hyperparams.get("policy", DEFAULT_POLICY))
     return algo_class(algo)(policy, env, seed=seed, tensorboard_log=tensorboard_log,
                             device=device, verbose=verbose, **kwargs)
+
+
+def resolve_policy(algo: str, policy: Any) -> Any:
+    """The policy class for a name of :data:`POLICY_CLASSES`, else ``policy`` unchanged.
+
+    Raises:
+        ConfigError: if a package policy is asked of an algorithm it does not support.
+    """
+    if not isinstance(policy, str) or policy not in POLICY_CLASSES:
+        return policy
+    if algo not in MASKED_ALGOS:
+        raise ConfigError(f"{policy} is a MaskablePPO policy: use --algo maskable_ppo")
+    module_name, class_name = POLICY_CLASSES[policy]
+    return getattr(importlib.import_module(module_name), class_name)
 
 
 def validate_hyperparams(algo: str, hyperparams: Mapping[str, Any]) -> dict[str, Any]:
