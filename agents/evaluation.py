@@ -176,11 +176,8 @@ def run_contenders(
     direct = [c for c in contenders if c.kind == "heuristic"
               and heuristics_via == "simulator" and can_run_direct(c.env_kwargs)]
     results: dict[str, list[EpisodeOutcome]] = {}
-    if direct:
-        kwargs = {k: v for k, v in direct[0].env_kwargs.items()
-                  if k not in ("sticky", "class_reorder")}
-        results.update(run_heuristics_direct(env_id, kwargs, [c.label for c in direct], traces,
-                                             seeds, on_episode))
+    for kwargs, labels in _direct_groups(direct):
+        results.update(run_heuristics_direct(env_id, kwargs, labels, traces, seeds, on_episode))
     for contender in contenders:
         if contender.label in results:
             continue
@@ -201,6 +198,18 @@ def run_contenders(
     ordered = {c.label: results[c.label] for c in contenders}
     check_identical_episodes(ordered)
     return ordered
+
+
+def _direct_groups(contenders: Sequence[Contender]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Heuristics grouped by their episode kwargs (``sticky`` / ``class_reorder`` dropped: the
+    simulator runs each policy with its own), in first-seen order."""
+    groups: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    for contender in contenders:
+        kwargs = {k: v for k, v in contender.env_kwargs.items()
+                  if k not in ("sticky", "class_reorder")}
+        key = repr(sorted(kwargs.items()))
+        groups.setdefault(key, (kwargs, []))[1].append(contender.label)
+    return list(groups.values())
 
 
 def check_identical_episodes(results: Mapping[str, Sequence[EpisodeOutcome]]) -> None:
