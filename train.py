@@ -108,6 +108,7 @@ def report(result: Any) -> None:
     print(f"run folder: {result.run_dir}")
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
           + ("   (interrupted)" if result.interrupted else ""))
+    print(f"model.zip: {result.model_path.stat().st_size / 1000:.1f} kB")
     if not result.tensorboard:
         print("note: tensorboard is not installed, no TensorBoard logs (see progress*.csv)")
     if (result.run_dir / "evaluations.npz").is_file():

@@ -88,7 +88,7 @@ def test_hyperparameter_files_merge_default_and_env_entry() -> None:
         "batch_size": 128, "n_epochs": 10, "learning_rate": 0.0003, "gamma": 0.999,
         "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "vf_coef": 0.5,
         "max_grad_norm": 0.5,
-        "policy_kwargs": "dict(net_arch=dict(pi=[256, 256], vf=[256, 256]), "
+        "policy_kwargs": "dict(net_arch=dict(pi=[64, 64], vf=[64, 64]), "
                          "activation_fn=nn.Tanh)",
     }
     assert load_hyperparams("maskable_ppo", ENV_ID) == expected
