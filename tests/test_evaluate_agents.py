@@ -242,3 +242,22 @@ def test_heuristic_side_by_side_needs_no_torch(tmp_path: Path) -> None:
     done = subprocesses([(["-c", code], tmp_path)])[0]
     assert done.returncode == 0, done.stderr
     assert "HEAVY []" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--agent", "no/such/model.zip", "--trace-set", "bundled"), "no saved model"),
+        (("--trace", "small-4.csv", "--trace-set", "bundled"), "not both"),
+        (("--seeds", "0", "--queue-order", "fifo", "las", "--trace", "small-4.csv"),
+         "one queue order"),
+        (("--trace-set", "bundled", "--split", "dev"), "invalid choice"),
+        (("--agent", "pretrained:none-such", "--trace", "small-4.csv"), "no pretrained model"),
+    ],
+)
+def test_bad_side_by_side_arguments_exit_2(args: tuple[str, ...], message: str,
+                                           tmp_path: Path) -> None:
+    small_trace(tmp_path)
+    done = subprocesses([([str(REPO_ROOT / "evaluate.py"), *args, "--quiet"], tmp_path)])[0]
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr and "Traceback" not in done.stderr
