@@ -181,3 +181,26 @@ def test_sia_philly_folder_rule_and_workloads_4_5_test(data_dir: Path, tmp_path:
                            "workload-5"]) == 0
     assert split_specs([str(out), "bundled"], "train") == [f"{out}:train", "bundled:train"]
     assert read_manifest(out).labels("train") == ["workload-1", "workload-2", "workload-3"]
+
+
+def test_tracesets_import_only_stdlib_numpy_and_lower_palgym_layers() -> None:
+    import ast
+    import sys
+
+    allowed = ("numpy", "palgym.errors", "palgym.io", "palgym.sim", "palgym.bundled",
+               "palgym.tracesets")
+    folder = Path(__file__).resolve().parents[1] / "palgym" / "tracesets"
+    found = []
+    files = sorted(folder.glob("*.py"))
+    assert {p.name for p in files} >= {"__init__.py", "sets.py", "manifest.py"}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "__future__":
+                    continue
+                if not any(name == a or name.startswith(a + ".") for a in allowed):
+                    found.append(f"{path.name}: {name}")
+    assert not found, found
