@@ -59,7 +59,6 @@ class Contender:
         model_path: the model zip (learned only).
         algo: its algorithm (learned only).
         model_size_bytes: size of the zip (learned only).
-        run_dir: the folder holding the model (its ``evaluations.npz``, if any).
     """
 
     label: str
@@ -69,7 +68,6 @@ class Contender:
     model_path: str | None = None
     algo: str | None = None
     model_size_bytes: int | None = None
-    run_dir: str | None = None
 
 
 def heuristic_contender(name: str, base_kwargs: Mapping[str, Any]) -> Contender:
@@ -114,7 +112,7 @@ def learned_contender(
               if k not in EPISODE_SOURCE_KWARGS}
     agent = load_agent(path, device=device, name=spec)
     return Contender(spec, "learned", agent, {**kwargs, **dict(overrides)}, str(path),
-                     agent.algo, path.stat().st_size, str(path.parent))
+                     agent.algo, path.stat().st_size)
 
 
 def base_episode_kwargs(contenders: Sequence[Contender], overrides: Mapping[str, Any]
@@ -238,9 +236,23 @@ def _check_unique(what: str, names: Sequence[str]) -> None:
         seen.add(name)
 
 
-def model_run_dir(contender: Contender) -> Path | None:
-    """The run folder of a learned contender if it holds ``evaluations.npz``, else None."""
-    if contender.run_dir is None:
+RUN_FOLDER_MODELS = frozenset({"model.zip", "best_model.zip"})
+
+
+def learning_curve_files(contender: Contender) -> tuple[Path, Path] | None:
+    """``(evaluations.npz, references.yml)`` of a learned contender, or None.
+
+    A run folder's model (``model.zip`` / ``best_model.zip``) uses the folder's
+    ``evaluations.npz`` and ``references.yml``; any other zip ``NAME.zip`` (e.g. in
+    ``agents/pretrained/``) uses ``NAME-evaluations.npz`` and ``NAME-references.yml`` beside
+    it. The references file may be missing.
+    """
+    if contender.model_path is None:
         return None
-    folder = Path(contender.run_dir)
-    return folder if (folder / "evaluations.npz").is_file() else None
+    model = Path(contender.model_path)
+    if model.name in RUN_FOLDER_MODELS:
+        files = (model.parent / "evaluations.npz", model.parent / "references.yml")
+    else:
+        files = (model.with_name(f"{model.stem}-evaluations.npz"),
+                 model.with_name(f"{model.stem}-references.yml"))
+    return files if files[0].is_file() else None

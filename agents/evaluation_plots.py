@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents.evaluation import model_run_dir
+from agents.evaluation import learning_curve_files
 from agents.evaluation_report import Comparison
 from palgym.io.atomic import atomic_write_bytes
 from palgym.plots import require_matplotlib
@@ -86,13 +86,13 @@ def normalised_png(comparison: Comparison) -> bytes:
     return _png(draw, (7.5, 1.2 + 0.45 * len(summaries)))
 
 
-def learning_curve_png(run_dir: Path, label: str) -> bytes:
-    """Mean evaluation return vs timesteps (``evaluations.npz``), with the run's heuristic
-    references (``references.yml``) as horizontal lines when present."""
-    with np.load(run_dir / "evaluations.npz") as data:
+def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> bytes:
+    """Mean evaluation return vs timesteps (an ``evaluations.npz``), with the run's heuristic
+    references (a ``references.yml``) as horizontal lines when that file exists."""
+    with np.load(evaluations) as data:
         steps = np.asarray(data["timesteps"])
         returns = np.asarray(data["results"]).mean(axis=1)
-    references = _references(run_dir / "references.yml")
+    references = _references(references_file)
 
     def draw(axes: Axes) -> None:
         axes.plot(steps, returns, marker="o", label=label)
@@ -126,7 +126,8 @@ def _file_part(name: str) -> str:
 
 def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
     """Write ``jct-cdf_<trace>.png``, ``normalised-jct.png`` and
-    ``learning-curve_<policy>.png`` into ``folder`` (created if missing).
+    ``learning-curve_<policy>.png`` (learned agents with a learning curve, see
+    :func:`agents.evaluation.learning_curve_files`) into ``folder`` (created if missing).
 
     Raises:
         PlotDependencyError: if matplotlib is missing.
@@ -138,9 +139,9 @@ def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
                for trace in comparison.traces]
     written.append(atomic_write_bytes(out / "normalised-jct.png", normalised_png(comparison)))
     for contender in comparison.contenders:
-        run_dir = model_run_dir(contender)
-        if run_dir is not None:
+        files = learning_curve_files(contender)
+        if files is not None:
             name = f"learning-curve_{_file_part(contender.label)}.png"
             written.append(atomic_write_bytes(out / name,
-                                              learning_curve_png(run_dir, contender.label)))
+                                              learning_curve_png(*files, contender.label)))
     return written

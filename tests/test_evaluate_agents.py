@@ -225,6 +225,24 @@ def test_pretrained_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert learned.resolve_model_path(str(path), "x") == path
 
 
+def test_learning_curve_files_of_run_folders_and_pretrained(tmp_path: Path) -> None:
+    from agents.base import HeuristicAgent
+    from agents.evaluation import Contender, learning_curve_files
+
+    def contender(path: Path) -> Contender:
+        return Contender("x", "learned", HeuristicAgent("pal"), model_path=str(path))
+
+    (tmp_path / "model.zip").write_bytes(b"")
+    assert learning_curve_files(contender(tmp_path / "model.zip")) is None
+    (tmp_path / "evaluations.npz").write_bytes(b"")
+    assert learning_curve_files(contender(tmp_path / "best_model.zip")) == (
+        tmp_path / "evaluations.npz", tmp_path / "references.yml")
+    assert learning_curve_files(contender(tmp_path / "P_maskable_ppo.zip")) is None
+    (tmp_path / "P_maskable_ppo-evaluations.npz").write_bytes(b"")
+    assert learning_curve_files(contender(tmp_path / "P_maskable_ppo.zip")) == (
+        tmp_path / "P_maskable_ppo-evaluations.npz", tmp_path / "P_maskable_ppo-references.yml")
+
+
 def test_heuristic_side_by_side_needs_no_torch(tmp_path: Path) -> None:
     small_trace(tmp_path)
     code = (
