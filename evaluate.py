@@ -139,6 +139,8 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--confidence", type=float, default=0.95, help="bootstrap interval level")
     add("--bootstrap-resamples", type=int, default=10_000, metavar="B")
     add("--bootstrap-seed", type=int, default=0, metavar="N")
+    add("--bootstrap-unit", choices=("episode", "trace"), default="episode",
+        help="resample episodes (default) or whole traces with all their seeds")
     add("--heuristics-via", choices=("simulator", "env"), default="simulator",
         help="run heuristics on the simulator on the env's episodes (default, fast, identical "
              "by parity) or step them through the env as agents")
@@ -276,7 +278,8 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
         trace_source=source, seeds=tuple(args.seeds or [args.seed]),
         overrides=_episode_overrides(args), reference=args.reference, baseline=args.baseline,
         confidence=args.confidence, resamples=args.bootstrap_resamples,
-        bootstrap_seed=args.bootstrap_seed, device=args.device,
+        bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
+        device=args.device,
         heuristics_via=args.heuristics_via,
     )
     bar = _progress_bar(len(traces) * len(request.seeds) * (len(request.agents) + 8),

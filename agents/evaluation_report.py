@@ -23,6 +23,7 @@ import numpy as np
 from agents.compare import RatioSummary, bootstrap_geomean, paired_ratios
 from agents.evaluation import Contender
 from agents.rollout import EpisodeOutcome
+from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 from palgym.report import format_columns
 
@@ -40,6 +41,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "num_invalid_actions", "mean_episode_return", "model_size_bytes",
 )
 """Columns of the summary CSV (one row per policy)."""
+BOOTSTRAP_UNITS: tuple[str, ...] = ("episode", "trace")
 _METRICS = ("num_jobs", "num_completed", "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s",
             "utilization_allocated", "utilization_effective", "num_invalid_actions")
 
@@ -119,19 +121,28 @@ def summarise(
     confidence: float = 0.95,
     resamples: int = 10_000,
     bootstrap_seed: int = 0,
+    bootstrap_unit: str = "episode",
 ) -> Comparison:
     """Pair every policy with the reference and the baseline on the same episodes.
 
+    ``bootstrap_unit`` ``"episode"`` resamples episodes; ``"trace"`` resamples traces with all
+    their seeds (cluster bootstrap, :func:`agents.compare.bootstrap_geomean` ``groups``).
+
     Raises:
         KeyError: if ``reference`` or ``baseline`` is not among the outcomes.
-        ConfigError: for a non-positive avg JCT (an episode without completed jobs).
+        ConfigError: for a non-positive avg JCT (an episode without completed jobs) or an
+            unknown ``bootstrap_unit``.
     """
+    if bootstrap_unit not in BOOTSTRAP_UNITS:
+        raise ConfigError(f"bootstrap unit must be one of {list(BOOTSTRAP_UNITS)}")
+
     def ratio(label: str, other: str) -> RatioSummary:
         values = [o.metrics["avg_jct_s"] for o in outcomes[label]]
         base = [o.metrics["avg_jct_s"] for o in outcomes[other]]
+        groups = [o.trace for o in outcomes[label]] if bootstrap_unit == "trace" else None
         return bootstrap_geomean(paired_ratios(np.array(values), np.array(base)),
                                  confidence=confidence, num_resamples=resamples,
-                                 seed=bootstrap_seed)
+                                 seed=bootstrap_seed, groups=groups)
 
     summaries = {}
     for c in contenders:
@@ -145,6 +156,7 @@ def summarise(
             model_size_bytes=c.model_size_bytes,
         )
     bootstrap = {"confidence": confidence, "resamples": resamples, "seed": bootstrap_seed,
+                 "unit": bootstrap_unit,
                  "method": "percentile (Efron & Tibshirani 1993, ch. 13), paired by episode"}
     return Comparison(env_id, tuple(contenders), outcomes, dict(traces), trace_source,
                       tuple(int(s) for s in seeds), reference, baseline, bootstrap, summaries)
@@ -274,8 +286,8 @@ def format_summary(comparison: Comparison) -> str:
              "" if s.model_size_bytes is None else f"{s.model_size_bytes / 1000:.1f}"]
             for s in comparison.summaries.values()]
     title = ("geomean over episodes of avgJCT(P) / avgJCT(R), paired percentile bootstrap "
-             f"({comparison.bootstrap['resamples']} resamples, seed "
-             f"{comparison.bootstrap['seed']}); < 1: P faster than R")
+             f"over {comparison.bootstrap['unit']}s ({comparison.bootstrap['resamples']} "
+             f"resamples, seed {comparison.bootstrap['seed']}); < 1: P faster than R")
     return "\n".join([title, *format_columns(header, rows, num_text_columns=2)])
 
 

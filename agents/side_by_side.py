@@ -41,7 +41,8 @@ class SideBySide:
         seeds: reset seeds; every (trace, seed) is one episode.
         overrides: episode env kwargs from the command line (preset, cluster, ...).
         reference / baseline: the two policies every policy is paired with.
-        confidence / resamples / bootstrap_seed: the bootstrap interval's settings.
+        confidence / resamples / bootstrap_seed / bootstrap_unit: the bootstrap interval's
+            settings (unit ``episode`` or ``trace``).
         device: torch device of learned agents.
         heuristics_via: ``simulator`` (default, fast) or ``env`` (heuristics step the env).
     """
@@ -58,6 +59,7 @@ class SideBySide:
     confidence: float = 0.95
     resamples: int = 10_000
     bootstrap_seed: int = 0
+    bootstrap_unit: str = "episode"
     device: str = "cpu"
     heuristics_via: str = "simulator"
 
@@ -109,5 +111,5 @@ def run_side_by_side(
         request.env_id, contenders, outcomes, {t.name: t.content_hash() for t in request.traces},
         request.trace_source, request.seeds, reference=request.reference,
         baseline=request.baseline, confidence=request.confidence, resamples=request.resamples,
-        bootstrap_seed=request.bootstrap_seed,
+        bootstrap_seed=request.bootstrap_seed, bootstrap_unit=request.bootstrap_unit,
     )
