@@ -132,6 +132,9 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--split", choices=("train", "validation", "test"), default="test",
         help="split of the trace sets (default: %(default)s)")
     add("--seeds", nargs="+", type=int, metavar="N", help="reset seeds (default: --seed)")
+    add("--window", type=int, metavar="JOBS",
+        help="episodes are windows of JOBS consecutive jobs, drawn per seed (default: whole "
+             "traces)")
     add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
         help="second policy every policy is paired with (default: %(default)s)")
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
@@ -231,6 +234,7 @@ def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
                     if args.cluster is not None else None),
         "locality_penalty": args.locality_penalty, "round_duration_s": args.round_duration,
+        "window": args.window,
         "profile": str(args.profile) if args.profile is not None else None,
         "variability_data": (str(args.variability_data) if args.variability_data is not None
                              else None),

@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 EPISODE_KWARGS: tuple[str, ...] = (
     "preset", "cluster", "queue_order", "locality_penalty", "round_duration_s", "max_rounds",
-    "profile", "variability_data",
+    "profile", "variability_data", "window",
 )
 """Env kwargs that shape the episodes (shared by every contender)."""
 HEURISTICS_VIA: tuple[str, ...] = ("simulator", "env")
@@ -152,7 +152,8 @@ def run_contenders(
     Args:
         env_id: Gymnasium id.
         contenders: the policies (unique labels).
-        traces: evaluation traces (unique names), each run whole.
+        traces: evaluation traces (unique names), run whole unless the env kwargs set
+            ``window`` (then the env draws the window from the seed, equally for everyone).
         seeds: reset seeds; episode ``(i, s)`` is ``reset(seed=s, options={"trace": i})``.
         deterministic: greedy actions for learned agents.
         on_episode: called after each episode (e.g. a progress bar).

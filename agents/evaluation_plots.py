@@ -38,11 +38,13 @@ def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
 
 
 def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
-    """CDF of per-job JCT (hours, log x) of every policy on ``trace``, pooled over seeds."""
+    """CDF of per-job JCT (hours, log x) of every policy on ``trace``, pooled over seeds
+    (and over the job windows drawn from it)."""
 
     def draw(axes: Axes) -> None:
         for c in comparison.contenders:
-            jobs = [v for o in comparison.outcomes[c.label] if o.trace == trace for v in o.jct_s]
+            jobs = [v for i, o in enumerate(comparison.outcomes[c.label])
+                    if comparison.source_trace(i) == trace for v in o.jct_s]
             jct_h = np.sort(np.asarray(jobs, dtype=np.float64)) / 3600.0
             jct_h = jct_h[np.isfinite(jct_h)]
             fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)

@@ -90,6 +90,11 @@ class Comparison:
     bootstrap: Mapping[str, Any]
     summaries: Mapping[str, PolicySummary]
 
+    def source_trace(self, position: int) -> str:
+        """The evaluation trace episode ``position`` comes from (episodes are trace-major;
+        an episode's own ``trace`` names its job window when there is one)."""
+        return list(self.traces)[position // len(self.seeds)]
+
     def avg_jct(self, label: str) -> np.ndarray:
         """float64 (E,): the policy's avg JCT (s) per episode."""
         return np.array([o.metrics["avg_jct_s"] for o in self.outcomes[label]], dtype=np.float64)
@@ -266,12 +271,13 @@ def format_episodes(comparison: Comparison) -> str:
     """One row per (trace, seed, policy)."""
     header = ["trace", "seed", "policy", "avg JCT (h)", "p99 JCT (h)", "makespan (h)",
               "invalid", f"/ {comparison.reference}", f"/ {comparison.baseline}"]
+    episodes = episode_rows(comparison)
+    per_policy = len(episodes) // max(len(comparison.contenders), 1)
+    order = sorted(range(len(episodes)), key=lambda i: (i % per_policy, i // per_policy))
     rows = [[str(r["trace"]), str(r["seed"]), str(r["policy"]), _h(r["avg_jct_s"]),
              _h(r["p99_jct_s"]), _h(r["makespan_s"]), str(r["num_invalid_actions"]),
              f"{r['ratio_vs_reference']:.3f}", f"{r['ratio_vs_baseline']:.3f}"]
-            for r in sorted(episode_rows(comparison),
-                            key=lambda r: (list(comparison.traces).index(r["trace"]),
-                                           comparison.seeds.index(r["seed"])))]
+            for r in (episodes[i] for i in order)]
     return "\n".join(format_columns(header, rows, num_text_columns=3))
 
 

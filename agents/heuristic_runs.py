@@ -22,6 +22,7 @@ import numpy as np
 
 from agents.ids import gym_id
 from agents.rollout import EpisodeOutcome
+from palgym.envs.episodes import job_window
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
@@ -65,8 +66,9 @@ def run_heuristics_direct(
 
     Args:
         env_id: Gymnasium id.
-        env_kwargs: the episode kwargs (without ``trace``; ``sticky`` / ``class_reorder`` do
-            not matter: they do not change the episode).
+        env_kwargs: the episode kwargs (without ``trace``; with ``window``, each episode is
+            the window the env draws; ``sticky`` / ``class_reorder`` do not matter: they do
+            not change the episode).
         names: placement names.
         traces: evaluation traces, run whole.
         seeds: reset seeds.
@@ -88,8 +90,11 @@ def run_heuristics_direct(
         for index, trace in enumerate(traces):
             for seed in seeds:
                 _, info = env.reset(seed=int(seed), options={"trace": index})
+                start, window = int(info["window_start"]), unwrapped.window
+                part = (trace if window is None or window >= trace.num_jobs
+                        else job_window(trace, start, window))
                 episode = make_episode(
-                    trace, cluster=unwrapped.cluster, config=unwrapped.config,
+                    part, cluster=unwrapped.cluster, config=unwrapped.config,
                     profile=unwrapped.profile,
                     variability_data=(None if unwrapped.profile is not None
                                       else unwrapped.variability_data),
@@ -100,8 +105,7 @@ def run_heuristics_direct(
                 factors = slowdown_factors(episode)
                 for name in names:
                     result = run_episode(episode, name, unwrapped.order.name, factors)
-                    outcome = _outcome(name, info, result, unwrapped.reward_scale,
-                                       int(info["window_start"]))
+                    outcome = _outcome(name, info, result, unwrapped.reward_scale, start)
                     results[name].append(outcome)
                     if on_episode is not None:
                         on_episode(outcome)

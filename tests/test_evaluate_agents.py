@@ -149,10 +149,11 @@ def test_learning_curve_and_plots(evaluated: list[Path]) -> None:
 
 
 # ------------------------------------------------------------------ in process
-def test_heuristics_via_env_equal_the_direct_simulation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kwargs", [{}, {"window": 7}])
+def test_heuristics_via_env_equal_the_direct_simulation(kwargs: dict, tmp_path: Path) -> None:
     trace = read_sia_trace(small_trace(tmp_path))
-    contenders = [heuristic_contender(name, {}) for name in ("pal", "random-non-sticky",
-                                                             "packed-sticky")]
+    contenders = [heuristic_contender(name, kwargs) for name in ("pal", "random-non-sticky",
+                                                                 "packed-sticky")]
     via_env = run_contenders("palgym/PALPlacement-v0", contenders, [trace], [0, 3],
                              heuristics_via="env")
     direct = run_contenders("palgym/PALPlacement-v0", contenders, [trace], [0, 3])
@@ -162,6 +163,8 @@ def test_heuristics_via_env_equal_the_direct_simulation(tmp_path: Path) -> None:
             assert a.jct_s == b.jct_s
             assert b.episode_return == pytest.approx(a.episode_return, rel=1e-9)
             assert b.num_steps == 0 and a.num_steps > 0
+            assert a.window_start == b.window_start
+            assert b.metrics["num_jobs"] == kwargs.get("window", SMALL_JOBS)
 
 
 def test_unmasked_agent_invalid_actions_are_counted(tmp_path: Path) -> None:
