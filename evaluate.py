@@ -258,9 +258,10 @@ def _env_id(args: argparse.Namespace) -> str:
     if args.env:
         return str(args.env)
     if args.agent:
-        from agents.learned import model_config, resolve_model_path
+        from agents.evaluation import learned_api
         from agents.side_by_side import DEFAULT_ENV_ID
 
+        _, model_config, resolve_model_path = learned_api()
         first = resolve_model_path(args.agent[0], DEFAULT_ENV_ID)
         return str(model_config(first).get("env_id", DEFAULT_ENV_ID))
     return "palgym/PALPlacement-v0"
@@ -271,13 +272,14 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
     from agents.evaluation_report import format_comparison, write_outputs
     from agents.side_by_side import SideBySide, run_side_by_side
 
+    env_id = _env_id(args)  # checks the train extra first when there are agents
     if args.agent and args.num_threads > 0:
         import torch
 
         torch.set_num_threads(args.num_threads)
     traces, source = _side_by_side_traces(args)
     request = SideBySide(
-        env_id=_env_id(args), agents=tuple(dict.fromkeys(args.agent or [])),
+        env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
         heuristics=tuple(args.policy or PLACEMENT_NAMES), traces=tuple(traces),
         trace_source=source, seeds=tuple(args.seeds or [args.seed]),
         overrides=_episode_overrides(args), reference=args.reference, baseline=args.baseline,

@@ -80,6 +80,20 @@ def heuristic_contender(name: str, base_kwargs: Mapping[str, Any]) -> Contender:
     return Contender(name, "heuristic", agent, {**dict(base_kwargs), **agent.env_kwargs})
 
 
+def learned_api() -> tuple[Any, Any, Any]:
+    """``(load_agent, model_config, resolve_model_path)`` of :mod:`agents.learned`.
+
+    Raises:
+        ConfigError: naming the ``train`` extra when its packages are missing.
+    """
+    try:
+        from agents.learned import load_agent, model_config, resolve_model_path
+    except ImportError as exc:
+        raise ConfigError(f"learned agents need the training extra ({exc}): "
+                          "pip install -e '.[train]'") from None
+    return load_agent, model_config, resolve_model_path
+
+
 def learned_contender(
     spec: str,
     env_id: str,
@@ -101,8 +115,7 @@ def learned_contender(
     Raises:
         ConfigError: for a missing or unrecognised model, or one trained on another env id.
     """
-    from agents.learned import load_agent, model_config, resolve_model_path
-
+    load_agent, model_config, resolve_model_path = learned_api()
     path = resolve_model_path(spec, env_id)
     config = model_config(path)
     trained_on = config.get("env_id")
