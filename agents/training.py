@@ -167,12 +167,17 @@ def trace_of(settings: TrainSettings, evaluation: bool) -> TraceArg:
 
 
 def trace_set_hashes(settings: TrainSettings) -> dict[str, Any]:
-    """``{set spec: {name, rule, members: {trace: sha256}}}`` of the run's trace sets."""
+    """``{set spec: {name, rule, members: {trace: sha256}, splits: {split: [trace ids]}}}`` of
+    the run's trace sets (the training and evaluation splits only)."""
     described = {}
     for spec in trace_sets_of(settings):
         trace_set = load_trace_set(spec)
-        described[spec] = {"name": trace_set.name, "rule": trace_set.rule,
-                           "members": {m.trace: m.sha256 for m in trace_set.members}}
+        used = dict.fromkeys((settings.split, settings.eval_split))
+        described[spec] = {
+            "name": trace_set.name, "rule": trace_set.rule,
+            "members": {m.trace: m.sha256 for m in trace_set.members},
+            "splits": {s: trace_set.labels(s) if trace_set.splits.get(s) else [] for s in used},
+        }
     return described
 
 

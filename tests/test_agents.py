@@ -214,6 +214,9 @@ def test_training_uses_the_sets_train_and_validation_splits() -> None:
     assert config["eval_env_kwargs"] == {"trace": "bundled:validation", "window": 20}
     members = {m.trace: m.sha256 for m in load_trace_set("bundled").members}
     assert config["trace_sets"]["bundled"]["members"] == members
+    assert config["trace_sets"]["bundled"]["splits"] == {
+        "train": ["sia-philly-gen-0", "sia-philly-gen-1", "sia-philly-gen-2"],
+        "validation": ["sia-philly-gen-3"]}
     config = resolve_config(TrainSettings(n_timesteps=8, trace_set=("bundled",), split="test",
                                           eval_trace="sia-philly-gen-0"))
     assert config["env_kwargs"]["trace"] == "bundled:test"
