@@ -59,6 +59,7 @@ class Contender:
         model_path: the model zip (learned only).
         algo: its algorithm (learned only).
         model_size_bytes: size of the zip (learned only).
+        training_traces: trace ids of the training split(s) recorded in its ``config.yml``.
     """
 
     label: str
@@ -68,6 +69,7 @@ class Contender:
     model_path: str | None = None
     algo: str | None = None
     model_size_bytes: int | None = None
+    training_traces: tuple[str, ...] = ()
 
 
 def heuristic_contender(name: str, base_kwargs: Mapping[str, Any]) -> Contender:
@@ -124,8 +126,18 @@ def learned_contender(
     kwargs = {k: v for k, v in dict(config.get("env_kwargs") or {}).items()
               if k not in EPISODE_SOURCE_KWARGS}
     agent = load_agent(path, device=device, name=spec)
+    trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()
+                    for label in dict(described.get("splits") or {}).get("train", []))
     return Contender(spec, "learned", agent, {**kwargs, **dict(overrides)}, str(path),
-                     agent.algo, path.stat().st_size)
+                     agent.algo, path.stat().st_size, trained)
+
+
+def training_overlap(contenders: Sequence[Contender], traces: Sequence[Trace]) -> list[str]:
+    """Warnings for learned contenders evaluated on a trace id they trained on."""
+    names = {t.name for t in traces}
+    return [f"{c.label} trained on {sorted(names & set(c.training_traces))}: these results "
+            "are not a held-out evaluation"
+            for c in contenders if names & set(c.training_traces)]
 
 
 def base_episode_kwargs(contenders: Sequence[Contender], overrides: Mapping[str, Any]

@@ -5,6 +5,7 @@ them (the logic of ``evaluate.py --agent`` / ``--trace-set`` / ``--seeds``)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from agents.evaluation import (
     heuristic_contender,
     learned_contender,
     run_contenders,
+    training_overlap,
 )
 from agents.evaluation_report import Comparison, summarise
 from agents.rollout import EpisodeOutcome
@@ -22,6 +24,8 @@ from palgym.errors import ConfigError
 from palgym.report import policies_to_run
 from palgym.sim.workload import Trace
 from palgym.tracesets import load_trace_set
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
 DEFAULT_REFERENCE = "pal"
@@ -105,6 +109,8 @@ def run_side_by_side(
         ConfigError: for bad names, models or env kwargs, or non-identical episodes.
     """
     contenders = contenders_of(request)
+    for warning in training_overlap(contenders, request.traces):
+        logger.warning(warning)
     outcomes = run_contenders(request.env_id, contenders, request.traces, request.seeds,
                               on_episode=on_episode, heuristics_via=request.heuristics_via)
     return summarise(

@@ -136,6 +136,16 @@ def test_summary_geomeans_recomputed_from_the_episode_rows(evaluated: list[Path]
     assert [p["label"] for p in content["policies"]][0] == RUN
 
 
+def test_evaluating_on_training_traces_warns(evaluated: list[Path]) -> None:
+    done = subprocesses([([str(REPO_ROOT / "evaluate.py"), "--agent", RUN, "--trace-set",
+                           "bundled", "--split", "train", "--window", "8", "--policy", "pal",
+                           "--quiet", "--bootstrap-resamples", "20"], evaluated[0])])[0]
+    assert done.returncode == 0, done.stderr
+    assert (f"{RUN} trained on ['sia-philly-gen-0', 'sia-philly-gen-1', 'sia-philly-gen-2']: "
+            "these results are not a held-out evaluation") in done.stderr
+    assert "held-out" not in (evaluated[0] / "stdout.txt").read_text(encoding="utf-8")
+
+
 def test_learning_curve_and_plots(evaluated: list[Path]) -> None:
     pytest.importorskip("matplotlib")
     folder = evaluated[0]
