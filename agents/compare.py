@@ -77,7 +77,8 @@ def paired_ratios(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     for name, array in (("values", values), ("reference", reference)):
         if not np.all(np.isfinite(array) & (array > 0)):
             raise ConfigError(f"paired ratios: every {name} entry must be finite and > 0")
-    return values / reference
+    ratios: np.ndarray = values / reference
+    return ratios
 
 
 def geomean(ratios: np.ndarray) -> float:

@@ -96,8 +96,14 @@ def rollout(
                 seed=int(info["seed"]), episode_hash=str(info["episode_hash"]),
                 episode_return=total, num_steps=steps,
                 metrics=dict(step_info.get("episode_metrics", {})),
-                jct_s=tuple(float(v) for v in env.unwrapped.simulator.records().jct_s),
+                jct_s=_jct_s(env),
             )
+
+
+def _jct_s(env: gym.Env[Any, Any]) -> tuple[float, ...]:
+    """Per measured job, its JCT (s) in the env's finished episode (inf: not completed)."""
+    simulator: Any = env.unwrapped.simulator  # type: ignore[attr-defined]
+    return tuple(float(v) for v in simulator.records().jct_s)
 
 
 def rollout_sequence(
