@@ -1,15 +1,27 @@
-"""Evaluate heuristic schedulers (queue order x placement) on job traces.
+"""Evaluate heuristic schedulers (queue order x placement) and learned agents on job traces.
 
-Runs every placement (default: all six) under every queue order (default: FIFO) on one episode
-per trace (default: the traces bundled in ``palgym/data/traces``), prints a table of JCT,
+**Heuristics** (no ``--agent``, ``--env``, ``--trace-set`` or ``--seeds``): runs every
+placement (default: all six) under every queue order (default: FIFO) on one episode per trace
+(default: the traces bundled in ``palgym/data/traces``), prints a table of JCT,
 makespan, utilization and the improvement over a baseline (default: Packed-Sticky), the geomean
 improvement across traces (PAL, SC24, Figure 10 style) and each trace's episode hash.
+
+**Side by side** (any of ``--agent``, ``--env``, ``--trace-set``, ``--seeds``): learned
+agents and heuristics act through the env on identical episodes (every trace of the chosen
+split, whole, once per seed; default: the ``bundled`` set's ``test`` split, seed ``--seed``).
+Prints per-episode results, then per policy the geomean avg-JCT ratio vs PAL and vs the
+baseline with paired percentile bootstrap intervals and the invalid-action count; ``--output``
+(per-episode CSV), ``--summary-output`` (per-policy CSV) and ``--json`` are written atomically,
+``--plot DIR`` adds JCT CDFs, normalised bars and learning curves. The logic lives in
+:mod:`agents.side_by_side` (torch and SB3 load only for ``--agent``).
 
 Examples::
 
     python evaluate.py
     python evaluate.py --trace workload-1.csv --preset pal-artifact \\
         --variability-data /path/to/variability/longhorn_pal --output results.csv --plot figures
+    python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
+        --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
 Exit codes: 0 on success, 2 on bad arguments or bad input files (``error: <message>``).
 The logic lives in :mod:`palgym.report`.
@@ -42,6 +54,7 @@ from palgym.report import (
 )
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, preset
+from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult
 
 EXIT_USAGE = 2
@@ -75,20 +88,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("--trace", nargs="+", action="extend", metavar="PATH",
-        help="Sia/PAL trace CSV file(s) (default: every bundled trace)")
+        help="Sia/PAL trace CSV file(s) (default: every bundled trace; side by side: the "
+             "bundled set's --split)")
     add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
         help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
     add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
         help=f"queue order(s) (default: fifo): {', '.join(QUEUE_ORDER_NAMES)}")
-    add("--preset", choices=sorted(PRESETS), default="default",
-        help="simulator preset (default: %(default)s)")
+    add("--preset", choices=sorted(PRESETS), default=None,
+        help="simulator preset (default: default; side by side: the first agent's)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--variability-data", type=Path, metavar="DIR",
                         help="Longhorn-style measurement folder to build the profile from")
     source.add_argument("--profile", type=Path, metavar="FILE",
                         help="per-GPU variability profile CSV (default: the bundled profile)")
-    add("--cluster", type=_cluster, default=ClusterSpec(), metavar="NxG",
-        help="nodes x GPUs per node (default: 16x4)")
+    add("--cluster", type=_cluster, default=None, metavar="NxG",
+        help="nodes x GPUs per node (default: 16x4; side by side: the first agent's)")
     add("--locality-penalty", type=_at_least_one, metavar="LF",
         help="override the preset's locality penalty (>= 1; both presets use 1.7)")
     add("--round-duration", type=_positive, metavar="SECONDS",
@@ -101,7 +115,40 @@ def build_parser() -> argparse.ArgumentParser:
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
     add("--plot", type=Path, metavar="DIR", help="write JCT CDF and normalised-JCT PNGs here")
     add("--quiet", action="store_true", help="no progress bar and no 'wrote' lines")
+    _add_side_by_side(parser)
     return parser
+
+
+def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "learned agents and heuristics on identical episodes (through the env)")
+    add = group.add_argument
+    add("--agent", nargs="+", action="extend", metavar="MODEL",
+        help="model.zip, run folder, or 'pretrained' (agents/pretrained/<env>_maskable_ppo.zip) "
+             "/ 'pretrained:NAME'")
+    add("--env", metavar="ID", help="env id (default: the agents' or palgym/PALPlacement-v0)")
+    add("--trace-set", nargs="+", action="extend", metavar="NAME_OR_DIR",
+        help="trace set(s): 'bundled', a folder of traces or a manifest .json")
+    add("--split", choices=("train", "validation", "test"), default="test",
+        help="split of the trace sets (default: %(default)s)")
+    add("--seeds", nargs="+", type=int, metavar="N", help="reset seeds (default: --seed)")
+    add("--window", type=int, metavar="JOBS",
+        help="episodes are windows of JOBS consecutive jobs, drawn per seed (default: whole "
+             "traces)")
+    add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
+        help="second policy every policy is paired with (default: %(default)s)")
+    add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
+    add("--json", type=Path, metavar="FILE", help="everything as JSON")
+    add("--confidence", type=float, default=0.95, help="bootstrap interval level")
+    add("--bootstrap-resamples", type=int, default=10_000, metavar="B")
+    add("--bootstrap-seed", type=int, default=0, metavar="N")
+    add("--bootstrap-unit", choices=("episode", "trace"), default="episode",
+        help="resample episodes (default) or whole traces with all their seeds")
+    add("--heuristics-via", choices=("simulator", "env"), default="simulator",
+        help="run heuristics on the simulator on the env's episodes (default, fast, identical "
+             "by parity) or step them through the env as agents")
+    add("--device", default="cpu", help="torch device of learned agents (default: cpu)")
+    add("--num-threads", type=int, default=1, help="torch threads (default 1; 0: torch's)")
 
 
 def _setup(args: argparse.Namespace) -> EvaluationSetup:
@@ -111,8 +158,8 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
     if args.round_duration is not None:
         overrides["round_duration_s"] = args.round_duration
     return EvaluationSetup(
-        cluster=args.cluster,
-        config=preset(args.preset, **overrides),
+        cluster=args.cluster or ClusterSpec(),
+        config=preset(args.preset or "default", **overrides),
         profile=read_profile(args.profile) if args.profile is not None else None,
         variability_data=args.variability_data,
         seed=args.seed,
@@ -139,8 +186,26 @@ def _progress_bar(total: int, enabled: bool) -> Any:
     return tqdm(total=total, file=sys.stderr, unit="run", desc="evaluate", leave=False)
 
 
+def _load_traces(paths: Sequence[str | Path], duration_unit: str,
+                 trace_format: str | None = None) -> list[Trace]:
+    """Read trace files (the one place evaluate.py reads traces from paths).
+
+    Args:
+        paths: trace files.
+        duration_unit: ``iterations`` or ``seconds`` (Sia / PAL CSV).
+        trace_format: reserved for other file formats; only None (Sia / PAL CSV) for now.
+
+    Raises:
+        TraceFormatError: naming file, line and field.
+        ConfigError: for duplicate trace ids or an unsupported ``trace_format``.
+    """
+    if trace_format is not None:
+        raise ConfigError(f"unsupported trace format {trace_format!r}")
+    return load_traces(paths, duration_unit)
+
+
 def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
-    traces = load_traces(args.trace or find_trace_files(), args.duration_unit)
+    traces = _load_traces(args.trace or find_trace_files(), args.duration_unit)
     policies = policies_to_run(args.policy or PLACEMENT_NAMES, args.baseline)
     orders = list(dict.fromkeys(args.queue_order or ["fifo"]))
     bar = _progress_bar(len(traces) * len(orders) * len(policies),
@@ -155,6 +220,89 @@ def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
         bar.close()
 
 
+def _side_by_side_mode(args: argparse.Namespace) -> bool:
+    return bool(args.agent or args.env or args.trace_set or args.seeds)
+
+
+def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """Env kwargs the command line sets for every policy (only those given)."""
+    orders = list(dict.fromkeys(args.queue_order or []))
+    if len(orders) > 1:
+        raise ConfigError("side-by-side evaluation runs one queue order: give one --queue-order")
+    given = {
+        "preset": args.preset, "queue_order": orders[0] if orders else None,
+        "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
+                    if args.cluster is not None else None),
+        "locality_penalty": args.locality_penalty, "round_duration_s": args.round_duration,
+        "window": args.window,
+        "profile": str(args.profile) if args.profile is not None else None,
+        "variability_data": (str(args.variability_data) if args.variability_data is not None
+                             else None),
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _side_by_side_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
+    from agents.side_by_side import set_split_traces
+
+    if args.trace and args.trace_set:
+        raise ConfigError("give --trace or --trace-set, not both")
+    if args.trace:
+        return _load_traces(args.trace, args.duration_unit), " ".join(args.trace)
+    sets = args.trace_set or ["bundled"]
+    source = " ".join(f"{spec}:{args.split}" for spec in sets)
+    return set_split_traces(sets, args.split, args.duration_unit), source
+
+
+def _env_id(args: argparse.Namespace) -> str:
+    if args.env:
+        return str(args.env)
+    if args.agent:
+        from agents.evaluation import learned_api
+        from agents.side_by_side import DEFAULT_ENV_ID
+
+        _, model_config, resolve_model_path = learned_api()
+        first = resolve_model_path(args.agent[0], DEFAULT_ENV_ID)
+        return str(model_config(first).get("env_id", DEFAULT_ENV_ID))
+    return "palgym/PALPlacement-v0"
+
+
+def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
+    """Learned agents and heuristics on identical episodes; returns the files written."""
+    from agents.evaluation_report import format_comparison, write_outputs
+    from agents.side_by_side import SideBySide, run_side_by_side
+
+    env_id = _env_id(args)  # checks the train extra first when there are agents
+    if args.agent and args.num_threads > 0:
+        import torch
+
+        torch.set_num_threads(args.num_threads)
+    traces, source = _side_by_side_traces(args)
+    request = SideBySide(
+        env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
+        heuristics=tuple(args.policy or PLACEMENT_NAMES), traces=tuple(traces),
+        trace_source=source, seeds=tuple(args.seeds or [args.seed]),
+        overrides=_episode_overrides(args), reference=args.reference, baseline=args.baseline,
+        confidence=args.confidence, resamples=args.bootstrap_resamples,
+        bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
+        device=args.device,
+        heuristics_via=args.heuristics_via,
+    )
+    bar = _progress_bar(len(traces) * len(request.seeds) * (len(request.agents) + 8),
+                        enabled=not args.quiet and sys.stderr.isatty())
+    try:
+        comparison = run_side_by_side(request, on_episode=lambda _outcome: bar.update(1))
+    finally:
+        bar.close()
+    print(format_comparison(comparison))
+    written = write_outputs(comparison, args.output, args.summary_output, args.json)
+    if args.plot is not None:
+        from agents.evaluation_plots import write_plots as write_side_by_side_plots
+
+        written.extend(write_side_by_side_plots(comparison, args.plot))
+    return written
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by parsed arguments, print it and write the outputs.
 
@@ -164,6 +312,11 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot is not None:
         require_matplotlib()  # fail before hours of simulation, not after
+    if _side_by_side_mode(args):
+        for path in _run_side_by_side(args):
+            if not args.quiet:
+                print(f"wrote {path}")
+        return 0
     setup = _setup(args)
     evaluation = _run_all(args, setup)
     print(format_report(evaluation))

@@ -9,7 +9,8 @@ the ``tensorboard`` package is installed, ``tensorboard/``. The logic lives in
 Examples::
 
     python train.py --env palgym/PALPlacement-v0 --algo maskable_ppo -n 200000 --seed 0 \\
-        --trace sia-philly-gen-0 --window 40 -f runs/
+        --trace-set bundled --split train --window 40 -f runs/   # evaluates on 'validation'
+    python train.py --trace-set /data/traces/sia_philly_pal bundled --window 40
     python train.py --trace bundled --n-envs 2 --hyperparams n_steps:256 learning_rate:lin_3e-4
     python train.py --trace sia-philly-gen-0 --window 40 -n 50000 --resume   # 50k more steps
 
@@ -38,11 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
     add("-n", "--n-timesteps", type=int, default=None,
         help="timesteps to train (more timesteps with --resume); default: the YAML's")
     add("--seed", type=int, default=0, help="seed of the model and training envs")
-    add("--trace", nargs="+", default=["bundled"],
-        help="trace spec(s): CSV path, bundled name (sia-philly-gen-0) or 'bundled'")
+    add("--trace", nargs="+", default=None,
+        help="trace spec(s): CSV path, bundled name (sia-philly-gen-0), 'bundled' (all five) "
+             "or SET:SPLIT (instead of --trace-set)")
+    add("--trace-set", nargs="+", default=None, metavar="NAME_OR_DIR",
+        help="trace set(s): 'bundled', a folder of traces or a manifest .json (default: "
+             "bundled, when no --trace is given); see python -m palgym.tracesets")
+    add("--split", default="train", choices=["train", "validation", "test"],
+        help="split of the trace sets to train on (default: %(default)s)")
+    add("--eval-split", default="validation", choices=["train", "validation", "test"],
+        help="split of the trace sets the evaluation callback uses (default: %(default)s)")
     add("--window", type=int, default=None, help="jobs per episode (a window of the trace)")
     add("--eval-trace", nargs="+", default=None,
-        help="trace spec(s) of the evaluation env (default: --trace)")
+        help="trace spec(s) of the evaluation env (default: --trace, or the sets' --eval-split)")
     add("-f", "--log-folder", default="runs", help="folder of the run folders")
     add("--env-kwargs", nargs="+", default=[], metavar="KEY:VALUE",
         help="extra env kwargs, e.g. preset:pal-artifact reward:relative")
@@ -81,6 +90,7 @@ def settings_from(args: argparse.Namespace) -> Any:
     return TrainSettings(
         env_id=args.env, algo=args.algo, n_timesteps=args.n_timesteps, seed=args.seed,
         trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
+        trace_set=tuple(args.trace_set or ()), split=args.split, eval_split=args.eval_split,
         log_folder=args.log_folder, env_kwargs=parse_key_values(args.env_kwargs),
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
@@ -98,6 +108,7 @@ def report(result: Any) -> None:
     print(f"run folder: {result.run_dir}")
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
           + ("   (interrupted)" if result.interrupted else ""))
+    print(f"model.zip: {result.model_path.stat().st_size / 1000:.1f} kB")
     if not result.tensorboard:
         print("note: tensorboard is not installed, no TensorBoard logs (see progress*.csv)")
     if (result.run_dir / "evaluations.npz").is_file():

@@ -1,7 +1,8 @@
 """Learned agents: a saved SB3 / sb3-contrib model behind the agent protocol.
 
 :func:`load_agent` takes a ``model.zip`` (or a run folder holding one) and finds its algorithm
-from the ``config.yml`` that ``train.py`` writes next to it or, failing that, from the zip
+from the run configuration next to it (:func:`model_config`: ``config.yml`` of the run folder,
+or ``<stem>.yml`` beside the zip, as in ``agents/pretrained/``) or, failing that, from the zip
 itself (the module of the saved policy class, then PPO's own attributes).
 """
 
@@ -19,10 +20,15 @@ import yaml
 from agents.base import State
 from agents.factory import MASKED_ALGOS, algo_class
 from agents.hyperparams import ALGO_NAMES
+from agents.ids import canonical_env_id
 from palgym.errors import ConfigError
 
 MODEL_FILE = "model.zip"
 CONFIG_FILE = "config.yml"
+PRETRAINED = "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+"""Committed models: ``<env name>_<algo>.zip`` with the run's ``config.yml`` as
+``<env name>_<algo>.yml`` (see ``agents/pretrained/README.md``)."""
 
 
 class LearnedAgent:
@@ -91,18 +97,76 @@ def model_path(path: str | Path) -> Path:
     return candidate
 
 
+def pretrained_path(spec: str, env_id: str, algo: str = "maskable_ppo") -> Path:
+    """The committed model a ``pretrained`` spec names.
+
+    ``pretrained`` -> ``agents/pretrained/<env name>_<algo>.zip`` (env name: the id without
+    ``palgym/``, e.g. ``PALPlacement-v0_maskable_ppo.zip``); ``pretrained:NAME`` ->
+    ``agents/pretrained/NAME.zip``.
+
+    Raises:
+        ConfigError: if that file is not there (none committed yet), naming the README.
+    """
+    _, _, name = spec.partition(":")
+    name = name or f"{canonical_env_id(env_id).split('/')[-1]}_{algo}"
+    path = PRETRAINED_DIR / f"{name}.zip"
+    if not path.is_file():
+        available = sorted(p.stem for p in PRETRAINED_DIR.glob("*.zip"))
+        raise ConfigError(
+            f"no pretrained model {path} (available: {', '.join(available) or 'none'}); "
+            f"see {PRETRAINED_DIR / 'README.md'} for the training command")
+    return path
+
+
+def resolve_model_path(spec: str | Path, env_id: str) -> Path:
+    """A model spec as a zip path: ``pretrained[:NAME]`` (:func:`pretrained_path`), a
+    ``.zip`` or a run folder (:func:`model_path`).
+
+    Raises:
+        ConfigError: if no model is there.
+    """
+    text = str(spec)
+    if text == PRETRAINED or text.startswith(PRETRAINED + ":"):
+        return pretrained_path(text, env_id)
+    return model_path(spec)
+
+
+def config_path(path: str | Path) -> Path | None:
+    """The run configuration of a saved model: ``<stem>.yml`` beside the zip, else the
+    ``config.yml`` of its folder; None if there is neither."""
+    zip_path = model_path(path)
+    for candidate in (zip_path.with_suffix(".yml"), zip_path.parent / CONFIG_FILE):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def model_config(path: str | Path) -> dict[str, Any]:
+    """The run configuration (``config.yml`` content: algo, env_id, env_kwargs, ...) of a saved
+    model, or ``{}`` when there is none.
+
+    Raises:
+        ConfigError: if the file is not a YAML mapping.
+    """
+    config = config_path(path)
+    if config is None:
+        return {}
+    content = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    if not isinstance(content, dict):
+        raise ConfigError(f"{config}: expected a mapping (a train.py config.yml)")
+    return content
+
+
 def detect_algo(path: str | Path) -> str:
-    """The algorithm of a saved model: from ``config.yml`` beside it, else from the zip.
+    """The algorithm of a saved model: from its run configuration, else from the zip.
 
     Raises:
         ConfigError: if neither tells (not an SB3 zip, or an unsupported algorithm).
     """
     zip_path = model_path(path)
-    config = zip_path.parent / CONFIG_FILE
-    if config.is_file():
-        algo = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("algo")
-        if algo in ALGO_NAMES:
-            return str(algo)
+    algo = model_config(zip_path).get("algo")
+    if algo in ALGO_NAMES:
+        return str(algo)
     try:
         with zipfile.ZipFile(zip_path) as archive:
             data = json.loads(archive.read("data"))

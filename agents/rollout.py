@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -39,6 +39,7 @@ class EpisodeOutcome:
         num_steps: decisions taken.
         metrics: the env's final ``info["episode_metrics"]`` (avg_jct_s, p99_jct_s,
             makespan_s, utilizations, num_invalid_actions, ...).
+        jct_s: per measured job (trace order), its JCT in seconds (inf if not completed).
     """
 
     policy: str
@@ -50,6 +51,7 @@ class EpisodeOutcome:
     episode_return: float
     num_steps: int
     metrics: dict[str, float]
+    jct_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
 
 def rollout(
@@ -94,7 +96,14 @@ def rollout(
                 seed=int(info["seed"]), episode_hash=str(info["episode_hash"]),
                 episode_return=total, num_steps=steps,
                 metrics=dict(step_info.get("episode_metrics", {})),
+                jct_s=_jct_s(env),
             )
+
+
+def _jct_s(env: gym.Env[Any, Any]) -> tuple[float, ...]:
+    """Per measured job, its JCT (s) in the env's finished episode (inf: not completed)."""
+    simulator: Any = env.unwrapped.simulator  # type: ignore[attr-defined]
+    return tuple(float(v) for v in simulator.records().jct_s)
 
 
 def rollout_sequence(

@@ -5,12 +5,18 @@ A run folder ``<log_folder>/<env id with / as _>_<algo>_<seed>/`` holds:
 - ``model.zip``: the final model (written atomically; also on Ctrl-C); ``best_model.zip``: the
   best evaluation so far; ``checkpoints/`` with ``save_freq > 0``;
 - ``config.yml``: the resolved hyperparameters (``default`` + env entry + overrides), the algo,
-  env id, env kwargs of the training and evaluation envs;
+  env id, env kwargs of the training and evaluation envs and, with trace sets, every member's
+  SHA-256 (``trace_sets``);
 - ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
 - ``progress.csv`` (``progress-resume-<t>.csv`` after a resume) and, only when the
   ``tensorboard`` package is importable, ``tensorboard/``.
+
+Traces: ``trace_set`` (set specs, :mod:`palgym.tracesets`) trains on their ``split`` (default
+``train``) and evaluates on their ``eval_split`` (default ``validation``), each the union over
+the sets of their non-empty splits; ``trace`` / ``eval_trace`` name traces directly instead.
+Neither given: the ``bundled`` set.
 
 Seeds: the model and training env ``i`` use ``seed`` (+ ``i``); the evaluation env uses
 ``eval_seed`` (default ``seed + 10000``) before every evaluation. A resume continues the saved
@@ -54,6 +60,7 @@ from agents.ids import run_name
 from agents.rollout import heuristic_outcomes
 from agents.runs import record_args, save_model, write_yaml
 from palgym.errors import ConfigError
+from palgym.tracesets import BUNDLED_SET, load_trace_set, split_specs
 
 logger = logging.getLogger(__name__)
 
@@ -79,9 +86,12 @@ class TrainSettings:
     algo: str = DEFAULT_ALGO
     n_timesteps: int | None = None
     seed: int = 0
-    trace: TraceArg = "bundled"
+    trace: TraceArg | None = None
     window: int | None = None
     eval_trace: TraceArg | None = None
+    trace_set: tuple[str, ...] = ()
+    split: str = "train"
+    eval_split: str = "validation"
     log_folder: str = "runs"
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     n_envs: int | None = None
@@ -127,9 +137,53 @@ def tensorboard_available() -> bool:
     return importlib.util.find_spec("tensorboard") is not None
 
 
+def trace_sets_of(settings: TrainSettings) -> tuple[str, ...]:
+    """The trace sets the run uses: ``trace_set``, or ``bundled`` when no trace is given.
+
+    Raises:
+        ConfigError: if both ``trace`` and ``trace_set`` are given.
+    """
+    if settings.trace is not None and settings.trace_set:
+        raise ConfigError("give traces (--trace) or trace sets (--trace-set), not both")
+    if settings.trace is None and not settings.trace_set:
+        return (BUNDLED_SET,)
+    return tuple(settings.trace_set)
+
+
+def trace_of(settings: TrainSettings, evaluation: bool) -> TraceArg:
+    """The env's ``trace`` kwarg: explicit traces, or the union of the sets' split.
+
+    Raises:
+        TraceSetError: for an unloadable set, or a split empty in every set.
+    """
+    if evaluation and settings.eval_trace:
+        return settings.eval_trace
+    sets = trace_sets_of(settings)
+    if not sets:
+        assert settings.trace is not None
+        return settings.trace
+    specs = split_specs(sets, settings.eval_split if evaluation else settings.split)
+    return specs[0] if len(specs) == 1 else specs
+
+
+def trace_set_hashes(settings: TrainSettings) -> dict[str, Any]:
+    """``{set spec: {name, rule, members: {trace: sha256}, splits: {split: [trace ids]}}}`` of
+    the run's trace sets (the training and evaluation splits only)."""
+    described = {}
+    for spec in trace_sets_of(settings):
+        trace_set = load_trace_set(spec)
+        used = dict.fromkeys((settings.split, settings.eval_split))
+        described[spec] = {
+            "name": trace_set.name, "rule": trace_set.rule,
+            "members": {m.trace: m.sha256 for m in trace_set.members},
+            "splits": {s: trace_set.labels(s) if trace_set.splits.get(s) else [] for s in used},
+        }
+    return described
+
+
 def env_kwargs_of(settings: TrainSettings, evaluation: bool = False) -> dict[str, Any]:
     """Env kwargs of the training (or evaluation) env: trace, window, then ``env_kwargs``."""
-    trace = settings.eval_trace if evaluation and settings.eval_trace else settings.trace
+    trace = trace_of(settings, evaluation)
     kwargs: dict[str, Any] = {"trace": trace if isinstance(trace, str) else list(trace)}
     if settings.window is not None:
         kwargs["window"] = settings.window
@@ -155,6 +209,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         "algo": settings.algo, "env_id": settings.env_id, "n_timesteps": int(n_timesteps),
         "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs_of(settings),
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
+        "trace_sets": trace_set_hashes(settings),
     }
 
 

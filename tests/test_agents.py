@@ -88,7 +88,7 @@ def test_hyperparameter_files_merge_default_and_env_entry() -> None:
         "batch_size": 128, "n_epochs": 10, "learning_rate": 0.0003, "gamma": 0.999,
         "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "vf_coef": 0.5,
         "max_grad_norm": 0.5,
-        "policy_kwargs": "dict(net_arch=dict(pi=[256, 256], vf=[256, 256]), "
+        "policy_kwargs": "dict(net_arch=dict(pi=[64, 64], vf=[64, 64]), "
                          "activation_fn=nn.Tanh)",
     }
     assert load_hyperparams("maskable_ppo", ENV_ID) == expected
@@ -201,3 +201,28 @@ def test_algo_detected_from_config_yml(tmp_path: Path) -> None:
     assert detect_algo(tmp_path / "model.zip") == "dqn"
     with pytest.raises(ConfigError, match="no saved model"):
         detect_algo(tmp_path / "missing")
+
+
+# ---------------------------------------------------------------- trace sets in training
+def test_training_uses_the_sets_train_and_validation_splits() -> None:
+    pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
+    from agents.training import TrainSettings, resolve_config
+    from palgym.tracesets import load_trace_set
+
+    config = resolve_config(TrainSettings(n_timesteps=8, window=20))  # no trace: bundled set
+    assert config["env_kwargs"] == {"trace": "bundled:train", "window": 20}
+    assert config["eval_env_kwargs"] == {"trace": "bundled:validation", "window": 20}
+    members = {m.trace: m.sha256 for m in load_trace_set("bundled").members}
+    assert config["trace_sets"]["bundled"]["members"] == members
+    assert config["trace_sets"]["bundled"]["splits"] == {
+        "train": ["sia-philly-gen-0", "sia-philly-gen-1", "sia-philly-gen-2"],
+        "validation": ["sia-philly-gen-3"]}
+    config = resolve_config(TrainSettings(n_timesteps=8, trace_set=("bundled",), split="test",
+                                          eval_trace="sia-philly-gen-0"))
+    assert config["env_kwargs"]["trace"] == "bundled:test"
+    assert config["eval_env_kwargs"]["trace"] == "sia-philly-gen-0"
+    config = resolve_config(TrainSettings(n_timesteps=8, trace="sia-philly-gen-1"))
+    assert config["env_kwargs"]["trace"] == "sia-philly-gen-1" and config["trace_sets"] == {}
+    with pytest.raises(ConfigError, match="not both"):
+        resolve_config(TrainSettings(n_timesteps=8, trace="sia-philly-gen-1",
+                                     trace_set=("bundled",)))

@@ -1,7 +1,9 @@
 """Episode sources of the env: which trace, job window and profile an episode uses.
 
 ``trace`` may be a path, the name of a bundled trace (``"sia-philly-gen-0"``), ``"bundled"``
-(all bundled traces), a :class:`~palgym.sim.workload.Trace`, or a list of those. At reset, the
+(all bundled traces), a split of a trace set (``"<set>:<split>"`` such as ``"bundled:train"`` or
+``"/data/sia_philly_pal:test"``, or ``{"set": ..., "split": ...}``; see
+:mod:`palgym.tracesets`), a :class:`~palgym.sim.workload.Trace`, or a list of those. At reset, the
 trace and (with ``window``) the first job of a window of consecutive jobs are drawn from the
 env's seeded RNG unless ``options`` names them; a window's times are rebased so that its first
 job arrives at 0.
@@ -9,7 +11,7 @@ job arrives at 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,36 +26,42 @@ from palgym.sim.cluster import ClusterSpec
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
 from palgym.simulate import Episode, run_episode, slowdown_factors
+from palgym.tracesets import parse_split_spec, split_traces
 
-TraceSpec = str | Path | Trace
+TraceSpec = str | Path | Trace | Mapping[str, str]
 
 
 def load_traces(spec: TraceSpec | Sequence[TraceSpec]) -> list[Trace]:
     """Resolve a trace spec (see module docstring) into traces.
 
     Raises:
-        ConfigError: for an unknown bundled name.
+        ConfigError: for an unknown bundled name (TraceSetError, a ConfigError, for a bad
+            trace-set spec or a trace set whose files changed).
         TraceFormatError: for a malformed file.
     """
-    if isinstance(spec, (str, Path, Trace)):
+    if isinstance(spec, (str, Path, Trace, Mapping)):
         specs: list[TraceSpec] = [spec]
     else:
         specs = list(spec)
     bundled = bundled_trace_paths()
     traces: list[Trace] = []
     for item in specs:
+        split = None if isinstance(item, (Trace, Path)) else parse_split_spec(item)
         if isinstance(item, Trace):
             traces.append(item)
+        elif split is not None:
+            traces.extend(split_traces(*split))
         elif str(item) == "bundled":
             traces.extend(read_sia_trace(bundled[name]) for name in sorted(bundled))
         elif str(item) in bundled:
             traces.append(read_sia_trace(bundled[str(item)]))
-        elif Path(item).is_file():
+        elif not isinstance(item, Mapping) and Path(item).is_file():
             traces.append(read_sia_trace(item))
         else:
             raise ConfigError(
                 f"trace {str(item)!r} is neither a file nor a bundled trace "
-                f"({', '.join(sorted(bundled))}, or 'bundled')"
+                f"({', '.join(sorted(bundled))}, or 'bundled') nor a trace-set split "
+                "('<set>:<split>', e.g. 'bundled:train')"
             )
     if not traces:
         raise ConfigError("no trace given")

@@ -1,0 +1,149 @@
+"""Figures of a side-by-side evaluation (PNG, written atomically): JCT CDFs per trace,
+normalised average-JCT bars with bootstrap intervals, and the learning curve of every learned
+agent whose run folder holds ``evaluations.npz``.
+
+matplotlib (the ``viz`` extra) is imported lazily and drawn through its Agg canvas only.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agents.evaluation import learning_curve_files
+from agents.evaluation_report import Comparison
+from palgym.io.atomic import atomic_write_bytes
+from palgym.plots import require_matplotlib
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size_in, layout="constrained")
+    FigureCanvasAgg(figure)
+    draw(figure.add_subplot())
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
+    """CDF of per-job JCT (hours, log x) of every policy on ``trace``, pooled over seeds
+    (and over the job windows drawn from it)."""
+
+    def draw(axes: Axes) -> None:
+        for c in comparison.contenders:
+            jobs = [v for i, o in enumerate(comparison.outcomes[c.label])
+                    if comparison.source_trace(i) == trace for v in o.jct_s]
+            jct_h = np.sort(np.asarray(jobs, dtype=np.float64)) / 3600.0
+            jct_h = jct_h[np.isfinite(jct_h)]
+            fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
+            axes.step(jct_h, fraction, where="post", label=c.label,
+                      linestyle="-" if c.kind == "learned" else "--")
+        axes.set_xscale("log")
+        axes.set_xlabel("job completion time (h)")
+        axes.set_ylabel("fraction of jobs")
+        axes.set_ylim(0.0, 1.0)
+        axes.set_title(f"JCT CDF: {trace} ({len(comparison.seeds)} seed(s))")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(loc="lower right", fontsize="small")
+
+    return _png(draw, (6.4, 4.4))
+
+
+def normalised_png(comparison: Comparison) -> bytes:
+    """Geomean avgJCT(P) / avgJCT(baseline) per policy (dot) with its bootstrap interval (bar),
+    one row per policy; a line marks 1 (the baseline)."""
+    summaries = list(comparison.summaries.values())
+
+    def draw(axes: Axes) -> None:
+        y = np.arange(len(summaries))[::-1]
+        ratios = np.array([s.vs_baseline.geomean for s in summaries])
+        low = ratios - np.array([s.vs_baseline.ci_low for s in summaries])
+        high = np.array([s.vs_baseline.ci_high for s in summaries]) - ratios
+        for kind, color in (("learned", "tab:orange"), ("heuristic", "tab:blue")):
+            pick = np.array([s.kind == kind for s in summaries])
+            if pick.any():
+                axes.errorbar(ratios[pick], y[pick], xerr=np.vstack([low[pick], high[pick]]),
+                              fmt="o", capsize=4, color=color, label=kind)
+        axes.axvline(1.0, color="black", linewidth=0.8)
+        axes.set_yticks(y, [s.label for s in summaries])
+        level = f"{100 * comparison.bootstrap['confidence']:g}%"
+        axes.set_xlabel(f"avg JCT / avg JCT of {comparison.baseline} (geomean, {level} CI)")
+        episodes = len(comparison.outcomes[summaries[0].label])
+        axes.set_title(f"normalised average JCT over {episodes} episode(s)")
+        axes.grid(True, axis="x", alpha=0.3)
+        axes.legend(fontsize="small")
+
+    return _png(draw, (7.5, 1.2 + 0.45 * len(summaries)))
+
+
+def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> bytes:
+    """Mean evaluation return vs timesteps (an ``evaluations.npz``), with the run's heuristic
+    references (a ``references.yml``) as horizontal lines when that file exists."""
+    with np.load(evaluations) as data:
+        steps = np.asarray(data["timesteps"])
+        returns = np.asarray(data["results"]).mean(axis=1)
+    references = _references(references_file)
+
+    def draw(axes: Axes) -> None:
+        axes.plot(steps, returns, marker="o", label=label)
+        for name, value in references.items():
+            axes.axhline(value, linestyle="--", linewidth=0.9, label=name)
+        axes.set_xlabel("timesteps")
+        axes.set_ylabel("mean evaluation return")
+        axes.set_title(f"learning curve: {label}")
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize="small")
+
+    return _png(draw, (6.4, 4.4))
+
+
+def _references(path: Path) -> dict[str, float]:
+    if not path.is_file():
+        return {}
+    try:
+        import yaml
+    except ImportError:
+        return {}
+    content: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    policies = content.get("policies", {}) if isinstance(content, dict) else {}
+    return {str(k): float(v["mean_return"]) for k, v in policies.items()
+            if isinstance(v, dict) and "mean_return" in v}
+
+
+def _file_part(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
+
+
+def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
+    """Write ``jct-cdf_<trace>.png``, ``normalised-jct.png`` and
+    ``learning-curve_<policy>.png`` (learned agents with a learning curve, see
+    :func:`agents.evaluation.learning_curve_files`) into ``folder`` (created if missing).
+
+    Raises:
+        PlotDependencyError: if matplotlib is missing.
+    """
+    require_matplotlib()
+    out = Path(folder)
+    written = [atomic_write_bytes(out / f"jct-cdf_{_file_part(trace)}.png",
+                                  jct_cdf_png(comparison, trace))
+               for trace in comparison.traces]
+    written.append(atomic_write_bytes(out / "normalised-jct.png", normalised_png(comparison)))
+    for contender in comparison.contenders:
+        files = learning_curve_files(contender)
+        if files is not None:
+            name = f"learning-curve_{_file_part(contender.label)}.png"
+            written.append(atomic_write_bytes(out / name,
+                                              learning_curve_png(*files, contender.label)))
+    return written
