@@ -20,6 +20,7 @@ Examples::
     python evaluate.py
     python evaluate.py --trace workload-1.csv --preset pal-artifact \\
         --variability-data /path/to/variability/longhorn_pal --output results.csv --plot figures
+    python evaluate.py --trace philly_week.csv --trace-format philly --cluster 16x4
     python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
         --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
@@ -39,6 +40,7 @@ from typing import Any
 
 from palgym.errors import ConfigError, PalgymError
 from palgym.io import read_profile
+from palgym.io.sia import has_sia_header
 from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.report import (
@@ -58,6 +60,11 @@ from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult
 
 EXIT_USAGE = 2
+
+
+TRACE_FORMAT_NAMES = ("canonical", "sia", "pollux", "philly", "helios", "alibaba")
+"""The formats of :func:`traces.load_trace` (kept here so that --help needs no pandas import;
+a test checks it equals :data:`traces.TRACE_FORMATS`)."""
 
 
 def _cluster(text: str) -> ClusterSpec:
@@ -88,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("--trace", nargs="+", action="extend", metavar="PATH",
-        help="Sia/PAL trace CSV file(s) (default: every bundled trace; side by side: the "
-             "bundled set's --split)")
+        help="trace file(s) of any --trace-format (default: every bundled trace; side by side: "
+             "the bundled set's --split)")
     add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
         help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
     add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
@@ -107,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="override the preset's locality penalty (>= 1; both presets use 1.7)")
     add("--round-duration", type=_positive, metavar="SECONDS",
         help="override the preset's round length (> 0; both presets use 360)")
+    add("--trace-format", choices=TRACE_FORMAT_NAMES, default=None,
+        help="format of the --trace files (default: detected from each file's header): "
+             + ", ".join(TRACE_FORMAT_NAMES))
     add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
     add("--seed", type=int, default=0, help="episode seed (default: %(default)s)")
@@ -190,22 +200,33 @@ def _load_traces(paths: Sequence[str | Path], duration_unit: str,
                  trace_format: str | None = None) -> list[Trace]:
     """Read trace files (the one place evaluate.py reads traces from paths).
 
+    Sia / PAL CSV files are read by palgym's own reader; any other format of
+    :data:`traces.TRACE_FORMATS` (given, or detected from the header) by
+    :func:`traces.load_trace`.
+
     Args:
         paths: trace files.
-        duration_unit: ``iterations`` or ``seconds`` (Sia / PAL CSV).
-        trace_format: reserved for other file formats; only None (Sia / PAL CSV) for now.
+        duration_unit: ``iterations`` or ``seconds`` (Sia / PAL CSV; the other formats fix
+            their own unit).
+        trace_format: a format name, or None to detect it per file.
 
     Raises:
         TraceFormatError: naming file, line and field.
-        ConfigError: for duplicate trace ids or an unsupported ``trace_format``.
+        ConfigError: for duplicate trace ids or an unknown ``trace_format``.
     """
-    if trace_format is not None:
-        raise ConfigError(f"unsupported trace format {trace_format!r}")
-    return load_traces(paths, duration_unit)
+    if trace_format in (None, "sia") and all(has_sia_header(path) for path in paths):
+        return load_traces(paths, duration_unit)
+    from traces import load_trace
+
+    def read(path: str | Path, unit: str) -> Trace:
+        return load_trace(path, trace_format, duration_unit=unit)
+
+    return load_traces(paths, duration_unit, reader=read)
 
 
 def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
-    traces = _load_traces(args.trace or find_trace_files(), args.duration_unit)
+    traces = _load_traces(args.trace or find_trace_files(), args.duration_unit,
+                          args.trace_format)
     policies = policies_to_run(args.policy or PLACEMENT_NAMES, args.baseline)
     orders = list(dict.fromkeys(args.queue_order or ["fifo"]))
     bar = _progress_bar(len(traces) * len(orders) * len(policies),
@@ -248,7 +269,8 @@ def _side_by_side_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
     if args.trace and args.trace_set:
         raise ConfigError("give --trace or --trace-set, not both")
     if args.trace:
-        return _load_traces(args.trace, args.duration_unit), " ".join(args.trace)
+        return (_load_traces(args.trace, args.duration_unit, args.trace_format),
+                " ".join(args.trace))
     sets = args.trace_set or ["bundled"]
     source = " ".join(f"{spec}:{args.split}" for spec in sets)
     return set_split_traces(sets, args.split, args.duration_unit), source

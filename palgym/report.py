@@ -144,10 +144,12 @@ def find_trace_files(folder: str | Path | None = None) -> list[Path]:
 
 
 def load_traces(
-    paths: Iterable[str | Path], duration_unit: str = "iterations"
+    paths: Iterable[str | Path],
+    duration_unit: str = "iterations",
+    reader: Callable[[str | Path, str], Trace] = read_sia_trace,
 ) -> list[Trace]:
-    """Read Sia / PAL trace files (``duration_unit``: ``"iterations"``, PAL's reading, or
-    ``"seconds"``).
+    """Read trace files (``duration_unit``: ``"iterations"``, PAL's reading, or ``"seconds"``)
+    with ``reader`` (default: the Sia / PAL CSV reader).
 
     Raises:
         TraceFormatError: naming file, line and field of a malformed trace.
@@ -156,7 +158,7 @@ def load_traces(
     traces: list[Trace] = []
     seen: dict[str, str] = {}
     for path in paths:
-        trace = read_sia_trace(path, duration_unit)
+        trace = reader(path, duration_unit)
         if trace.name in seen:
             raise ConfigError(
                 f"two traces are named {trace.name!r} ({seen[trace.name]} and {path}): "

@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 
 from palgym.errors import TraceFormatError
-from palgym.io.csvutil import parse_number, read_rows
+from palgym.io.csvutil import parse_number, read_header, read_rows
 from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace, perf_class_of_model
 
 logger = logging.getLogger(__name__)
@@ -27,6 +27,16 @@ class DurationUnit(str, Enum):
     """PAL's reading: iterations of ``T_it(model)`` seconds (the model must be known)."""
     SECONDS = "seconds"
     """Seconds on a median GPU: simulated with T_it = 1 s, iterations = seconds."""
+
+
+def has_sia_header(path: str | Path) -> bool:
+    """True if the file's CSV header has every column of :data:`SIA_COLUMNS` (False if it
+    cannot be read: the reader then reports why)."""
+    try:
+        header = read_header(Path(path), TraceFormatError)
+    except TraceFormatError:
+        return False
+    return set(header).issuperset(SIA_COLUMNS)
 
 
 def read_sia_trace(
