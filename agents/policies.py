@@ -11,9 +11,9 @@ NeurIPS 2015; Mao et al., "Learning Scheduling Algorithms for Data Processing Cl
 (Decima), SIGCOMM 2019, per-node scoring). The critic is SB3's MLP on the flat observation.
 
 Use: ``MaskablePPO(CandidateScoringPolicy, env)``, or ``policy: CandidateScoringPolicy`` in the
-hyperparameter YAML (:mod:`agents.factory`). ``policy_kwargs``: ``scorer_arch`` (hidden sizes
-of the shared scorer, default [64, 64]) and SB3's usual ones (``net_arch`` applies to the critic;
-the actor's MLP extractor is the identity).
+hyperparameter YAML (:mod:`agents.factory`; the MaskablePPO default). ``policy_kwargs``:
+``scorer_arch`` (hidden sizes of the shared scorer, default [64, 64]) and SB3's usual ones
+(``net_arch`` sets the critic's layers; the actor's MLP extractor is the identity).
 """
 
 from __future__ import annotations
@@ -118,19 +118,38 @@ class CandidateScorer(nn.Module):
         return [self.score[-1][-1], self.end_round[-1]]
 
 
+def critic_only(net_arch: list[int] | dict[str, list[int]] | None) -> dict[str, list[int]]:
+    """SB3 ``net_arch`` with an identity actor extractor: the scorer reads the flat features.
+
+    A list (shared layers in SB3) or a dict's ``vf`` becomes the critic's layers; ``pi`` layers
+    would hide the observation layout from the scorer, so they are not allowed.
+
+    Raises:
+        ValueError: for a non-empty ``pi`` entry.
+    """
+    if net_arch is None:
+        return dict(pi=[], vf=[64, 64])
+    if isinstance(net_arch, dict):
+        if net_arch.get("pi"):
+            raise ValueError("CandidateScoringPolicy: net_arch 'pi' must be empty (the actor is "
+                             "the candidate scorer; set its layers with scorer_arch)")
+        return dict(pi=[], vf=list(net_arch.get("vf", [64, 64])))
+    return dict(pi=[], vf=list(net_arch))
+
+
 class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: ignore[misc]
     """MaskablePPO policy whose actor is a :class:`CandidateScorer` (see module docstring).
 
     Args:
         *args: SB3's policy arguments.
         scorer_arch: hidden sizes of the shared scorer (default [64, 64]).
-        **kwargs: SB3's policy keyword arguments; ``net_arch`` defaults to
-            ``dict(pi=[], vf=[64, 64])`` (the actor reads the flat features directly).
+        **kwargs: SB3's policy keyword arguments; ``net_arch`` sets the critic's layers
+            (:func:`critic_only`; default [64, 64]).
     """
 
     def __init__(self, *args: Any, scorer_arch: list[int] | None = None, **kwargs: Any) -> None:
         object.__setattr__(self, "_scorer_arch", list(scorer_arch or [64, 64]))
-        kwargs.setdefault("net_arch", dict(pi=[], vf=[64, 64]))
+        kwargs["net_arch"] = critic_only(kwargs.get("net_arch"))
         super().__init__(*args, **kwargs)
 
     def _build(self, lr_schedule: Any) -> None:

@@ -75,3 +75,13 @@ def test_training_then_save_and_load_predicts_identically(model: MaskablePPO, tm
     assert np.array_equal(ours, theirs)
     flat = _random_flat(model, 4)
     np.testing.assert_array_equal(_logits(model, flat), _logits(loaded, flat))
+
+
+def test_net_arch_sets_only_the_critic() -> None:
+    from agents.policies import critic_only
+
+    assert critic_only(None) == {"pi": [], "vf": [64, 64]}
+    assert critic_only([32]) == {"pi": [], "vf": [32]}
+    assert critic_only({"pi": [], "vf": [8, 8]}) == {"pi": [], "vf": [8, 8]}
+    with pytest.raises(ValueError, match="'pi' must be empty"):
+        critic_only({"pi": [64], "vf": [64]})

@@ -84,11 +84,11 @@ def test_hyperparameter_files_merge_default_and_env_entry() -> None:
     from agents.hyperparams import ALGO_NAMES, load_hyperparams
 
     expected = {
-        "policy": "MultiInputPolicy", "n_timesteps": 200000, "n_envs": 1, "n_steps": 512,
+        "policy": "CandidateScoringPolicy", "n_timesteps": 200000, "n_envs": 1, "n_steps": 512,
         "batch_size": 128, "n_epochs": 10, "learning_rate": 0.0003, "gamma": 0.999,
         "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "vf_coef": 0.5,
         "max_grad_norm": 0.5,
-        "policy_kwargs": "dict(net_arch=dict(pi=[64, 64], vf=[64, 64]), "
+        "policy_kwargs": "dict(scorer_arch=[64, 64], net_arch=dict(pi=[], vf=[64, 64]), "
                          "activation_fn=nn.Tanh)",
     }
     assert load_hyperparams("maskable_ppo", ENV_ID) == expected
@@ -97,7 +97,8 @@ def test_hyperparameter_files_merge_default_and_env_entry() -> None:
     assert load_hyperparams("maskable_ppo", "Other-v0") == expected  # default only
     assert load_hyperparams("dqn", ENV_ID)["buffer_size"] == 20000
     for algo in ALGO_NAMES:
-        assert load_hyperparams(algo, ENV_ID)["policy"] == "MultiInputPolicy"
+        expected_policy = "CandidateScoringPolicy" if algo == "maskable_ppo" else "MultiInputPolicy"
+        assert load_hyperparams(algo, ENV_ID)["policy"] == expected_policy
     with pytest.raises(ConfigError, match="algo must be one of"):
         load_hyperparams("sac", ENV_ID)
 
