@@ -72,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="torch threads (default 1: fastest for these small MLPs; 0: torch's default)")
     add("--vec-env", default="auto", choices=["auto", "dummy", "subproc"])
     add("--verbose", type=int, default=1, choices=[0, 1], help="SB3 log tables on stdout")
+    add("--imitate", default=None, metavar="HEURISTIC",
+        help="first clone this heuristic (e.g. pal) by behaviour cloning (maskable_ppo only)")
+    add("--imitate-decisions", type=int, default=30_000,
+        help="decisions of the heuristic to clone (complete episodes; default %(default)s)")
+    add("--imitate-epochs", type=int, default=10, help="behaviour-cloning epochs")
     return parser
 
 
@@ -97,7 +102,8 @@ def settings_from(args: argparse.Namespace) -> Any:
         hyperparams=parse_key_values(args.hyperparams), resume=args.resume,
         progress_bar=args.progress_bar, references=tuple(args.references),
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
-        verbose=args.verbose,
+        verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
+        imitate_epochs=args.imitate_epochs,
     )
 
 

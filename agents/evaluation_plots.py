@@ -7,9 +7,7 @@ matplotlib (the ``viz`` extra) is imported lazily and drawn through its Agg canv
 
 from __future__ import annotations
 
-import io
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,23 +16,10 @@ import numpy as np
 from agents.evaluation import learning_curve_files
 from agents.evaluation_report import Comparison
 from palgym.io.atomic import atomic_write_bytes
-from palgym.plots import require_matplotlib
+from palgym.plots import png_bytes, require_matplotlib
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-
-
-def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
-    require_matplotlib()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=size_in, layout="constrained")
-    FigureCanvasAgg(figure)
-    draw(figure.add_subplot())
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
-    return buffer.getvalue()
 
 
 def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
@@ -58,7 +43,7 @@ def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(loc="lower right", fontsize="small")
 
-    return _png(draw, (6.4, 4.4))
+    return png_bytes(draw, (6.4, 4.4))
 
 
 def normalised_png(comparison: Comparison) -> bytes:
@@ -85,7 +70,7 @@ def normalised_png(comparison: Comparison) -> bytes:
         axes.grid(True, axis="x", alpha=0.3)
         axes.legend(fontsize="small")
 
-    return _png(draw, (7.5, 1.2 + 0.45 * len(summaries)))
+    return png_bytes(draw, (7.5, 1.2 + 0.45 * len(summaries)))
 
 
 def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> bytes:
@@ -106,7 +91,7 @@ def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> 
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize="small")
 
-    return _png(draw, (6.4, 4.4))
+    return png_bytes(draw, (6.4, 4.4))
 
 
 def _references(path: Path) -> dict[str, float]:

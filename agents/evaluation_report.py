@@ -23,6 +23,7 @@ import numpy as np
 from agents.compare import RatioSummary, bootstrap_geomean, paired_ratios
 from agents.evaluation import Contender
 from agents.rollout import EpisodeOutcome
+from agents.runs import plain
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 from palgym.report import format_columns
@@ -98,19 +99,6 @@ class Comparison:
     def avg_jct(self, label: str) -> np.ndarray:
         """float64 (E,): the policy's avg JCT (s) per episode."""
         return np.array([o.metrics["avg_jct_s"] for o in self.outcomes[label]], dtype=np.float64)
-
-
-def plain(value: Any) -> Any:
-    """``value`` with Paths, tuples and numpy scalars as JSON types (key order kept)."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def summarise(

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
@@ -29,11 +28,15 @@ def plain(value: Any) -> Any:
 
 def write_yaml(path: Path, content: Mapping[str, Any]) -> None:
     """Write ``content`` as YAML atomically (key order kept)."""
+    import yaml
+
     atomic_write_text(path, yaml.safe_dump(plain(content), sort_keys=False))
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML mapping file (empty dict for an empty file)."""
+    import yaml
+
     return dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
 
 

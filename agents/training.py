@@ -78,6 +78,8 @@ class TrainSettings:
     ``n_timesteps`` more steps are trained. ``eval_freq`` and ``save_freq`` count total
     timesteps (all envs); ``eval_freq <= 0`` disables evaluation, ``save_freq <= 0``
     checkpoints. ``hyperparams`` and ``env_kwargs`` are overrides (``key: value``).
+    ``imitate`` names a heuristic to clone before RL (:mod:`agents.imitation`; fresh runs of
+    ``maskable_ppo`` only) on ``imitate_decisions`` decisions for ``imitate_epochs`` epochs.
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
     """
@@ -107,6 +109,9 @@ class TrainSettings:
     num_threads: int = 1
     vec_env: str = "auto"
     verbose: int = 1
+    imitate: str | None = None
+    imitate_decisions: int = 30_000
+    imitate_epochs: int = 10
 
 
 @dataclass(frozen=True)
@@ -354,6 +359,8 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
         model, start, seed = load_or_make_model(settings, config, venv, run_dir)
         if not settings.resume:
             write_yaml(run_dir / "config.yml", config)
+            if settings.imitate:
+                write_yaml(run_dir / "imitation.yml", imitate(model, settings, config))
         record_args(run_dir, args if args is not None else dataclasses.asdict(settings),
                     {"model": seed, "train_envs": [seed + i for i in range(n_envs)],
                      "eval": eval_seed}, settings.resume, start)
@@ -366,6 +373,28 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
         save_model(model, run_dir / "model.zip")
     return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
                        time.perf_counter() - started, tensorboard, interrupted, references)
+
+
+def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Clone ``settings.imitate`` into the fresh model (:mod:`agents.imitation`) on the
+    training envs' episodes; returns what ``imitation.yml`` records.
+
+    Raises:
+        ConfigError: for an algorithm without masks, or a heuristic the env cannot run.
+    """
+    from agents.imitation import collect_demonstrations, pretrain
+
+    if settings.algo not in MASKED_ALGOS:
+        raise ConfigError("--imitate needs --algo maskable_ppo")
+    started = time.perf_counter()
+    demos = collect_demonstrations(settings.env_id, config["env_kwargs"], settings.imitate,
+                                   settings.imitate_decisions, model.gamma, settings.seed)
+    stats = pretrain(model, demos, settings.imitate_epochs, seed=settings.seed)
+    logger.info("imitated %s: %d decisions (%d episodes), greedy accuracy %.3f",
+                settings.imitate, demos.actions.size, demos.num_episodes, stats["accuracy"])
+    return {"heuristic": settings.imitate, "decisions": int(demos.actions.size),
+            "episodes": demos.num_episodes, "epochs": settings.imitate_epochs, **stats,
+            "wall_time_s": round(time.perf_counter() - started, 1)}
 
 
 def learn(model: Any, n_timesteps: int, callbacks: list[BaseCallback], resume: bool) -> bool:

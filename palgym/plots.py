@@ -40,8 +40,17 @@ def require_matplotlib() -> None:
         ) from exc
 
 
-def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
-    """Render one axes with the Agg canvas (no pyplot, no global backend) to PNG bytes."""
+def png_bytes(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
+    """Render one axes with the Agg canvas (no pyplot, no global backend) to PNG bytes
+    (without a software tag, so equal figures give equal bytes).
+
+    Args:
+        draw: draws on the axes.
+        size_in: figure (width, height) in inches.
+
+    Raises:
+        PlotDependencyError: if matplotlib (the ``viz`` extra) is not installed.
+    """
     require_matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -50,7 +59,7 @@ def _png(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
     FigureCanvasAgg(figure)
     draw(figure.add_subplot())
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
+    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
     return buffer.getvalue()
 
 
@@ -71,7 +80,7 @@ def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
         axes.grid(True, which="both", alpha=0.3)
         axes.legend(loc="lower right", fontsize="small")
 
-    return _png(draw, (6.4, 4.4))
+    return png_bytes(draw, (6.4, 4.4))
 
 
 def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
@@ -97,7 +106,7 @@ def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
         axes.set_title(f"normalised average JCT ({queue_order})")
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
-    return _png(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))
+    return png_bytes(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))
 
 
 def _file_part(name: str) -> str:

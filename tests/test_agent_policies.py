@@ -85,3 +85,31 @@ def test_net_arch_sets_only_the_critic() -> None:
     assert critic_only({"pi": [], "vf": [8, 8]}) == {"pi": [], "vf": [8, 8]}
     with pytest.raises(ValueError, match="'pi' must be empty"):
         critic_only({"pi": [64], "vf": [64]})
+
+
+def test_discounted_returns_by_hand() -> None:
+    from agents.imitation import discounted_returns
+
+    # G_2 = 1; G_1 = 0 + 0.5 * 1 = 0.5; G_0 = -2 + 0.5 * 0.5 = -1.75
+    assert discounted_returns(np.array([-2.0, 0.0, 1.0]), 0.5).tolist() == [-1.75, 0.5, 1.0]
+
+
+def test_behaviour_cloning_raises_the_likelihood_of_the_heuristic(model: MaskablePPO) -> None:
+    from agents.imitation import collect_demonstrations, pretrain
+
+    kwargs = {"trace": "sia-philly-gen-0", "window": 30, "num_slots": 4}
+    demos = collect_demonstrations("palgym/PALPlacement-v0", kwargs, "pal", 200, 0.99, 0)
+    assert demos.actions.size >= 200 and demos.num_episodes >= 1
+    assert demos.masks[np.arange(demos.actions.size), demos.actions].all()  # valid actions
+    fresh = MaskablePPO(CandidateScoringPolicy, model.get_env(), n_steps=64, batch_size=32,
+                        seed=1, device="cpu", policy_kwargs={"scorer_arch": [16, 16]})
+    before = pretrain(fresh, demos, epochs=0)
+    after = pretrain(fresh, demos, epochs=5, batch_size=64, seed=0)
+    assert after["accuracy"] > before["accuracy"]
+    # mean log-likelihood of the demonstrated actions, recomputed after training
+    obs = {k: th.as_tensor(v) for k, v in demos.observations.items()}
+    with th.no_grad():
+        _, log_prob, _ = fresh.policy.evaluate_actions(
+            obs, th.as_tensor(demos.actions), action_masks=th.as_tensor(demos.masks))
+    uniform = -np.log(demos.masks.sum(axis=1)).mean()  # a uniform masked policy's value
+    assert float(log_prob.mean()) > uniform

@@ -60,8 +60,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``Dict`` of flat float32 ``Box`` es in [0, 1] (entry names: ``env.unwrapped.feature_names``;
     reshape with ``env.unwrapped.observation_shapes``):
 
-    - ``jobs`` (K, 11): present, selectable, num_gpus / G, class one-hot, log remaining ideal
-      time, log waiting time, log attained service, was running;
+    - ``jobs`` (K, 12): present, selectable, num_gpus / G, class one-hot, log remaining ideal
+      time, log waiting time, log attained service, was running, queue position k / K;
     - ``candidates`` (K, M, 7), candidate (k, m) = action k * M + m: feasible, max slowdown
       factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on the best tier, keeps the
       current GPUs;
@@ -277,10 +277,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def _valid_actions(self) -> np.ndarray:
         """The mask of the current decision, computed once per decision."""
-        if self._finished:
-            mask = np.zeros(self.num_actions, dtype=np.bool_)
-            mask[self.end_round_action] = True
-            return mask
+        if self._finished:  # only "end round"
+            return np.arange(self.num_actions) == self.end_round_action
         if self._mask is None:
             self._mask = self._round.action_mask(
                 self._candidates().slot_feasible(), self.num_actions
@@ -385,24 +383,17 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         else:
             gpus = cands.gpus(slot, candidate)
         self._round.place(job, gpus)
-        self._cached = None
-        self._cached_obs = None
-        self._mask = None
+        self._cached, self._cached_obs = None, None
 
     def _observe(self) -> dict[str, np.ndarray]:
         """The observation (fresh arrays on every call)."""
         if self._finished:
             return self._observations.empty()
+        if self._compiled and self._cached_obs is None:
+            self._cached = None  # the decision's observation was handed out already: rebuild
         candidates = self._candidates()
+        if not self._compiled:
+            return self._observations.build(self.simulator, self._round, candidates, self._tables)
         obs, self._cached_obs = self._cached_obs, None
-        if obs is None:
-            if self._compiled:  # handed out already: rebuild
-                self._cached = None
-                self._candidates()
-                obs, self._cached_obs = self._cached_obs, None
-            else:
-                obs = self._observations.build(
-                    self.simulator, self._round, candidates, self._tables
-                )
         assert obs is not None
         return obs

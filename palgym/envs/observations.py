@@ -33,6 +33,7 @@ JOB_FEATURES: tuple[str, ...] = (
     "present", "selectable", "num_gpus_frac",
     *(f"class_{c}" for c in PERF_CLASS_NAMES),
     "log_remaining_ideal_time", "log_waiting_time", "log_attained_service", "was_running",
+    "queue_position",
 )
 CANDIDATE_FEATURES: tuple[str, ...] = (
     "feasible", "max_slowdown", "spans_nodes", "locality_penalty", "predicted_speed",
@@ -66,6 +67,7 @@ class ObservationBuilder:
             "cluster": (len(self.cluster_feature_names()),),
         }
         self._rows_round: DecisionRound | None = None
+        self._positions = (np.arange(num_slots) / num_slots).astype(np.float32)
         self._row_of: dict[int, int] = {}
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
         self._round_constants: tuple[DecisionRound | None, float, float] = (None, 0.0, 0.0)
@@ -130,6 +132,8 @@ class ObservationBuilder:
             log_now, obs["jobs"].reshape(self.logical_shapes["jobs"]),
             obs["candidates"].reshape(self.logical_shapes["candidates"]), obs["cluster"],
         )
+        obs["jobs"].reshape(self.logical_shapes["jobs"])[: jobs.size, -1] = (
+            self._positions[: jobs.size])
         candidates = WindowCandidates(
             jobs, out.shape_of_slot[: jobs.size], out.shape_gpus[:num_shapes],
             out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
@@ -166,6 +170,7 @@ class ObservationBuilder:
         if num_window:
             job_rows = obs["jobs"].reshape(self.logical_shapes["jobs"])
             job_rows[:num_window] = self._job_rows(sim, decision, candidates.jobs)
+            job_rows[:num_window, -1] = self._positions[:num_window]
             if decision.sticky:
                 job_rows[1:num_window, 1] = 0.0
             per_slot = obs["candidates"].reshape(self.logical_shapes["candidates"])
