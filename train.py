@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--imitate-decisions", type=int, default=30_000,
         help="decisions of the heuristic to clone (complete episodes; default %(default)s)")
     add("--imitate-epochs", type=int, default=10, help="behaviour-cloning epochs")
+    add("--imitate-explore", type=float, default=0.3,
+        help="probability of stepping a random valid action while recording (labels stay the "
+             "heuristic's; default %(default)s)")
     return parser
 
 
@@ -103,7 +106,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         progress_bar=args.progress_bar, references=tuple(args.references),
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
-        imitate_epochs=args.imitate_epochs,
+        imitate_epochs=args.imitate_epochs, imitate_explore=args.imitate_explore,
     )
 
 

@@ -31,6 +31,9 @@ class Demonstrations:
         observations: key -> float32 (D, ...) observations.
         actions: int64 (D,) the heuristic's actions.
         masks: bool (D, A) the action masks.
+        equivalent: bool (D, A) the valid actions the policy cannot tell from the demonstrated
+            one (same window slot, identical candidate feature row; see
+            :func:`equivalent_actions`).
         returns: float32 (D,) discounted return-to-go from each decision.
         num_episodes: complete episodes recorded.
     """
@@ -38,6 +41,7 @@ class Demonstrations:
     observations: dict[str, np.ndarray]
     actions: np.ndarray
     masks: np.ndarray
+    equivalent: np.ndarray
     returns: np.ndarray
     num_episodes: int
 
@@ -49,24 +53,37 @@ def collect_demonstrations(
     num_decisions: int,
     gamma: float,
     seed: int,
+    explore: float = 0.0,
 ) -> Demonstrations:
-    """Step ``heuristic`` (``env.heuristic_action``) until at least ``num_decisions`` decisions
-    and the episode in progress have been recorded.
+    """Record ``heuristic``'s action (``env.heuristic_action``) in every visited state until at
+    least ``num_decisions`` decisions and the episode in progress have been recorded.
+
+    With ``explore`` > 0 the env is stepped with a uniformly drawn valid action instead of the
+    heuristic's with that probability (the label stays the heuristic's): the demonstrations
+    then cover the fragmented states a learner reaches after its own mistakes, which the
+    heuristic's trajectories never visit (the compounding-error problem of behaviour cloning;
+    Source: Ross et al., "A Reduction of Imitation Learning and Structured Prediction to
+    No-Regret Online Learning" (DAgger), AISTATS 2011; Laskey et al., "DART: Noise Injection for
+    Robust Imitation Learning", CoRL 2017).
 
     Args:
         env_id: a palgym env id. env_kwargs: its kwargs (those of the training envs).
         heuristic: a placement name the env can run (e.g. ``pal``).
         num_decisions: D, at least this many decisions (complete episodes only).
         gamma: discount of the returns (the model's).
-        seed: seed of the first reset (the env's RNG draws the following episodes).
+        seed: seed of the first reset (the env's RNG draws the following episodes) and of
+            the exploration draws.
+        explore: probability of stepping with a random valid action.
 
     Raises:
         ConfigError: if the env's configuration contradicts the heuristic.
     """
     env = gym.make(env_id, **dict(env_kwargs)).unwrapped
+    rng = np.random.default_rng(seed)
     observations: dict[str, list[np.ndarray]] = {}
     actions: list[int] = []
     masks: list[np.ndarray] = []
+    equivalent: list[np.ndarray] = []
     returns: list[float] = []
     episodes = 0
     obs, _ = env.reset(seed=seed)
@@ -77,6 +94,11 @@ def collect_demonstrations(
         masks.append(env.action_masks())
         action = env.heuristic_action(heuristic)
         actions.append(action)
+        equivalent.append(equivalent_actions(obs["candidates"], masks[-1], action,
+                                             env.observation_shapes["candidates"]))
+        if explore > 0 and rng.random() < explore:
+            valid = np.flatnonzero(masks[-1])
+            action = int(valid[rng.integers(valid.size)])
         obs, reward, terminated, truncated, _ = env.step(action)
         rewards.append(float(reward))
         if terminated or truncated:
@@ -88,9 +110,37 @@ def collect_demonstrations(
     env.close()
     return Demonstrations(
         {key: np.stack(values) for key, values in observations.items()},
-        np.asarray(actions, dtype=np.int64), np.stack(masks),
+        np.asarray(actions, dtype=np.int64), np.stack(masks), np.stack(equivalent),
         np.asarray(returns, dtype=np.float32), episodes,
     )
+
+
+def equivalent_actions(
+    candidates: np.ndarray, mask: np.ndarray, action: int, shape: tuple[int, ...]
+) -> np.ndarray:
+    """bool (A,): valid actions of the same window slot whose candidate feature row equals the
+    demonstrated action's (e.g. the best-factor set repeated at several tiers, or the same
+    within-node choice on two equal nodes): the policy cannot tell them apart, so cloning
+    maximises their total probability. "End round" is equivalent only to itself.
+
+    Args:
+        candidates: float32 (K * M * F_c,) the observation's candidate rows.
+        mask: bool (A,) valid actions, A = K * M + 1.
+        action: the demonstrated action.
+        shape: (K, M, F_c).
+    """
+    out = np.zeros(mask.size, dtype=bool)
+    slots, per_slot, _ = shape
+    if action >= slots * per_slot:
+        out[action] = True
+        return out
+    rows = candidates.reshape(shape)
+    slot, candidate = divmod(action, per_slot)
+    same = (rows[slot] == rows[slot, candidate]).all(axis=1)
+    start = slot * per_slot
+    out[start : start + per_slot] = same & mask[start : start + per_slot]
+    out[action] = True
+    return out
 
 
 def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
@@ -113,13 +163,14 @@ def pretrain(
 ) -> dict[str, float]:
     """Fit ``model.policy`` (a MaskablePPO policy) to ``demos``.
 
-    Loss per minibatch: masked cross-entropy of the demonstrated actions plus
+    Loss per minibatch: the masked cross-entropy of the demonstrated action's equivalence
+    class (``-log`` of the total probability of :attr:`Demonstrations.equivalent`) plus
     ``model.vf_coef`` x the squared error of the values against the returns; Adam, gradients
     clipped at ``model.max_grad_norm``, minibatches in a seeded order.
 
     Returns:
-        ``accuracy`` (the greedy masked action equals the demonstrated one, on all of
-        ``demos``), ``cross_entropy`` and ``value_mse`` (means over the last epoch).
+        ``accuracy`` (the greedy masked action is equivalent to the demonstrated one, on all
+        of ``demos``), ``cross_entropy`` and ``value_mse`` (means over the last epoch).
     """
     import torch as th
 
@@ -130,6 +181,7 @@ def pretrain(
     obs = {key: th.as_tensor(value) for key, value in demos.observations.items()}
     actions = th.as_tensor(demos.actions)
     masks = th.as_tensor(demos.masks)
+    equivalent = th.as_tensor(demos.equivalent)
     returns = th.as_tensor(demos.returns)
     size = actions.shape[0]
     cross_entropy = value_mse = 0.0
@@ -138,11 +190,13 @@ def pretrain(
         totals = np.zeros(2)
         for start in range(0, size, batch_size):
             index = order[start : start + batch_size]
-            values, log_prob, _ = policy.evaluate_actions(
-                {key: value[index] for key, value in obs.items()}, actions[index],
-                action_masks=masks[index],
-            )
-            actor = -log_prob.mean()
+            batch = {key: value[index] for key, value in obs.items()}
+            values, _, _ = policy.evaluate_actions(batch, actions[index],
+                                                   action_masks=masks[index])
+            log_probs = policy.get_distribution(batch, action_masks=masks[index]) \
+                .distribution.logits  # masked, normalised log-probabilities
+            chosen = log_probs.masked_fill(~equivalent[index], -th.inf)
+            actor = -th.logsumexp(chosen, dim=1).mean()
             critic = th.nn.functional.mse_loss(values.flatten(), returns[index])
             loss = actor + model.vf_coef * critic
             optimizer.zero_grad()
@@ -152,20 +206,21 @@ def pretrain(
             totals += (actor.item() * index.numel(), critic.item() * index.numel())
         cross_entropy, value_mse = totals / size
     policy.set_training_mode(False)
-    return {"accuracy": greedy_accuracy(policy, obs, actions, masks),
+    return {"accuracy": greedy_accuracy(policy, obs, equivalent, masks),
             "cross_entropy": float(cross_entropy), "value_mse": float(value_mse)}
 
 
-def greedy_accuracy(policy: Any, obs: Mapping[str, Any], actions: Any, masks: Any) -> float:
-    """Fraction of decisions whose greedy masked action is the demonstrated one."""
+def greedy_accuracy(policy: Any, obs: Mapping[str, Any], equivalent: Any, masks: Any) -> float:
+    """Fraction of decisions whose greedy masked action is equivalent to the demonstrated one
+    (``equivalent``: bool (D, A))."""
     import torch as th
 
     hits = 0
     with th.no_grad():
-        for start in range(0, actions.shape[0], 1024):
+        for start in range(0, equivalent.shape[0], 1024):
             part = slice(start, start + 1024)
             distribution = policy.get_distribution({k: v[part] for k, v in obs.items()},
                                                    action_masks=masks[part])
             greedy = distribution.get_actions(deterministic=True)
-            hits += int((greedy == actions[part]).sum())
-    return hits / max(1, actions.shape[0])
+            hits += int(equivalent[part].gather(1, greedy[:, None]).sum())
+    return hits / max(1, equivalent.shape[0])

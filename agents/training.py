@@ -79,7 +79,8 @@ class TrainSettings:
     timesteps (all envs); ``eval_freq <= 0`` disables evaluation, ``save_freq <= 0``
     checkpoints. ``hyperparams`` and ``env_kwargs`` are overrides (``key: value``).
     ``imitate`` names a heuristic to clone before RL (:mod:`agents.imitation`; fresh runs of
-    ``maskable_ppo`` only) on ``imitate_decisions`` decisions for ``imitate_epochs`` epochs.
+    ``maskable_ppo`` only) on ``imitate_decisions`` decisions for ``imitate_epochs`` epochs,
+    stepping a random valid action with probability ``imitate_explore``.
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
     """
@@ -112,6 +113,7 @@ class TrainSettings:
     imitate: str | None = None
     imitate_decisions: int = 30_000
     imitate_epochs: int = 10
+    imitate_explore: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -388,11 +390,13 @@ def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> d
         raise ConfigError("--imitate needs --algo maskable_ppo")
     started = time.perf_counter()
     demos = collect_demonstrations(settings.env_id, config["env_kwargs"], settings.imitate,
-                                   settings.imitate_decisions, model.gamma, settings.seed)
+                                   settings.imitate_decisions, model.gamma, settings.seed,
+                                   settings.imitate_explore)
     stats = pretrain(model, demos, settings.imitate_epochs, seed=settings.seed)
     logger.info("imitated %s: %d decisions (%d episodes), greedy accuracy %.3f",
                 settings.imitate, demos.actions.size, demos.num_episodes, stats["accuracy"])
-    return {"heuristic": settings.imitate, "decisions": int(demos.actions.size),
+    return {"heuristic": settings.imitate, "explore": settings.imitate_explore,
+            "decisions": int(demos.actions.size),
             "episodes": demos.num_episodes, "epochs": settings.imitate_epochs, **stats,
             "wall_time_s": round(time.perf_counter() - started, 1)}
 

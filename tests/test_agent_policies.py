@@ -113,3 +113,30 @@ def test_behaviour_cloning_raises_the_likelihood_of_the_heuristic(model: Maskabl
             obs, th.as_tensor(demos.actions), action_masks=th.as_tensor(demos.masks))
     uniform = -np.log(demos.masks.sum(axis=1)).mean()  # a uniform masked policy's value
     assert float(log_prob.mean()) > uniform
+
+
+def test_equivalent_actions_by_hand() -> None:
+    from agents.imitation import equivalent_actions
+
+    # K = 1 slot, M = 3 candidates, F_c = 2 features; candidates 0 and 2 look the same
+    rows = np.array([[1.0, 0.5], [1.0, 0.7], [1.0, 0.5]], dtype=np.float32).ravel()
+    mask = np.array([True, True, True, True])
+    assert equivalent_actions(rows, mask, 0, (1, 3, 2)).tolist() == [True, False, True, False]
+    assert equivalent_actions(rows, mask, 3, (1, 3, 2)).tolist() == [False, False, False, True]
+    mask[2] = False  # an invalid twin is not a target
+    assert equivalent_actions(rows, mask, 0, (1, 3, 2)).tolist() == [True, False, False, False]
+
+
+def test_exploring_demonstrations_keep_the_heuristic_labels() -> None:
+    from agents.imitation import collect_demonstrations
+
+    kwargs = {"trace": "sia-philly-gen-0", "window": 20, "num_slots": 4}
+    plain = collect_demonstrations("palgym/PALPlacement-v0", kwargs, "pal", 100, 0.99, 0)
+    noisy = collect_demonstrations("palgym/PALPlacement-v0", kwargs, "pal", 100, 0.99, 0,
+                                   explore=0.5)
+    assert noisy.masks[np.arange(noisy.actions.size), noisy.actions].all()
+    assert noisy.equivalent[np.arange(noisy.actions.size), noisy.actions].all()
+    # the random steps lead elsewhere: the visited states differ from the heuristic's own
+    size = min(plain.actions.size, noisy.actions.size)
+    assert not np.array_equal(plain.observations["candidates"][:size],
+                              noisy.observations["candidates"][:size])
