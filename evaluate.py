@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from palgym.errors import ConfigError, PalgymError
+from palgym.errors import ConfigError, PalgymError, TraceFormatError
 from palgym.io import read_profile
-from palgym.io.sia import has_sia_header
+from palgym.io.sia import has_sia_header, read_sia_trace
 from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.report import (
@@ -216,10 +216,18 @@ def _load_traces(paths: Sequence[str | Path], duration_unit: str,
     """
     if trace_format in (None, "sia") and all(has_sia_header(path) for path in paths):
         return load_traces(paths, duration_unit)
-    from traces import load_trace
+    from traces import detect_format, load_trace
 
     def read(path: str | Path, unit: str) -> Trace:
-        return load_trace(path, trace_format, duration_unit=unit)
+        name = trace_format
+        if name is None:
+            try:
+                name = detect_format(path)
+            except TraceFormatError:
+                name = "sia"  # no format matches: palgym's reader names the missing column
+        if name == "sia":
+            return read_sia_trace(path, unit)
+        return load_trace(path, name, duration_unit=unit)
 
     return load_traces(paths, duration_unit, reader=read)
 

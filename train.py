@@ -125,6 +125,9 @@ def report(result: Any) -> None:
         print("evaluation (mean return on the same episodes):")
         for step, value in zip(steps, returns, strict=True):
             print(f"  {int(step):>9d}  {value:.6f}")
+    else:
+        print("note: no evaluation ran (no --eval-freq step was reached), so there is no "
+              "best_model.zip or evaluations.npz; lower --eval-freq (default 10000)")
     for name, value in result.references.items():
         print(f"  reference {name}: {value:.6f}")
 

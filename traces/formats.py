@@ -70,13 +70,14 @@ def detect_format(path: str | Path) -> str:
     file = Path(path)
     if file.suffix.lower() in PARQUET_SUFFIXES:
         return "canonical"
-    header = set(_header(file))
+    names = _header(file)
+    header = set(names)
     for name, (columns, _) in _FORMATS.items():
         if header.issuperset(columns):
             return name
     known = "; ".join(f"{n}: {','.join(c)}" for n, (c, _) in _FORMATS.items())
     raise TraceFormatError(
-        f"unknown trace format (header: {','.join(sorted(header))}); expected one of {known}",
+        f"unknown trace format (header: {','.join(names)}); expected one of {known}",
         path=file, line=1,
     )
 
