@@ -12,6 +12,7 @@ import pytest
 
 import palgym  # noqa: F401  (registers the ids)
 from palgym.bundled import bundled_trace_paths
+from palgym.errors import ConfigError
 from palgym.tracesets import (
     SPLITS,
     TraceSetError,
@@ -204,3 +205,10 @@ def test_tracesets_import_only_stdlib_numpy_and_lower_palgym_layers() -> None:
                 if not any(name == a or name.startswith(a + ".") for a in allowed):
                     found.append(f"{path.name}: {name}")
     assert not found, found
+
+
+def test_unknown_split_of_a_known_set_names_the_split() -> None:
+    from palgym.envs.episodes import load_traces
+
+    with pytest.raises(ConfigError, match="unknown split 'tset'"):
+        load_traces("bundled:tset")

@@ -58,6 +58,10 @@ def load_traces(spec: TraceSpec | Sequence[TraceSpec]) -> list[Trace]:
         elif not isinstance(item, Mapping) and Path(item).is_file():
             traces.append(read_sia_trace(item))
         else:
+            head, sep, tail = str(item).rpartition(":")
+            if sep and (head == "bundled" or Path(head).exists()):
+                raise ConfigError(f"trace {str(item)!r}: unknown split {tail!r} of trace set "
+                                  f"{head!r} (train, validation or test)")
             raise ConfigError(
                 f"trace {str(item)!r} is neither a file nor a bundled trace "
                 f"({', '.join(sorted(bundled))}, or 'bundled') nor a trace-set split "
