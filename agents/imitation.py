@@ -13,6 +13,8 @@ imitation pre-training (Mao et al., SIGCOMM 2019).
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,8 @@ import gymnasium as gym
 import numpy as np
 
 import palgym  # noqa: F401  (registers the env ids)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -224,3 +228,30 @@ def greedy_accuracy(policy: Any, obs: Mapping[str, Any], equivalent: Any, masks:
             greedy = distribution.get_actions(deterministic=True)
             hits += int(equivalent[part].gather(1, greedy[:, None]).sum())
     return hits / max(1, equivalent.shape[0])
+
+
+def clone_heuristic(  # noqa: PLR0913 - the run's imitation settings
+    model: Any,
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    heuristic: str,
+    num_decisions: int,
+    epochs: int,
+    explore: float,
+    seed: int,
+) -> dict[str, Any]:
+    """Record ``heuristic`` (:func:`collect_demonstrations`) and fit the model to it
+    (:func:`pretrain`).
+
+    Returns:
+        What ``imitation.yml`` records: the settings, the fit's statistics and the wall time.
+    """
+    started = time.perf_counter()
+    demos = collect_demonstrations(env_id, env_kwargs, heuristic, num_decisions, model.gamma,
+                                   seed, explore)
+    stats = pretrain(model, demos, epochs, seed=seed)
+    logger.info("imitated %s: %d decisions (%d episodes), greedy accuracy %.3f",
+                heuristic, demos.actions.size, demos.num_episodes, stats["accuracy"])
+    return {"heuristic": heuristic, "explore": explore, "decisions": int(demos.actions.size),
+            "episodes": demos.num_episodes, "epochs": epochs, **stats,
+            "wall_time_s": round(time.perf_counter() - started, 1)}

@@ -78,9 +78,8 @@ class TrainSettings:
     ``n_timesteps`` more steps are trained. ``eval_freq`` and ``save_freq`` count total
     timesteps (all envs); ``eval_freq <= 0`` disables evaluation, ``save_freq <= 0``
     checkpoints. ``hyperparams`` and ``env_kwargs`` are overrides (``key: value``).
-    ``imitate`` names a heuristic to clone before RL (:mod:`agents.imitation`; fresh runs of
-    ``maskable_ppo`` only) on ``imitate_decisions`` decisions for ``imitate_epochs`` epochs,
-    stepping a random valid action with probability ``imitate_explore``.
+    ``imitate`` names a heuristic to clone before RL (fresh ``maskable_ppo`` runs; the other
+    ``imitate_*`` settings: :func:`agents.imitation.clone_heuristic`).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
     """
@@ -378,27 +377,15 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
 
 
 def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> dict[str, Any]:
-    """Clone ``settings.imitate`` into the fresh model (:mod:`agents.imitation`) on the
-    training envs' episodes; returns what ``imitation.yml`` records.
-
-    Raises:
-        ConfigError: for an algorithm without masks, or a heuristic the env cannot run.
-    """
-    from agents.imitation import collect_demonstrations, pretrain
+    """:func:`agents.imitation.clone_heuristic` on the training envs' episodes (returns what
+    ``imitation.yml`` records); ConfigError without masks or for a heuristic the env can't run."""
+    from agents.imitation import clone_heuristic
 
     if settings.algo not in MASKED_ALGOS:
         raise ConfigError("--imitate needs --algo maskable_ppo")
-    started = time.perf_counter()
-    demos = collect_demonstrations(settings.env_id, config["env_kwargs"], settings.imitate,
-                                   settings.imitate_decisions, model.gamma, settings.seed,
-                                   settings.imitate_explore)
-    stats = pretrain(model, demos, settings.imitate_epochs, seed=settings.seed)
-    logger.info("imitated %s: %d decisions (%d episodes), greedy accuracy %.3f",
-                settings.imitate, demos.actions.size, demos.num_episodes, stats["accuracy"])
-    return {"heuristic": settings.imitate, "explore": settings.imitate_explore,
-            "decisions": int(demos.actions.size),
-            "episodes": demos.num_episodes, "epochs": settings.imitate_epochs, **stats,
-            "wall_time_s": round(time.perf_counter() - started, 1)}
+    return clone_heuristic(model, settings.env_id, config["env_kwargs"], settings.imitate or "",
+                           settings.imitate_decisions, settings.imitate_epochs,
+                           settings.imitate_explore, settings.seed)
 
 
 def learn(model: Any, n_timesteps: int, callbacks: list[BaseCallback], resume: bool) -> bool:

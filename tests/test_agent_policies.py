@@ -13,6 +13,7 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 
 from agents.policies import CandidateScoringPolicy, ObservationLayout  # noqa: E402
 from palgym.envs import ClusterEnv  # noqa: E402
+from palgym.errors import ConfigError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +141,26 @@ def test_exploring_demonstrations_keep_the_heuristic_labels() -> None:
     size = min(plain.actions.size, noisy.actions.size)
     assert not np.array_equal(plain.observations["candidates"][:size],
                               noisy.observations["candidates"][:size])
+
+
+def test_training_with_imitation_records_the_clone(tmp_path) -> None:
+    pytest.importorskip("yaml")
+    import yaml
+
+    from agents.training import TrainSettings, train
+
+    settings = TrainSettings(
+        n_timesteps=64, trace="sia-philly-gen-0", window=15, eval_freq=-1,
+        log_folder=str(tmp_path), env_kwargs={"num_slots": 4}, verbose=0,
+        hyperparams={"n_steps": 64, "batch_size": 32, "n_epochs": 1,
+                     "policy_kwargs": "dict(scorer_arch=[8], net_arch=[8])"},
+        imitate="pal", imitate_decisions=60, imitate_epochs=2,
+    )
+    result = train(settings)
+    record = yaml.safe_load((result.run_dir / "imitation.yml").read_text(encoding="utf-8"))
+    assert record["heuristic"] == "pal" and record["decisions"] >= 60
+    assert 0.0 <= record["accuracy"] <= 1.0 and record["explore"] == 0.3
+    with pytest.raises(ConfigError, match="needs --algo maskable_ppo"):
+        train(TrainSettings(algo="ppo", n_timesteps=64, trace="sia-philly-gen-0", window=15,
+                            eval_freq=-1, log_folder=str(tmp_path / "ppo"), verbose=0,
+                            imitate="pal"))
