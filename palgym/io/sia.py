@@ -127,8 +127,9 @@ def _iteration_time(model: str, unit: DurationUnit, file: Path, line: int) -> fl
     if known is None:
         raise TraceFormatError(
             f"unknown model {model!r}: durations are iterations, and the per-iteration time is "
-            f"known only for {', '.join(sorted(MODEL_ITERATION_TIME_S))} (read the file with "
-            "duration_unit='seconds' to treat durations as seconds)",
+            f"known only for {', '.join(sorted(MODEL_ITERATION_TIME_S))} (to treat durations as "
+            "seconds: --duration-unit seconds on the command line, duration_unit='seconds' in "
+            "Python)",
             path=file, line=line, field="model",
         )
     return known
