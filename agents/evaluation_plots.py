@@ -16,7 +16,7 @@ import numpy as np
 from agents.evaluation import learning_curve_files
 from agents.evaluation_report import Comparison
 from palgym.io.atomic import atomic_write_bytes
-from palgym.plots import png_bytes, require_matplotlib
+from palgym.plots import png_bytes, require_matplotlib, style_jct_cdf
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -35,13 +35,7 @@ def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
             fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
             axes.step(jct_h, fraction, where="post", label=c.label,
                       linestyle="-" if c.kind == "learned" else "--")
-        axes.set_xscale("log")
-        axes.set_xlabel("job completion time (h)")
-        axes.set_ylabel("fraction of jobs")
-        axes.set_ylim(0.0, 1.0)
-        axes.set_title(f"JCT CDF: {trace} ({len(comparison.seeds)} seed(s))")
-        axes.grid(True, which="both", alpha=0.3)
-        axes.legend(loc="lower right", fontsize="small")
+        style_jct_cdf(axes, f"JCT CDF: {trace} ({len(comparison.seeds)} seed(s))")
 
     return png_bytes(draw, (6.4, 4.4))
 

@@ -51,6 +51,31 @@ def measure(env: ClusterEnv, agent: str, decisions: int, seed: int) -> tuple[flo
     return decisions / wall, cpu / decisions * 1e6, episodes
 
 
+def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
+    """Print microseconds per decision of the env's main parts (cProfile, PAL agent)."""
+    import cProfile
+    import pstats
+
+    env.reset(seed=seed)
+    profiler = cProfile.Profile()
+    profiler.runcall(run, env, "pal", decisions, np.random.default_rng(seed))
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    parts = {
+        "observation (Python + kernel)": ("observations.py", "build_compiled"),
+        "  of which the compiled kernel": ("obs_kernel.py", "decision"),
+        "engine commit": ("engine.py", "commit"), "engine advance": ("engine.py", "advance"),
+        "new round (queue order)": ("cluster_env.py", "_new_round"),
+        "heuristic action": ("cluster_env.py", "heuristic_action"),
+        "apply action": ("cluster_env.py", "_apply"),
+        "whole step": ("cluster_env.py", "step"),
+    }
+    print("  where the time goes (us per decision, cProfile adds overhead):")
+    for label, (module, function) in parts.items():
+        total = sum(v[3] for (path, _, name), v in stats.items()
+                    if name == function and path.endswith(module))
+        print(f"    {label:<30} {total / decisions * 1e6:8.1f}")
+
+
 def main() -> None:
     """Print one line per (cluster, agent)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -58,6 +83,8 @@ def main() -> None:
                         help="N x G_n cluster shapes (64, 256 and 1,024 GPUs by default)")
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where the time goes (cProfile, cumulative, PAL agent)")
     args = parser.parse_args()
     print(f"{'cluster':<8} {'GPUs':>5} {'agent':<7} {'decisions/s':>12} {'CPU us/dec':>11} "
           f"{'episodes':>9}")
@@ -72,6 +99,8 @@ def main() -> None:
             rate, cpu_us, episodes = measure(env, agent, args.decisions, args.seed)
             print(f"{text:<8} {cluster.num_gpus:>5} {agent:<7} {rate:>12.0f} {cpu_us:>11.0f} "
                   f"{episodes:>9}")
+        if args.profile:
+            profile_env(env, args.decisions, args.seed)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,17 @@ def png_bytes(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> byt
     return buffer.getvalue()
 
 
+def style_jct_cdf(axes: Axes, title: str) -> None:
+    """Axes, labels, limits, grid and legend of a JCT CDF plot (log time axis, hours)."""
+    axes.set_xscale("log")
+    axes.set_xlabel("job completion time (h)")
+    axes.set_ylabel("fraction of jobs")
+    axes.set_ylim(0.0, 1.0)
+    axes.set_title(title)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(loc="lower right", fontsize="small")
+
+
 def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
     """PNG of the JCT CDF of every policy on one trace (hours, log x axis)."""
 
@@ -72,13 +83,7 @@ def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
             jct_h = np.sort(jct_h[np.isfinite(jct_h)])
             fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
             axes.step(jct_h, fraction, where="post", label=policy)
-        axes.set_xscale("log")
-        axes.set_xlabel("job completion time (h)")
-        axes.set_ylabel("fraction of jobs")
-        axes.set_ylim(0.0, 1.0)
-        axes.set_title(f"JCT CDF: {trace} ({queue_order})")
-        axes.grid(True, which="both", alpha=0.3)
-        axes.legend(loc="lower right", fontsize="small")
+        style_jct_cdf(axes, f"JCT CDF: {trace} ({queue_order})")
 
     return png_bytes(draw, (6.4, 4.4))
 
