@@ -2,12 +2,13 @@
 
 For each cluster size, a Sia-Philly-like trace is generated with the arrival rate scaled to the
 cluster (32 jobs/h per 64 GPUs) and the env is stepped for a fixed number of decisions (after a
-warm-up that loads the compiled kernels). Prints wall-clock decisions per second and the CPU
-time per decision of this process (steadier on a shared machine); asserts nothing. The random
-agent samples uniformly among the masked-valid actions; the PAL agent is
-``env.heuristic_action("pal")``.
+warm-up that loads the compiled kernels). Prints, best of ``--repeat`` runs: wall-clock
+decisions per second (agent and env), env steps per second (the time inside ``step`` and
+``reset`` only) and the CPU time per decision of this process (steadier on a shared machine);
+asserts nothing. The random agent samples uniformly among the masked-valid actions; the PAL
+agent is ``env.heuristic_action("pal")``.
 
-    python benchmarks/env_speed.py [--clusters 16x4 64x4 256x4] [--decisions 3000]
+    python benchmarks/env_speed.py [--clusters 16x4 64x4 256x4] [--decisions 3000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -23,32 +24,48 @@ from traces.generate import generate_sia_philly_like
 from traces.sia_philly_fit import SIA_PHILLY
 
 
-def run(env: ClusterEnv, agent: str, decisions: int, rng: np.random.Generator) -> int:
-    """Step ``decisions`` times from a reset; returns the number of episodes finished."""
+def run(
+    env: ClusterEnv, agent: str, decisions: int, rng: np.random.Generator
+) -> tuple[int, float]:
+    """Step ``decisions`` times from a reset; returns (episodes finished, wall seconds spent
+    inside ``env.step`` and ``env.reset``, i.e. without the agent's own time)."""
     episodes = 0
+    inside = 0.0
+    clock = time.perf_counter
     for _ in range(decisions):
         if agent == "random":
             valid = np.flatnonzero(env.action_masks())
             action = int(valid[rng.integers(valid.size)])
         else:
             action = env.heuristic_action("pal")
+        start = clock()
         _, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             episodes += 1
             env.reset()
-    return episodes
+        inside += clock() - start
+    return episodes, inside
 
 
-def measure(env: ClusterEnv, agent: str, decisions: int, seed: int) -> tuple[float, float, int]:
-    """(decisions per wall-clock second, CPU microseconds per decision, episodes finished)."""
-    rng = np.random.default_rng(seed)
-    env.reset(seed=seed)
-    run(env, agent, min(200, decisions), rng)  # warm-up: kernels loaded, factors fitted
-    env.reset(seed=seed)
-    wall, cpu = time.perf_counter(), time.process_time()
-    episodes = run(env, agent, decisions, rng)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return decisions / wall, cpu / decisions * 1e6, episodes
+def measure(
+    env: ClusterEnv, agent: str, decisions: int, seed: int, repeat: int
+) -> tuple[float, float, float, int]:
+    """Best of ``repeat`` runs (as ``timeit`` reports): (decisions per wall-clock second with
+    the agent, env steps per second without it, CPU microseconds per decision, episodes)."""
+    best: tuple[float, float, float, int] | None = None
+    for _ in range(repeat):
+        rng = np.random.default_rng(seed)
+        env.reset(seed=seed)
+        run(env, agent, min(200, decisions), rng)  # warm-up: kernels loaded, factors fitted
+        env.reset(seed=seed)
+        wall, cpu = time.perf_counter(), time.process_time()
+        episodes, inside = run(env, agent, decisions, rng)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        result = (decisions / wall, decisions / inside, cpu / decisions * 1e6, episodes)
+        if best is None or result[0] > best[0]:
+            best = result
+    assert best is not None
+    return best
 
 
 def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
@@ -83,11 +100,13 @@ def main() -> None:
                         help="N x G_n cluster shapes (64, 256 and 1,024 GPUs by default)")
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per (cluster, agent); the best is printed (as timeit does)")
     parser.add_argument("--profile", action="store_true",
                         help="also print where the time goes (cProfile, cumulative, PAL agent)")
     args = parser.parse_args()
-    print(f"{'cluster':<8} {'GPUs':>5} {'agent':<7} {'decisions/s':>12} {'CPU us/dec':>11} "
-          f"{'episodes':>9}")
+    print(f"{'cluster':<8} {'GPUs':>5} {'agent':<7} {'decisions/s':>12} {'env steps/s':>12} "
+          f"{'CPU us/dec':>11} {'episodes':>9}")
     for text in args.clusters:
         cluster = ClusterSpec.parse(text)
         scale = cluster.num_gpus / 64
@@ -96,9 +115,11 @@ def main() -> None:
         trace = generate_sia_philly_like(int(160 * scale), seed=args.seed, params=params)
         env = ClusterEnv(trace.to_trace(f"gen-{text}"), cluster=cluster)
         for agent in ("random", "pal"):
-            rate, cpu_us, episodes = measure(env, agent, args.decisions, args.seed)
-            print(f"{text:<8} {cluster.num_gpus:>5} {agent:<7} {rate:>12.0f} {cpu_us:>11.0f} "
-                  f"{episodes:>9}")
+            rate, env_rate, cpu_us, episodes = measure(
+                env, agent, args.decisions, args.seed, args.repeat
+            )
+            print(f"{text:<8} {cluster.num_gpus:>5} {agent:<7} {rate:>12.0f} {env_rate:>12.0f} "
+                  f"{cpu_us:>11.0f} {episodes:>9}")
         if args.profile:
             profile_env(env, args.decisions, args.seed)
 

@@ -68,12 +68,14 @@ def test_kernel_equals_reference_on_random_states(cluster: str, preset_name: str
     assert checked > 1000  # the states exercised many feasible candidates
 
 
-@pytest.mark.parametrize("sticky", [False, True])
-def test_env_observations_equal_on_both_paths(sticky: bool) -> None:
+@pytest.mark.parametrize(("task", "sticky"),
+                         [("placement", False), ("placement", True), ("scheduling", False)])
+def test_env_observations_equal_on_both_paths(task: str, sticky: bool) -> None:
     """200 random masked steps: the compiled and the reference env see the same observations
-    and masks (features are computed with the same float operations)."""
+    and masks (features are computed with the same float operations; the compiled masks come
+    from the kernel, the reference ones from DecisionRound.action_mask)."""
     kwargs = {"trace": "sia-philly-gen-1", "window": 60, "sticky": sticky,
-              "class_reorder": not sticky}
+              "class_reorder": not sticky, "task": task}
     envs = [ClusterEnv(**kwargs), ClusterEnv(**kwargs)]
     envs[1]._compiled = False
     observations = [env.reset(seed=5)[0] for env in envs]

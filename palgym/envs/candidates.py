@@ -110,11 +110,29 @@ def job_candidates(
     )
 
 
+def pal_order(
+    tiers: FloatArray, entries: tuple[MatrixEntry, ...], max_tiers: int
+) -> tuple[int, ...]:
+    """PAL's cost order of a class as candidate indices: (v_t, WITHIN) -> ``within[t]`` = t and
+    (v_t, ACROSS) -> ``best[t]`` = T + t.
+
+    Args:
+        tiers: float64 (T_c,), the class's ascending slowdown tiers.
+        entries: PAL's cost order for the class (:func:`palgym.policies.pal.matrix_entries`).
+        max_tiers: T.
+    """
+    values = tiers.tolist()
+    return tuple(
+        (max_tiers if entry.locality is Locality.ACROSS else 0) + values.index(entry.value)
+        for entry in entries
+    )
+
+
 def pal_choice(
     feasible: BoolArray,
     num_gpus: int,
-    tiers: FloatArray,
-    entries: tuple[MatrixEntry, ...],
+    num_tiers: int,
+    order: tuple[int, ...],
     gpus_per_node: int,
     max_tiers: int,
 ) -> int | None:
@@ -127,8 +145,8 @@ def pal_choice(
     Args:
         feasible: bool (M,), the job's candidate feasibility.
         num_gpus: N.
-        tiers: float64 (T_c,), the class's ascending slowdown tiers.
-        entries: PAL's cost order for the class (:func:`palgym.policies.pal.matrix_entries`).
+        num_tiers: T_c, the number of the class's slowdown tiers.
+        order: the class's cost order as candidate indices (:func:`pal_order`).
         gpus_per_node: G_n.
         max_tiers: T.
 
@@ -138,12 +156,9 @@ def pal_choice(
     Source: PAL, SC24, Section IV-C (Algorithm 1).
     """
     if num_gpus == 1 or num_gpus > gpus_per_node:
-        top = max_tiers + len(tiers) - 1
+        top = max_tiers + num_tiers - 1
         return top if feasible[top] else None
-    values = tiers.tolist()
-    for entry in entries:
-        t = values.index(entry.value)
-        index = max_tiers + t if entry.locality is Locality.ACROSS else t
+    for index in order:
         if feasible[index]:
             return index
     return None
@@ -235,7 +250,7 @@ class EpisodeTables:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class WindowCandidates:
     """The candidates of every job of the window, grouped by shape (perf class, N).
 

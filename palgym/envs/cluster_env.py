@@ -15,6 +15,7 @@ from palgym.envs.candidates import (
     EpisodeTables,
     WindowCandidates,
     num_candidates,
+    pal_order,
     random_index,
     window_candidates,
 )
@@ -218,8 +219,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         self._episode = episode
         self._factors = self._memo.slowdown_factors(episode, self.max_tiers)
-        self._entries = tuple(
-            matrix_entries(self._factors.sf[c], self._lf(c)) for c in PerfClass
+        self._pal_orders = tuple(
+            pal_order(self._factors.tiers[c], matrix_entries(self._factors.sf[c], self._lf(c)),
+                      self.max_tiers)
+            for c in PerfClass
         )
         self._sampler = make_sampler(copy_rng(episode.placement_rng))
         self._sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
@@ -281,9 +284,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._finished:  # only "end round"
             return np.arange(self.num_actions) == self.end_round_action
         if self._mask is None:
-            self._mask = self._round.action_mask(
-                self._candidates().slot_feasible(), self.num_actions
-            )
+            candidates = self._candidates()  # the compiled path fills the mask as well
+            if self._mask is None:
+                self._mask = self._round.action_mask(candidates.slot_feasible(), self.num_actions)
         return self._mask
 
     def heuristic_action(self, name: str, check: bool = True) -> int:
@@ -303,10 +306,11 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return self.end_round_action
         job = decision.pending[0]
         perf_class = int(self.simulator.jobs.perf_class[job])
+        candidates = self._candidates()
         choice = heuristic_candidate(
-            name, self._candidates().slot_feasible()[0], int(self.simulator.jobs.num_gpus[job]),
-            self._factors.tiers[perf_class], self._entries[perf_class],
-            self.cluster.gpus_per_node, self.max_tiers,
+            name, candidates.feasible[candidates.shape_of_slot[0]],
+            int(self.simulator.jobs.num_gpus[job]), self._factors.tiers[perf_class].size,
+            self._pal_orders[perf_class], self.cluster.gpus_per_node, self.max_tiers,
         )
         return self.end_round_action if choice is None else choice  # slot 0: action = candidate
 
@@ -358,7 +362,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._cached is None:
             window = self._round.window(self.num_slots)
             if self._compiled:
-                self._cached, self._cached_obs = self._observations.build_compiled(
+                self._cached, self._cached_obs, self._mask = self._observations.build_compiled(
                     self.simulator, self._round, window, self._tables
                 )
             else:

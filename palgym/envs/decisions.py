@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from palgym.policies.placement import class_reordered
+from palgym.policies.placement import class_reordered, fitting_prefix
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, BoolArray, IntArray
 
@@ -59,15 +59,15 @@ class DecisionRound:
             self.pending = [j for j in order.tolist() if not running[j]]
             self._order = order.tolist()
         else:
-            self.target = np.full(sim.cluster.num_gpus, FREE, dtype=np.int64)
+            num_gpus = sim.cluster.num_gpus
+            self.target = np.full(num_gpus, FREE, dtype=np.int64)
             self._running = np.zeros(sim.jobs.size, dtype=bool)
             ordered = class_reordered(sim, order) if class_reorder else order
-            self.pending = ordered.tolist()
-            self._order = ordered.tolist()
-            if task == "placement":
-                fits = np.cumsum(sim.jobs.num_gpus[order]) <= sim.cluster.num_gpus
-                prefix = set(order[fits].tolist())
-                self.pending = [j for j in self.pending if j in prefix]
+            # the placement task's round is the longest prefix of the order that fits, which
+            # class_reordered keeps in front (reordered within itself)
+            size = fitting_prefix(sim, order) if task == "placement" else ordered.size
+            self.pending = ordered[:size].tolist()
+            self._order: list[int] = []  # only the sticky dynamics consult the full order
         self.free: BoolArray = self.target == FREE
         self.num_free = int(np.count_nonzero(self.free))
         self._prepare_head()

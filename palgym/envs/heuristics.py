@@ -15,9 +15,8 @@ from typing import Any
 from palgym.envs.candidates import packed_index, pal_choice, random_index
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
-from palgym.policies.pal import MatrixEntry
 from palgym.sim.config import SimConfig, preset
-from palgym.sim.types import BoolArray, FloatArray
+from palgym.sim.types import BoolArray
 
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
@@ -53,8 +52,8 @@ def heuristic_candidate(
     name: str,
     feasible: BoolArray,
     num_gpus: int,
-    tiers: FloatArray,
-    entries: tuple[MatrixEntry, ...],
+    num_tiers: int,
+    pal_order: tuple[int, ...],
     gpus_per_node: int,
     max_tiers: int,
 ) -> int | None:
@@ -64,15 +63,16 @@ def heuristic_candidate(
         name: placement name.
         feasible: bool (M,), the job's candidate feasibility.
         num_gpus: N.
-        tiers: float64 (T_c,), the job class's ascending slowdown tiers.
-        entries: PAL's cost order for the job's class.
+        num_tiers: T_c, the number of the job class's slowdown tiers.
+        pal_order: PAL's cost order for the job's class
+            (:func:`palgym.envs.candidates.pal_order`).
         gpus_per_node: G_n.
         max_tiers: T.
     """
     if name == "pal":
-        return pal_choice(feasible, num_gpus, tiers, entries, gpus_per_node, max_tiers)
+        return pal_choice(feasible, num_gpus, num_tiers, pal_order, gpus_per_node, max_tiers)
     if name == "pm-first":
-        return max_tiers + len(tiers) - 1
+        return max_tiers + num_tiers - 1
     if name.startswith("packed"):
         return packed_index(max_tiers)
     return random_index(max_tiers)

@@ -86,8 +86,8 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     log_horizon, out,
 ):
     """Fill the rows of the window's jobs in float32 (K, F_j) ``out`` (see
-    :data:`palgym.envs.observations.JOB_FEATURES`); ``running`` is the RUNNING status code and
-    ``log_horizon`` = log1p(TIME_HORIZON_S)."""
+    :data:`palgym.envs.observations.JOB_FEATURES`; the queue position is k / K);
+    ``running`` is the RUNNING status code and ``log_horizon`` = log1p(TIME_HORIZON_S)."""
     for k in range(jobs.size):
         j = jobs[k]
         out[k, 0] = 1.0
@@ -99,6 +99,7 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         out[k, 8] = _log_time(now_s - submit_time_s[j], log_horizon)
         out[k, 9] = _log_time(attained_service_s[j], log_horizon)
         out[k, 10] = 1.0 if status[j] == running else 0.0
+        out[k, 11] = k / out.shape[0]
 
 
 @njit(cache=True, nogil=True)
@@ -109,14 +110,20 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
     larger_rule,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
-    now_s, running, sticky, log_horizon, pending_frac, queued_frac, log_now,
-    obs_jobs, obs_candidates, obs_cluster,
+    now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
+    obs_jobs, obs_candidates, obs_cluster, mask,
 ):
     """Everything one decision needs, in one call.
 
     Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates` and
-    :func:`keeps_gpus`) and the observation: ``obs_jobs`` float32 (K, F_j), ``obs_candidates``
-    float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), zero on entry.
+    :func:`keeps_gpus`), the observation: ``obs_jobs`` float32 (K, F_j), ``obs_candidates``
+    float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and the action mask ``mask`` bool
+    (K * M + 1,), all zero on entry.
+
+    The mask is :meth:`palgym.envs.decisions.DecisionRound.action_mask`: the selectable slots'
+    feasibility, and "end round" when the task is scheduling or nothing else is valid. (In the
+    placement task a decision is open only while some pending job fits, and a fitting job of a
+    selectable slot always has its Random candidate, so "no pending job fits" adds nothing.)
 
     Args:
         free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
@@ -125,7 +132,7 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
         now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
             selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
-            log_now: the last three cluster features.
+            log_now: the last three cluster features. scheduling: the task is scheduling.
 
     Returns:
         S, the number of window shapes.
@@ -150,4 +157,14 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     obs_cluster[size - 3] = pending_frac
     obs_cluster[size - 2] = queued_frac
     obs_cluster[size - 1] = log_now
+    num_candidates = feasible.shape[1]
+    selectable = min(jobs.size, 1) if sticky else jobs.size
+    valid = False
+    for k in range(selectable):
+        s = shape_of_slot[k]
+        for m in range(num_candidates):
+            if feasible[s, m]:
+                mask[k * num_candidates + m] = True
+                valid = True
+    mask[mask.size - 1] = scheduling or not valid
     return num_shapes

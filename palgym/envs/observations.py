@@ -15,6 +15,8 @@ trace. Times are log-scaled against a horizon of :data:`TIME_HORIZON_S` and clip
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from gymnasium import spaces
 
@@ -22,7 +24,7 @@ from palgym.envs import obs_kernel
 from palgym.envs.candidates import EpisodeTables, WindowCandidates
 from palgym.envs.decisions import DecisionRound
 from palgym.sim.engine import Simulator
-from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
+from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, BoolArray, JobStatus
 
 TIME_HORIZON_S: float = 365 * 24 * 3600.0
 """Time that maps to 1.0 on the log scale (a year: even 30-day jobs stay inside the box)."""
@@ -70,7 +72,8 @@ class ObservationBuilder:
         self._positions = (np.arange(num_slots) / num_slots).astype(np.float32)
         self._row_of: dict[int, int] = {}
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
-        self._round_constants: tuple[DecisionRound | None, float, float] = (None, 0.0, 0.0)
+        self._constants_round: DecisionRound | None = None
+        self._constants = (0.0, 0.0)
         self.space = spaces.Dict({
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()
@@ -105,8 +108,8 @@ class ObservationBuilder:
 
     def build_compiled(
         self, sim: Simulator, decision: DecisionRound, window: list[int], tables: EpisodeTables
-    ) -> tuple[WindowCandidates, dict[str, np.ndarray]]:
-        """The window's candidates and the observation, in one compiled call
+    ) -> tuple[WindowCandidates, dict[str, np.ndarray], BoolArray]:
+        """The window's candidates, the observation and the action mask, in one compiled call
         (:func:`palgym.envs.obs_kernel.decision`); the observation's arrays are fresh.
 
         Args:
@@ -114,12 +117,19 @@ class ObservationBuilder:
             decision: the open round.
             window: the window's jobs, slot order.
             tables: the episode tables (with the kernel's buffers).
+
+        Returns:
+            (candidates, observation, mask bool (K * M + 1,)).
         """
-        obs = self.empty()
-        jobs = np.asarray(window, dtype=np.int64)
+        shapes = self.logical_shapes
+        job_rows = np.zeros(shapes["jobs"], np.float32)
+        candidate_rows = np.zeros(shapes["candidates"], np.float32)
+        cluster = np.zeros(shapes["cluster"], np.float32)
+        mask = np.zeros(self.num_slots * self.num_candidates + 1, np.bool_)
+        jobs = np.array(window, dtype=np.int64)
         table = sim.jobs
         out = tables.buffers
-        pending_frac, queued_frac, log_now = self._round_features(sim, decision)
+        queued_frac, log_now = self._round_constants(sim, decision)
         num_shapes = obs_kernel.decision(
             decision.free, jobs, sim.job_of_gpu,
             table.perf_class, table.num_gpus, table.iteration_time_s, table.total_iterations,
@@ -128,25 +138,32 @@ class ObservationBuilder:
             tables.max_tiers, tables.gpus_per_node, tables.strict_total, tables.lf_by_class,
             tables.larger_rule,
             out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
-            sim.now_s, _RUNNING, decision.sticky, _LOG_HORIZON, pending_frac, queued_frac,
-            log_now, obs["jobs"].reshape(self.logical_shapes["jobs"]),
-            obs["candidates"].reshape(self.logical_shapes["candidates"]), obs["cluster"],
+            sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", _LOG_HORIZON,
+            min(len(decision.pending) / self.num_slots, 1.0), queued_frac, log_now,
+            job_rows, candidate_rows, cluster, mask,
         )
-        obs["jobs"].reshape(self.logical_shapes["jobs"])[: jobs.size, -1] = (
-            self._positions[: jobs.size])
+        size = jobs.size
         candidates = WindowCandidates(
-            jobs, out.shape_of_slot[: jobs.size], out.shape_gpus[:num_shapes],
+            jobs, out.shape_of_slot[:size], out.shape_gpus[:num_shapes],
             out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
-            out.keeps[: jobs.size],
+            out.keeps[:size],
         )
-        return candidates, obs
+        obs = {"jobs": job_rows.reshape(-1), "candidates": candidate_rows.reshape(-1),
+               "cluster": cluster}
+        return candidates, obs, mask
+
+    def _round_constants(self, sim: Simulator, decision: DecisionRound) -> tuple[float, float]:
+        """queued / 4K and log time, constant during a round (computed once per round)."""
+        if self._constants_round is not decision:
+            queued = min(sim.active_jobs().size / (4.0 * self.num_slots), 1.0)
+            log_now = min(max(math.log1p(max(sim.now_s, 0.0)) / _LOG_HORIZON, 0.0), 1.0)
+            self._constants_round = decision
+            self._constants = (queued, log_now)
+        return self._constants
 
     def _round_features(self, sim: Simulator, decision: DecisionRound) -> tuple[float, ...]:
         """pending / K, queued / 4K and log time: the cluster row's last three entries."""
-        if self._round_constants[0] is not decision:
-            queued = min(sim.active_jobs().size / (4.0 * self.num_slots), 1.0)
-            self._round_constants = (decision, queued, float(_log_time(sim.now_s)))
-        _, queued, log_now = self._round_constants
+        queued, log_now = self._round_constants(sim, decision)
         return min(len(decision.pending) / self.num_slots, 1.0), queued, log_now
 
     def build(

@@ -90,11 +90,17 @@ def place_sticky(
     return target
 
 
+def fitting_prefix(sim: Simulator, order: IntArray) -> int:
+    """Length of the longest prefix of ``order`` (int64 (A,) job indices) whose total demand
+    fits the cluster: the jobs every PAL-artifact policy places in a round."""
+    demand = np.cumsum(sim.jobs.num_gpus[order])
+    return int(np.searchsorted(demand, sim.cluster.num_gpus, side="right"))
+
+
 def class_reordered(sim: Simulator, order: IntArray) -> IntArray:
     """The longest prefix of ``order`` whose demand fits the cluster, stably sorted by class,
     followed by the rest of ``order`` unchanged (PM-First and PAL)."""
-    demand = np.cumsum(sim.jobs.num_gpus[order])
-    cut = int(np.searchsorted(demand, sim.cluster.num_gpus, side="right"))
+    cut = fitting_prefix(sim, order)
     prefix = order[:cut]
     prefix = prefix[np.argsort(sim.jobs.perf_class[prefix], kind="stable")]
     return np.concatenate([prefix, order[cut:]])
