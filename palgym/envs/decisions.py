@@ -18,6 +18,8 @@ the first job of the window with its own allocation rule reproduces ``run_episod
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from palgym.policies.placement import class_reordered, fitting_prefix
@@ -56,18 +58,19 @@ class DecisionRound:
             running = np.zeros(sim.jobs.size, dtype=bool)
             running[self.target[self.target != FREE]] = True
             self._running = running
-            self.pending = [j for j in order.tolist() if not running[j]]
-            self._order = order.tolist()
+            self.pending = order[~running[order]].tolist()
         else:
             num_gpus = sim.cluster.num_gpus
             self.target = np.full(num_gpus, FREE, dtype=np.int64)
             self._running = np.zeros(sim.jobs.size, dtype=bool)
-            ordered = class_reordered(sim, order) if class_reorder else order
             # the placement task's round is the longest prefix of the order that fits, which
             # class_reordered keeps in front (reordered within itself)
-            size = fitting_prefix(sim, order) if task == "placement" else ordered.size
-            self.pending = ordered[:size].tolist()
-            self._order: list[int] = []  # only the sticky dynamics consult the full order
+            cut = fitting_prefix(sim, order)
+            ordered = class_reordered(sim, order, cut) if class_reorder else order
+            self.pending = ordered[: cut if task == "placement" else ordered.size].tolist()
+        self._order = order
+        self._rank: IntArray | None = None
+        self._rank_list: list[int] = []
         self.free: BoolArray = self.target == FREE
         self.num_free = int(np.count_nonzero(self.free))
         self._prepare_head()
@@ -153,23 +156,30 @@ class DecisionRound:
             self.ended = True
 
     def _stop_victims(self, head: int) -> list[tuple[int, IntArray]]:
-        """Stop running jobs after ``head`` in the order, lowest priority first, until it fits."""
+        """Stop running jobs after ``head`` in the order, lowest priority first, until it fits.
+
+        Only the running jobs are visited (at most G), not the whole order; ``pending`` stays
+        sorted by rank, so membership and insertion are binary searches.
+        """
         stopped: list[tuple[int, IntArray]] = []
-        for victim in reversed(self._order[self._order.index(head) + 1 :]):
+        if self._rank is None:  # position of every active job in the order (once a round)
+            self._rank = np.zeros(self.sim.jobs.size, np.int64)
+            self._rank[self._order] = np.arange(self._order.size)
+            self._rank_list = self._rank.tolist()
+        rank = self._rank_list
+        running = np.unique(self.target[self.target != FREE])
+        victims = running[self._rank[running] > rank[head]]
+        victims = victims[np.argsort(self._rank[victims])].tolist()
+        for victim in reversed(victims):
             if self.fits(head):
                 break
-            if self._running[victim]:
-                held = np.flatnonzero(self.target == victim)
-                self.target[held] = FREE
-                self.free[held] = True
-                self.num_free += int(held.size)
-                self._running[victim] = False
-                stopped.append((victim, held))
-                if victim not in self.pending:
-                    self._insert_pending(victim)
+            held = np.flatnonzero(self.target == victim)
+            self.target[held] = FREE
+            self.free[held] = True
+            self.num_free += int(held.size)
+            self._running[victim] = False
+            stopped.append((victim, held))
+            at = bisect.bisect_left(self.pending, rank[victim], key=rank.__getitem__)
+            if at == len(self.pending) or self.pending[at] != victim:
+                self.pending.insert(at, victim)
         return stopped
-
-    def _insert_pending(self, job: int) -> None:
-        rank = {j: i for i, j in enumerate(self._order)}
-        self.pending.append(job)
-        self.pending.sort(key=rank.__getitem__)

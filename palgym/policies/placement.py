@@ -97,10 +97,12 @@ def fitting_prefix(sim: Simulator, order: IntArray) -> int:
     return int(np.searchsorted(demand, sim.cluster.num_gpus, side="right"))
 
 
-def class_reordered(sim: Simulator, order: IntArray) -> IntArray:
+def class_reordered(sim: Simulator, order: IntArray, cut: int | None = None) -> IntArray:
     """The longest prefix of ``order`` whose demand fits the cluster, stably sorted by class,
-    followed by the rest of ``order`` unchanged (PM-First and PAL)."""
-    cut = fitting_prefix(sim, order)
+    followed by the rest of ``order`` unchanged (PM-First and PAL). ``cut``: that prefix's
+    length if already known (:func:`fitting_prefix`)."""
+    if cut is None:
+        cut = fitting_prefix(sim, order)
     prefix = order[:cut]
     prefix = prefix[np.argsort(sim.jobs.perf_class[prefix], kind="stable")]
     return np.concatenate([prefix, order[cut:]])
