@@ -16,10 +16,17 @@ import numpy as np
 from agents.evaluation import learning_curve_files
 from agents.evaluation_report import Comparison
 from palgym.io.atomic import atomic_write_bytes
-from palgym.plots import png_bytes, require_matplotlib, style_jct_cdf
+from palgym.plots import (
+    figure_png,
+    png_bytes,
+    render_figure,
+    require_matplotlib,
+    style_jct_cdf,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
@@ -41,8 +48,14 @@ def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
 
 
 def normalised_png(comparison: Comparison) -> bytes:
+    """PNG bytes of :func:`normalised_figure`."""
+    return figure_png(normalised_figure(comparison))
+
+
+def normalised_figure(comparison: Comparison) -> Figure:
     """Geomean avgJCT(P) / avgJCT(baseline) per policy (dot) with its bootstrap interval (bar),
-    one row per policy; a line marks 1 (the baseline)."""
+    one row per policy; a line marks 1 (the baseline). The figure widens to fit long policy
+    names (:func:`palgym.plots.render_figure`)."""
     summaries = list(comparison.summaries.values())
 
     def draw(axes: Axes) -> None:
@@ -64,7 +77,7 @@ def normalised_png(comparison: Comparison) -> bytes:
         axes.grid(True, axis="x", alpha=0.3)
         axes.legend(fontsize="small")
 
-    return png_bytes(draw, (7.5, 1.2 + 0.45 * len(summaries)))
+    return render_figure(draw, (7.5, 1.2 + 0.45 * len(summaries)))
 
 
 def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> bytes:
