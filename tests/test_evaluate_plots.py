@@ -1,8 +1,12 @@
-"""Figures of ``evaluate.py``: text stays inside the figure with long names."""
+"""Figures of ``evaluate.py``: text stays inside the figure with long names; file names of
+learning curves are short, safe and distinct."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import struct
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,7 +14,7 @@ import pytest
 
 from agents.base import HeuristicAgent
 from agents.evaluation import Contender
-from agents.evaluation_plots import normalised_figure, normalised_png
+from agents.evaluation_plots import normalised_figure, normalised_png, policy_file_part
 from agents.evaluation_report import Comparison, summarise
 from agents.rollout import EpisodeOutcome
 from palgym.io import read_sia_trace
@@ -106,3 +110,51 @@ def test_heuristic_normalised_figure_fits_long_trace_names(write_sia_csv: Any) -
     legend = axes.get_legend()
     assert_inside(figure, [*groups, *visible_tick_labels(axes.yaxis), axes.title,
                            axes.yaxis.label, legend, *legend.get_texts()])
+
+
+@pytest.mark.parametrize("label", ["pal", "palgym_PALPlacement-v0_maskable_ppo_0",
+                                   "v1.2_run-3", "x" * 60])
+def test_policy_file_part_keeps_short_safe_labels(label: str) -> None:
+    assert policy_file_part(label) == label
+
+
+def test_policy_file_part_of_unsafe_or_long_labels() -> None:
+    def digest(label: str) -> str:
+        return hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]
+
+    pretrained = "pretrained:sia-philly-artifact_maskable_ppo"
+    assert policy_file_part(pretrained) == (
+        f"pretrained_sia-philly-artifact_maskable_ppo-{digest(pretrained)}")
+    path = "runs/a b/model.zip"
+    assert policy_file_part(path) == f"runs_a_b_model.zip-{digest(path)}"
+    long = "y" * 61
+    assert policy_file_part(long) == "y" * 51 + "-" + digest(long)
+    assert policy_file_part("../..") == digest("../..")
+    # two long labels that differ only after the cut, and two that differ only in an unsafe
+    # character, stay apart
+    first, second = "runs/" + "z" * 70 + "/a.zip", "runs/" + "z" * 70 + "/b.zip"
+    for a, b in ((first, second), ("runs/x", "runs:x")):
+        assert policy_file_part(a) != policy_file_part(b)
+    for label in (*LONG_LABELS, first, second, "ümlaut/模型", ""):
+        part = policy_file_part(label)
+        assert re.fullmatch(r"[A-Za-z0-9._-]{1,60}", part), part
+        assert not part.startswith(".")
+
+
+def test_learning_curve_file_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_plots names each learning curve by policy_file_part of the label."""
+    pytest.importorskip("matplotlib")
+    import agents.evaluation_plots as plots
+
+    run = tmp_path / "run"
+    run.mkdir()
+    np.savez(run / "evaluations.npz", timesteps=np.array([10, 20]),
+             results=np.array([[-3.0], [-2.0]]))
+    monkeypatch.setattr(plots, "learning_curve_files",
+                        lambda c: (run / "evaluations.npz", run / "references.yml")
+                        if c.kind == "learned" else None)
+    written = plots.write_plots(comparison_of(LONG_LABELS), tmp_path / "plots")
+    curves = sorted(p.name for p in written if p.name.startswith("learning-curve_"))
+    assert curves == sorted(f"learning-curve_{policy_file_part(label)}.png"
+                            for label in LONG_LABELS[:2])
+    assert all(len(name) <= len("learning-curve_.png") + 60 for name in curves)
