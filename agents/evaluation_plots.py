@@ -7,6 +7,7 @@ matplotlib (the ``viz`` extra) is imported lazily and drawn through its Agg canv
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,10 +17,17 @@ import numpy as np
 from agents.evaluation import learning_curve_files
 from agents.evaluation_report import Comparison
 from palgym.io.atomic import atomic_write_bytes
-from palgym.plots import png_bytes, require_matplotlib, style_jct_cdf
+from palgym.plots import (
+    figure_png,
+    png_bytes,
+    render_figure,
+    require_matplotlib,
+    style_jct_cdf,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
@@ -41,8 +49,14 @@ def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
 
 
 def normalised_png(comparison: Comparison) -> bytes:
+    """PNG bytes of :func:`normalised_figure`."""
+    return figure_png(normalised_figure(comparison))
+
+
+def normalised_figure(comparison: Comparison) -> Figure:
     """Geomean avgJCT(P) / avgJCT(baseline) per policy (dot) with its bootstrap interval (bar),
-    one row per policy; a line marks 1 (the baseline)."""
+    one row per policy; a line marks 1 (the baseline). The figure widens to fit long policy
+    names (:func:`palgym.plots.render_figure`)."""
     summaries = list(comparison.summaries.values())
 
     def draw(axes: Axes) -> None:
@@ -64,7 +78,7 @@ def normalised_png(comparison: Comparison) -> bytes:
         axes.grid(True, axis="x", alpha=0.3)
         axes.legend(fontsize="small")
 
-    return png_bytes(draw, (7.5, 1.2 + 0.45 * len(summaries)))
+    return render_figure(draw, (7.5, 1.2 + 0.45 * len(summaries)))
 
 
 def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> bytes:
@@ -101,14 +115,40 @@ def _references(path: Path) -> dict[str, float]:
             if isinstance(v, dict) and "mean_return" in v}
 
 
+MAX_FILE_PART_CHARS = 60
+"""Longest policy part of a learning-curve file name (see :func:`policy_file_part`)."""
+
+
 def _file_part(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
+
+
+def policy_file_part(label: str, max_chars: int = MAX_FILE_PART_CHARS) -> str:
+    """A short, safe and distinct file-name part for a policy label (``learning-curve_<part>``).
+
+    Rule: every run of characters outside ``[A-Za-z0-9._-]`` becomes one ``_``, and leading
+    and trailing ``_`` and ``.`` are dropped. A label that this leaves unchanged and that has at
+    most ``max_chars`` characters is used as is (``pal``, ``palgym_PALPlacement-v0_ppo_0``).
+    Otherwise the result is cut to ``max_chars - 9`` characters and ``-`` plus the first 8 hex
+    digits of the SHA-256 of the full label (UTF-8) are appended, so the part has at most
+    ``max_chars`` characters and two labels (a comparison's are unique) give different parts:
+    ``runs/a/model.zip`` -> ``runs_a_model.zip-<hash>``,
+    ``pretrained:sia-philly-artifact_maskable_ppo`` ->
+    ``pretrained_sia-philly-artifact_maskable_ppo-<hash>``.
+    """
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_.")
+    if safe and safe == label and len(safe) <= max_chars:
+        return safe
+    digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]
+    cut = safe[: max_chars - len(digest) - 1].rstrip("_.")
+    return f"{cut}-{digest}" if cut else digest
 
 
 def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
     """Write ``jct-cdf_<trace>.png``, ``normalised-jct.png`` and
     ``learning-curve_<policy>.png`` (learned agents with a learning curve, see
-    :func:`agents.evaluation.learning_curve_files`) into ``folder`` (created if missing).
+    :func:`agents.evaluation.learning_curve_files`; ``<policy>`` is
+    :func:`policy_file_part` of the label) into ``folder`` (created if missing).
 
     Raises:
         PlotDependencyError: if matplotlib is missing.
@@ -122,7 +162,7 @@ def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
     for contender in comparison.contenders:
         files = learning_curve_files(contender)
         if files is not None:
-            name = f"learning-curve_{_file_part(contender.label)}.png"
+            name = f"learning-curve_{policy_file_part(contender.label)}.png"
             written.append(atomic_write_bytes(out / name,
                                               learning_curve_png(*files, contender.label)))
     return written

@@ -26,7 +26,7 @@ from agents.rollout import EpisodeOutcome
 from agents.runs import plain
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
-from palgym.report import format_columns
+from palgym.report import format_columns, without_negative_zero
 
 EPISODE_COLUMNS: tuple[str, ...] = (
     "trace", "seed", "episode_seed", "episode_hash", "policy", "kind", "num_jobs",
@@ -200,13 +200,25 @@ def _csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else v
+        writer.writerow([repr(without_negative_zero(v))
+                         if isinstance(v, (float, np.floating)) else v
                          for v in (row[c] for c in columns)])
     return buffer.getvalue()
 
 
+def _json_ready(value: Any) -> Any:
+    """``value`` with every float's ``-0.0`` turned into ``0.0`` (other values unchanged)."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float):
+        return without_negative_zero(value)
+    return value
+
+
 def episodes_csv(comparison: Comparison) -> str:
-    """Per-episode CSV text (floats at full ``repr`` precision)."""
+    """Per-episode CSV text (floats at full ``repr`` precision, ``-0.0`` written as ``0.0``)."""
     return _csv(EPISODE_COLUMNS, episode_rows(comparison))
 
 
@@ -216,7 +228,8 @@ def summary_csv(comparison: Comparison) -> str:
 
 
 def comparison_json(comparison: Comparison) -> str:
-    """Everything as JSON text: setup, episodes, per-episode results, summaries."""
+    """Everything as JSON text: setup, episodes, per-episode results, summaries (floats at full
+    precision, ``-0.0`` written as ``0.0``)."""
     first = next(iter(comparison.outcomes.values()))
     content = {
         "env_id": comparison.env_id, "trace_source": comparison.trace_source,
@@ -232,7 +245,7 @@ def comparison_json(comparison: Comparison) -> str:
         "results": plain(episode_rows(comparison)),
         "summary": plain(summary_rows(comparison)),
     }
-    return json.dumps(content, indent=1) + "\n"
+    return json.dumps(_json_ready(plain(content)), indent=1) + "\n"
 
 
 def write_outputs(comparison: Comparison, csv_path: Path | None, summary_path: Path | None,

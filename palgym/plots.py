@@ -20,6 +20,7 @@ from palgym.report import SECONDS_PER_HOUR, Evaluation
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 class PlotDependencyError(PalgymError, ImportError):
@@ -40,13 +41,25 @@ def require_matplotlib() -> None:
         ) from exc
 
 
-def png_bytes(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
-    """Render one axes with the Agg canvas (no pyplot, no global backend) to PNG bytes
-    (without a software tag, so equal figures give equal bytes).
+PNG_DPI = 110
+"""Resolution of the PNG files (dots per inch)."""
+
+MIN_AXES_SIZE_IN = (3.5, 0.5)
+"""Smallest (width, height) in inches of the data area of a figure's axes."""
+
+
+def render_figure(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> Figure:
+    """One axes drawn on an Agg canvas (no pyplot, no global backend) and laid out to fit.
+
+    The figure starts at ``size_in`` with matplotlib's constrained layout; when its text does
+    not fit (long tick labels, a legend beside the axes, a title wider than the axes) it grows,
+    so that every artist lies inside the figure and the axes keeps at least
+    :data:`MIN_AXES_SIZE_IN` (and the width of its title and x label). Equal inputs give equal
+    figures.
 
     Args:
         draw: draws on the axes.
-        size_in: figure (width, height) in inches.
+        size_in: smallest figure (width, height) in inches.
 
     Raises:
         PlotDependencyError: if matplotlib (the ``viz`` extra) is not installed.
@@ -55,12 +68,53 @@ def png_bytes(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> byt
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=size_in, layout="constrained")
+    figure = Figure(figsize=size_in, dpi=PNG_DPI, layout="constrained")
     FigureCanvasAgg(figure)
     draw(figure.add_subplot())
+    _grow_to_fit(figure)
+    return figure
+
+
+def _grow_to_fit(figure: Figure, rounds: int = 6, pad_in: float = 0.1) -> None:
+    """Enlarge ``figure`` until its content fits (see :func:`render_figure`)."""
+    for _ in range(rounds):
+        figure.draw_without_rendering()  # runs the constrained layout
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        width, height = figure.get_size_inches()
+        content = figure.get_tightbbox(renderer)  # inches
+        grow_w = max(0.0, -content.x0) + max(0.0, content.x1 - width)
+        grow_h = max(0.0, -content.y0) + max(0.0, content.y1 - height)
+        for axes in figure.axes:
+            box = axes.bbox  # pixels
+            texts = [axes.title, axes.xaxis.label]
+            need_w = max([MIN_AXES_SIZE_IN[0]]
+                         + [t.get_window_extent(renderer).width / figure.dpi + pad_in
+                            for t in texts if t.get_text()])
+            grow_w = max(grow_w, need_w - box.width / figure.dpi)
+            grow_h = max(grow_h, MIN_AXES_SIZE_IN[1] - box.height / figure.dpi)
+        if grow_w <= 1e-3 and grow_h <= 1e-3:
+            return
+        figure.set_size_inches(
+            width + (grow_w + pad_in if grow_w > 1e-3 else 0.0),
+            height + (grow_h + pad_in if grow_h > 1e-3 else 0.0),
+        )
+
+
+def figure_png(figure: Figure) -> bytes:
+    """PNG bytes of a figure of :func:`render_figure` (without a software tag, so equal figures
+    give equal bytes)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    figure.savefig(buffer, format="png", dpi=PNG_DPI, metadata={"Software": None})
     return buffer.getvalue()
+
+
+def png_bytes(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> bytes:
+    """PNG bytes of :func:`render_figure` ``(draw, size_in)``.
+
+    Raises:
+        PlotDependencyError: if matplotlib (the ``viz`` extra) is not installed.
+    """
+    return figure_png(render_figure(draw, size_in))
 
 
 def style_jct_cdf(axes: Axes, title: str) -> None:
@@ -89,8 +143,13 @@ def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
 
 
 def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
-    """PNG of avgJCT(policy) / avgJCT(baseline) per trace and policy (plus the geomean over
-    traces when there are several)."""
+    """PNG bytes of :func:`normalised_jct_figure`."""
+    return figure_png(normalised_jct_figure(evaluation, queue_order))
+
+
+def normalised_jct_figure(evaluation: Evaluation, queue_order: str) -> Figure:
+    """avgJCT(policy) / avgJCT(baseline) per trace and policy (plus the geomean over traces
+    when there are several); the figure grows to fit long trace and policy names."""
     many = len(evaluation.traces) > 1
     groups = [*evaluation.traces, "geomean"] if many else list(evaluation.traces)
 
@@ -111,7 +170,7 @@ def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
         axes.set_title(f"normalised average JCT ({queue_order})")
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
-    return png_bytes(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))
+    return render_figure(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))
 
 
 def _file_part(name: str) -> str:

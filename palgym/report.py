@@ -278,10 +278,22 @@ def _hours(seconds: float) -> str:
     return f"{seconds / SECONDS_PER_HOUR:.3f}"
 
 
-def _percent(fraction: float, signed: bool = False) -> str:
+def without_negative_zero(value: float) -> float:
+    """``value`` as a float, with ``-0.0`` turned into ``0.0`` (other values, NaN included,
+    unchanged)."""
+    value = float(value)
+    return 0.0 if value == 0.0 else value
+
+
+def format_percent(fraction: float, signed: bool = False) -> str:
+    """A fraction as a percentage with one decimal (``signed``: a ``+`` before positive values).
+
+    A value that rounds to zero prints as ``0.0``, never ``-0.0`` or ``+0.0``; NaN as ``nan``.
+    """
     if math.isnan(fraction):
         return "nan"
-    return f"{100.0 * fraction:+.1f}" if signed else f"{100.0 * fraction:.1f}"
+    text = f"{100.0 * fraction:+.1f}" if signed else f"{100.0 * fraction:.1f}"
+    return "0.0" if float(text) == 0.0 else text
 
 
 def format_results_table(evaluation: Evaluation) -> str:
@@ -296,8 +308,9 @@ def format_results_table(evaluation: Evaluation) -> str:
         rows.append([
             result.trace, result.policy, result.queue_order, _hours(metrics.avg_jct_s),
             _hours(metrics.p99_jct_s), _hours(metrics.makespan_s),
-            _percent(metrics.utilization_allocated), _percent(metrics.utilization_effective),
-            str(metrics.num_preemptions), _percent(evaluation.improvement(result), signed=True),
+            format_percent(metrics.utilization_allocated),
+            format_percent(metrics.utilization_effective), str(metrics.num_preemptions),
+            format_percent(evaluation.improvement(result), signed=True),
         ])
     return "\n".join(format_columns(header, rows, num_text_columns=3))
 
@@ -308,7 +321,7 @@ def format_geomean_table(evaluation: Evaluation) -> str:
     header = ["policy", "order", *(f"vs {b} (%)" for b in baselines)]
     rows = [
         [policy, order, *(
-            _percent(evaluation.geomean_improvement(policy, order, b), signed=True)
+            format_percent(evaluation.geomean_improvement(policy, order, b), signed=True)
             for b in baselines
         )]
         for order in evaluation.queue_orders
@@ -333,7 +346,8 @@ def format_report(evaluation: Evaluation) -> str:
 
 # --------------------------------------------------------------------------- CSV
 def results_csv(evaluation: Evaluation) -> str:
-    """The results as CSV text with :data:`CSV_COLUMNS` (floats at full ``repr`` precision)."""
+    """The results as CSV text with :data:`CSV_COLUMNS` (floats at full ``repr`` precision,
+    ``-0.0`` written as ``0.0``)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -341,11 +355,11 @@ def results_csv(evaluation: Evaluation) -> str:
         metrics = result.metrics
         writer.writerow([
             result.trace, result.policy, result.queue_order, metrics.num_jobs,
-            *(repr(float(v)) for v in (
+            *(repr(without_negative_zero(v)) for v in (
                 metrics.avg_jct_s, metrics.p50_jct_s, metrics.p99_jct_s, metrics.makespan_s,
                 metrics.utilization_allocated, metrics.utilization_effective,
             )),
-            metrics.num_preemptions, repr(float(evaluation.improvement(result))),
+            metrics.num_preemptions, repr(without_negative_zero(evaluation.improvement(result))),
             evaluation.baseline, result.episode_hash,
         ])
     return buffer.getvalue()

@@ -5,6 +5,8 @@
 - ``data_dir``: the optional public data folder named by ``PALGYM_DATA_DIR`` (holding
   ``traces/sia_philly_pal/`` and ``variability/longhorn_pal/``, see README.md); tests using it
   skip when it is unset.
+- every test starts as a fresh process for the "unknown model" warning, which
+  :func:`palgym.sim.workload.perf_class_of_model` logs once per model name per process.
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ def write_sia_csv(tmp_path: Path) -> WriteSiaCsv:
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _forget_warned_unknown_models() -> None:
+    """Each test sees the first "unknown model" warning of every model name again."""
+    from palgym.sim import workload
+
+    workload._WARNED_UNKNOWN_MODELS.clear()
 
 
 @pytest.fixture

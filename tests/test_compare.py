@@ -150,3 +150,36 @@ def test_summaries_resample_traces_when_asked() -> None:
     with pytest.raises(ConfigError, match="bootstrap unit"):
         summarise("env", contenders, runs, {}, "test", [0], baseline="pal",
                   bootstrap_unit="seed")
+
+
+def test_csv_and_json_never_write_negative_zero() -> None:
+    """An episode return of -0.0 (a sum of zero penalties) is written as 0.0; a tiny negative
+    return keeps its full precision."""
+    import json
+
+    from agents.base import HeuristicAgent
+    from agents.evaluation import Contender
+    from agents.evaluation_report import comparison_json, episodes_csv, summarise, summary_csv
+    from agents.rollout import EpisodeOutcome
+
+    def outcome(policy: str, episode_return: float) -> EpisodeOutcome:
+        metrics = {"num_jobs": 2, "num_completed": 2, "avg_jct_s": 100.0, "p50_jct_s": 90.0,
+                   "p99_jct_s": 110.0, "makespan_s": 300.0, "utilization_allocated": 0.5,
+                   "utilization_effective": 0.4, "num_invalid_actions": 0}
+        return EpisodeOutcome(policy, "w", 0, "p", 7, "h", episode_return, 0, metrics)
+
+    runs = {"P": [outcome("P", -0.0)], "pal": [outcome("pal", -1e-18)]}
+    contenders = [Contender(n, "heuristic", HeuristicAgent("pal")) for n in ("P", "pal")]
+    comparison = summarise("env", contenders, runs, {"w": "hw"}, "test", [0], baseline="pal",
+                           resamples=10)
+    text = comparison_json(comparison)
+    assert "-0.0" not in text
+    content = json.loads(text)
+    returns = {r["policy"]: r["episode_return"] for r in content["results"]}
+    assert math.copysign(1.0, returns["P"]) == 1.0 and returns["P"] == 0.0
+    assert returns["pal"] == -1e-18
+    means = {r["policy"]: r["mean_episode_return"] for r in content["summary"]}
+    assert math.copysign(1.0, means["P"]) == 1.0 and means["pal"] == -1e-18
+    for csv_text in (episodes_csv(comparison), summary_csv(comparison)):
+        cells = [cell for line in csv_text.splitlines() for cell in line.split(",")]
+        assert "-0.0" not in cells and "0.0" in cells and "-1e-18" in cells

@@ -10,6 +10,7 @@ can beat its ideal run time: a job submitted at ``s`` is first seen at the round
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import re
 import subprocess
@@ -24,12 +25,17 @@ from palgym.io import read_sia_trace
 from palgym.policies import PLACEMENT_NAMES
 from palgym.report import (
     CSV_COLUMNS,
+    Evaluation,
     EvaluationSetup,
     evaluate,
     find_trace_files,
     format_columns,
+    format_geomean_table,
+    format_percent,
+    format_results_table,
     policies_to_run,
     results_csv,
+    without_negative_zero,
 )
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
@@ -292,6 +298,55 @@ def test_format_columns_aligns_text_left_and_numbers_right() -> None:
         "a            1.5",
         "long-name  10.25",
     ]
+
+
+def test_format_percent_prints_zero_without_a_sign() -> None:
+    # -0.0004 is -0.04 %, which rounds to zero: "0.0", not "-0.0"
+    assert format_percent(-0.0004, signed=True) == "0.0"
+    assert format_percent(-0.0, signed=True) == "0.0"
+    assert format_percent(0.0, signed=True) == "0.0"
+    assert format_percent(0.0004, signed=True) == "0.0"
+    assert format_percent(-0.0004) == "0.0"
+    assert format_percent(-0.0006, signed=True) == "-0.1"  # -0.06 % rounds to -0.1 %
+    assert format_percent(0.0123, signed=True) == "+1.2"
+    assert format_percent(0.5) == "50.0"
+    assert format_percent(float("nan"), signed=True) == "nan"
+
+
+def test_without_negative_zero_keeps_every_other_value() -> None:
+    assert math.copysign(1.0, without_negative_zero(-0.0)) == 1.0
+    assert without_negative_zero(-1e-18) == -1e-18
+    assert without_negative_zero(np.float64(2.5)) == 2.5
+    assert math.isnan(without_negative_zero(float("nan")))
+
+
+def test_policy_a_hair_slower_than_the_baseline_prints_zero(tiny_files: dict[str, Path]) -> None:
+    """PAL's avg JCT set to baseline x (1 + 2e-4): improvement -2e-4 = -0.02 %, printed as
+    "0.0" in both tables; the CSV keeps the full-precision value."""
+    flat = VariabilityProfile("flat", np.ones((4, 4)))
+    setup = EvaluationSetup(cluster=ClusterSpec(2, 2), config=preset("default"), profile=flat)
+    evaluation = evaluate([read_sia_trace(tiny_files["trace"])], ["pal"], ["fifo"], setup)
+    baseline_s = evaluation.result("tiny", "fifo", "packed-sticky").metrics.avg_jct_s
+    results = tuple(
+        dataclasses.replace(r, metrics=dataclasses.replace(
+            r.metrics, avg_jct_s=baseline_s * (1.0 + 2e-4))) if r.policy == "pal" else r
+        for r in evaluation.results
+    )
+    evaluation = Evaluation(results, evaluation.traces, evaluation.policies,
+                            evaluation.queue_orders, evaluation.baseline,
+                            evaluation.episode_hashes)
+    table = format_results_table(evaluation).splitlines()
+    last_cell = {line.split()[1]: line.split()[-1] for line in table[2:]}
+    assert last_cell["pal"] == "0.0"
+    assert last_cell["packed-sticky"] == "0.0"
+    geomean = format_geomean_table(evaluation).splitlines()
+    vs_packed_sticky = {line.split()[0]: line.split()[2] for line in geomean[3:]}
+    assert vs_packed_sticky["pal"] == "0.0"
+    assert vs_packed_sticky["packed-sticky"] == "0.0"
+    assert "-0.0" not in "\n".join(table + geomean)
+    rows = {row["policy"]: row for row in csv.DictReader(results_csv(evaluation).splitlines())}
+    assert float(rows["pal"]["improvement_vs_baseline"]) == pytest.approx(-2e-4, rel=1e-9)
+    assert rows["packed-sticky"]["improvement_vs_baseline"] == "0.0"
 
 
 # ------------------------------------------------------------------ real data (optional)

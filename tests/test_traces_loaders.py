@@ -6,6 +6,7 @@ Line numbers are physical: the header is line 1, the first data row line 2.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,8 @@ import pytest
 
 from palgym.errors import ConfigError, TraceFormatError
 from palgym.io import read_sia_trace
+from palgym.sim.types import PerfClass
+from palgym.sim.workload import perf_class_of_model
 from traces.formats import TRACE_FORMATS, detect_format, load_canonical, load_trace
 from traces.philly_fit import PHILLY_DURATIONS_BY_GPUS
 
@@ -236,3 +239,36 @@ def test_load_trace_turns_seconds_into_one_second_iterations(tmp_path: Path) -> 
         assert trace.iteration_time_s.tolist() == [1.0] * len(submit), fmt
         assert trace.num_gpus.tolist() == gpus, fmt
         assert trace.perf_class.tolist() == [0] * len(submit), fmt  # unknown model: class A
+
+
+def unknown_model_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.WARNING and "unknown model" in r.getMessage()]
+
+
+def test_unknown_model_warns_once_per_model_name(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="palgym.sim.workload"):
+        assert perf_class_of_model("NoSuchNet") is PerfClass.A
+        assert perf_class_of_model("NoSuchNet") is PerfClass.A
+        assert unknown_model_warnings(caplog) == ["unknown model 'NoSuchNet': perf class A assumed"]
+        assert perf_class_of_model("OtherNet") is PerfClass.A
+        assert perf_class_of_model("vgg19") is PerfClass.C  # known: no warning
+        assert perf_class_of_model("NoSuchNet") is PerfClass.A
+    assert unknown_model_warnings(caplog) == ["unknown model 'NoSuchNet': perf class A assumed",
+                                              "unknown model 'OtherNet': perf class A assumed"]
+
+
+def test_loading_philly_derived_traces_warns_once(tmp_path: Path,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Philly rows have no model ("unknown"); a Sia file with 4 rows of one unknown model.
+    Loading each twice logs one warning per model name."""
+    philly = write(tmp_path, "p.csv", PHILLY_HEADER,
+                   *(f"2017-10-01 00:00:{i:02d},{5 + i}.0,1,{5 + i}.0,v" for i in range(4)))
+    sia = write(tmp_path, "s.csv", "job_id,num_gpus,submit_time,duration,model",
+                *(f"{i},1,{10 * i},60,AlexNet" for i in range(4)))
+    with caplog.at_level(logging.WARNING, logger="palgym.sim.workload"):
+        for _ in range(2):
+            assert load_trace(philly).perf_class.tolist() == [0] * 4
+            assert read_sia_trace(sia, duration_unit="seconds").perf_class.tolist() == [0] * 4
+    assert unknown_model_warnings(caplog) == ["unknown model 'unknown': perf class A assumed",
+                                              "unknown model 'AlexNet': perf class A assumed"]

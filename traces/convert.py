@@ -10,7 +10,8 @@ palgym's Trace holds work as ``total_iterations x iteration_time_s``. The rule i
 
 A trace mixing both units is rejected; :func:`to_seconds` turns iteration rows with a known model
 into seconds first. The perf class is the ``perf_class`` letter when given, else
-:func:`palgym.sim.workload.perf_class_of_model` (unknown models: class A, one warning per model).
+:func:`palgym.sim.workload.perf_class_of_model` (unknown models: class A, one warning per
+model name per process).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ MODEL_PERF_CLASS: dict[str, PerfClass] = {
     "PointNet": PerfClass.D,
 }
 """Model name -> perf class. Source: PAL artifact ``workload/workload.py::get_perfclass``.
-Any other model is class A ("assume the worst"), with a warning."""
+Any other model is class A ("assume the worst"), with one warning per model name."""
 
 MODEL_ITERATION_TIME_S: dict[str, float] = {
     "BERT": 0.179,
@@ -44,8 +44,13 @@ MODEL_ITERATION_TIME_S: dict[str, float] = {
 """Per-iteration time on a median GPU (s). Source: PAL artifact ``workload/workload.py``."""
 
 
+_WARNED_UNKNOWN_MODELS: set[str] = set()
+"""Unknown model names already warned about in this process."""
+
+
 def perf_class_of_model(model: str) -> PerfClass:
-    """Perf class of a model name; unknown models map to class A (logged as a warning).
+    """Perf class of a model name; unknown models map to class A, with one warning per model
+    name per process (a trace with many rows of that model, or loaded many times, warns once).
 
     Source: PAL artifact ``workload/workload.py::get_perfclass``.
     """
@@ -56,7 +61,9 @@ def perf_class_of_model(model: str) -> PerfClass:
     found = lowered.get(model.lower())
     if found is not None:
         return found
-    logger.warning("unknown model %r: perf class A assumed", model)
+    if model not in _WARNED_UNKNOWN_MODELS:
+        _WARNED_UNKNOWN_MODELS.add(model)
+        logger.warning("unknown model %r: perf class A assumed", model)
     return PerfClass.A
 
 
