@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+from types import ModuleType
 
 import numpy as np
 
@@ -50,6 +51,8 @@ class Simulator:
         profile: variability values; its first G GPUs are used.
         cluster: cluster shape (G = nodes x GPUs per node).
         config: simulation options.
+        compiled: run commit and advance as single calls of :mod:`palgym.sim.kernels`
+            (bit-identical results); False: the numpy reference; None: compiled if numba is.
 
     Raises:
         TraceFormatError: if a job needs more GPUs than the cluster has (never silently queued).
@@ -63,7 +66,8 @@ class Simulator:
     """
 
     def __init__(
-        self, trace: Trace, profile: VariabilityProfile, cluster: ClusterSpec, config: SimConfig
+        self, trace: Trace, profile: VariabilityProfile, cluster: ClusterSpec, config: SimConfig,
+        compiled: bool | None = None,
     ) -> None:
         too_big = np.flatnonzero(trace.num_gpus > cluster.num_gpus)
         if too_big.size:
@@ -92,6 +96,8 @@ class Simulator:
         self._usage = np.zeros(2)  # allocated, effective GPU-rounds
         self._usage_rounds = 0
         self._counting_usage = False
+        self._compiled = compiled is not False and (compiled or _load_kernels().AVAILABLE)
+        self._kernel_args = _load_kernels().config_args(config, cluster) if self._compiled else ()
         if config.background_jobs_per_hour > 0:
             self._next_background_s = self._background_gap(float(trace.submit_time_s[-1]))
         self._admit()
@@ -138,6 +144,8 @@ class Simulator:
             InvalidActionError: if ``target`` has the wrong shape, names a job that is not
                 admitted and uncompleted, or gives a job other than ``num_gpus`` GPUs.
         """
+        if self._compiled:
+            return (_kernels or _load_kernels()).commit_step(self, target)  # type: ignore[no-any-return]
         was_running = self.jobs.status[: self._admitted] == _RUNNING
         changed = False
         if target is not None:
@@ -262,6 +270,8 @@ class Simulator:
         Returns:
             int64 (F,): indices of the jobs that completed at the new boundary.
         """
+        if self._compiled:
+            return (_kernels or _load_kernels()).advance_step(self)  # type: ignore[no-any-return]
         jobs = self.jobs
         duration = self.config.round_duration_s
         running = self.running_jobs()
@@ -374,3 +384,15 @@ class Simulator:
             self._usage_rounds,
             self.cluster.num_gpus,
         )
+
+
+_kernels: ModuleType | None = None
+
+
+def _load_kernels() -> ModuleType:
+    """:mod:`palgym.sim.kernels`, imported on first use, not with palgym (numba is slow)."""
+    global _kernels
+    from palgym.sim import kernels
+
+    _kernels = kernels
+    return kernels
