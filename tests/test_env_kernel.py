@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from palgym.envs import ClusterEnv, kernel
+from palgym.envs import ClusterEnv, kernel, rewards
 from palgym.envs.candidates import EpisodeTables, window_candidates
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
@@ -91,3 +91,19 @@ def test_env_observations_equal_on_both_paths(task: str, sticky: bool) -> None:
         assert results[0][1:4] == results[1][1:4]
         if results[0][2] or results[0][3]:
             observations = [env.reset()[0] for env in envs]
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 129, 300, 1000])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_system_time_is_the_numpy_sum_bit_for_bit(size: int, weighted: bool) -> None:
+    """The reward's compiled system-time sum gives numpy's bits (pairwise summation above 8
+    and 128 values, NaN completions counted to now, completions after now clipped)."""
+    rng = np.random.default_rng(size)
+    submit = rng.uniform(0.0, 1e6, size) * rng.uniform(0.5, 1.5)
+    completion = submit + rng.exponential(3e5, size)
+    completion[rng.random(size) < 0.3] = np.nan
+    weights = rng.uniform(0.0, 3.0, size) if weighted else None
+    for now in (0.0, float(np.nanmedian(completion)) if size else 1.0, 1e7):
+        ours = rewards.system_time_s(submit, completion, now, weights)
+        reference = rewards.system_time_reference(submit, completion, now, weights)
+        assert np.float64(ours).tobytes() == np.float64(reference).tobytes()

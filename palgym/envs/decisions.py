@@ -41,6 +41,7 @@ class DecisionRound:
         target: int64 (G,) tentative allocation for the round.
         free: bool (G,) GPUs free in ``target``.
         num_free: the number of free GPUs.
+        num_active: the number of active (queued or running) jobs at the round's start.
         pending: jobs still to decide, in window order.
         placed: jobs placed so far this round, in decision order.
     """
@@ -69,6 +70,7 @@ class DecisionRound:
             ordered = class_reordered(sim, order, cut) if class_reorder else order
             self.pending = ordered[: cut if task == "placement" else ordered.size].tolist()
         self._order = order
+        self.num_active = int(order.size)
         self._rank: IntArray | None = None
         self._rank_list: list[int] = []
         self.free: BoolArray = self.target == FREE

@@ -116,19 +116,33 @@ def _best_factor(free, num_gpus, rank_c, label_c, gpus_per_node, out):  # type: 
     for g in range(num_gpus_total):
         if free[g]:
             groups[g // gpus_per_node, label_c[g]] += 1
-    keys = np.empty(total, np.int64)
+    # the N smallest keys, kept sorted by insertion (N and G are small: no sort calls)
+    chosen = np.empty(num_gpus, np.int64)
     k = 0
     for g in range(num_gpus_total):
         if free[g]:
             score = abs(groups[g // gpus_per_node, label_c[g]] - num_gpus)
-            keys[k] = (rank_c[g] * (num_gpus_total + 1) + score) * num_gpus_total + g
-            k += 1
-    if num_gpus < total:
-        keys = np.partition(keys, num_gpus - 1)
-    chosen = np.sort(keys[:num_gpus])
-    worst_rank = chosen[num_gpus - 1] // num_gpus_total // (num_gpus_total + 1)
-    out[:num_gpus] = np.sort(chosen % num_gpus_total)
-    return worst_rank
+            key = (rank_c[g] * (num_gpus_total + 1) + score) * num_gpus_total + g
+            k = _keep_smallest(chosen, k, key)
+    for i in range(num_gpus):  # the chosen GPU ids, ascending
+        _keep_smallest(out, i, chosen[i] % num_gpus_total)
+    return chosen[num_gpus - 1] // num_gpus_total // (num_gpus_total + 1)
+
+
+@njit(cache=True, nogil=True)
+def _keep_smallest(values, count, value):  # type: ignore[no-untyped-def]
+    """Insert ``value`` into ascending ``values[:count]`` keeping at most ``values.size`` of the
+    smallest (insertion sort step); returns the new count."""
+    if count == values.size:
+        if value >= values[count - 1]:
+            return count
+        count -= 1
+    i = count
+    while i > 0 and values[i - 1] > value:
+        values[i] = values[i - 1]
+        i -= 1
+    values[i] = value
+    return count + 1
 
 
 @njit(cache=True, nogil=True)

@@ -155,7 +155,7 @@ class ObservationBuilder:
     def _round_constants(self, sim: Simulator, decision: DecisionRound) -> tuple[float, float]:
         """queued / 4K and log time, constant during a round (computed once per round)."""
         if self._constants_round is not decision:
-            queued = min(sim.active_jobs().size / (4.0 * self.num_slots), 1.0)
+            queued = min(decision.num_active / (4.0 * self.num_slots), 1.0)
             log_now = min(max(math.log1p(max(sim.now_s, 0.0)) / _LOG_HORIZON, 0.0), 1.0)
             self._constants_round = decision
             self._constants = (queued, log_now)

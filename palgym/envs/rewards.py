@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from palgym.envs import kernel
 from palgym.sim.engine import Simulator
+from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FloatArray
 
 REWARD_NAMES: tuple[str, ...] = ("jct", "slowdown", "makespan", "utilization", "relative")
@@ -32,13 +34,38 @@ def system_time_s(
     """Sum over jobs of time spent in the system up to ``now_s`` (s), optionally weighted.
 
     A job counts from its submit time to its completion (or ``now_s`` while not completed).
+    Computed by one compiled call with numba (bit-identical to :func:`system_time_reference`,
+    numpy's pairwise summation included), else by the reference.
 
     Args:
-        submit_s: float64 (J,).
-        completion_s: float64 (J,), NaN while not completed.
+        submit_s: float64 (J,), contiguous.
+        completion_s: float64 (J,), contiguous, NaN while not completed.
         now_s: the time up to which to count.
-        weights: optional float64 (J,).
+        weights: optional float64 (J,), contiguous.
     """
+    if not kernel.AVAILABLE:
+        return system_time_reference(submit_s, completion_s, now_s, weights)
+    weighted = weights is not None
+    return float(_system_time(submit_s, completion_s, float(now_s),
+                              weights if weighted else submit_s, weighted))
+
+
+@kernel.njit(cache=True, nogil=True)
+def _system_time(submit_s, completion_s, now_s, weights, weighted):  # type: ignore[no-untyped-def]
+    size = submit_s.size
+    spans = np.empty(size)
+    for i in range(size):
+        completion = completion_s[i]
+        end = now_s if np.isnan(completion) else min(completion, now_s)
+        span = max(end - submit_s[i], 0.0)
+        spans[i] = span * weights[i] if weighted else span
+    return 0.0 + pairwise_sum(spans, size)
+
+
+def system_time_reference(
+    submit_s: FloatArray, completion_s: FloatArray, now_s: float, weights: FloatArray | None = None
+) -> float:
+    """:func:`system_time_s` in numpy."""
     end = np.where(np.isnan(completion_s), now_s, np.minimum(completion_s, now_s))
     spans = np.maximum(end - submit_s, 0.0)
     if weights is not None:

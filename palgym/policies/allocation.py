@@ -73,7 +73,7 @@ def random_allocation(free: BoolArray, num_gpus: int, sampler: Sampler) -> IntAr
     Returns:
         int64 (num_gpus,) ascending GPU ids, or None.
     """
-    free_list = np.flatnonzero(free).tolist()
+    free_list = free.nonzero()[0].tolist()
     if len(free_list) < num_gpus:
         return None
     return np.sort(np.asarray(sampler.sample(free_list, num_gpus), dtype=np.int64))

@@ -93,8 +93,8 @@ def place_sticky(
 def fitting_prefix(sim: Simulator, order: IntArray) -> int:
     """Length of the longest prefix of ``order`` (int64 (A,) job indices) whose total demand
     fits the cluster: the jobs every PAL-artifact policy places in a round."""
-    demand = np.cumsum(sim.jobs.num_gpus[order])
-    return int(np.searchsorted(demand, sim.cluster.num_gpus, side="right"))
+    demand = sim.jobs.num_gpus[order].cumsum()
+    return int(demand.searchsorted(sim.cluster.num_gpus, side="right"))
 
 
 def class_reordered(sim: Simulator, order: IntArray, cut: int | None = None) -> IntArray:

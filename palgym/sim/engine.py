@@ -116,11 +116,11 @@ class Simulator:
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
         status = self.jobs.status[: self._admitted]
-        return np.flatnonzero((status == _QUEUED) | (status == _RUNNING))
+        return ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
 
     def running_jobs(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        return np.flatnonzero(self.jobs.status[: self._admitted] == _RUNNING)
+        return (self.jobs.status[: self._admitted] == _RUNNING).nonzero()[0]
 
     def has_future_arrivals(self) -> bool:
         """True if trace jobs (or background copies) are still to arrive."""
