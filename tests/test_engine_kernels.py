@@ -23,6 +23,7 @@ from palgym.sim import kernels
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
+from palgym.sim.fast_forward import idle_rounds
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
@@ -239,3 +240,34 @@ def test_compiled_is_the_default_when_numba_is_installed() -> None:
     assert sim._compiled is kernels.AVAILABLE
     assert not Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
                          compiled=False)._compiled
+
+
+@pytest.mark.parametrize("config_name", [*CONFIGS, "truncating"])
+def test_idle_rounds_equal_the_repeated_calls(config_name: str) -> None:
+    """fast_forward.idle_rounds in one compiled loop leaves the state of repeated
+    commit(None) + advance() calls (the reference engine makes them), round count included:
+    it stops after a completion or promotion, at an arrival, at the end and at max_rounds."""
+    rng = np.random.default_rng(7)
+    config = (preset("default", max_rounds=150) if config_name == "truncating"
+              else CONFIGS[config_name])
+    episode = make_episode(bundled_trace(1, 40), cluster=CLUSTER, config=config,
+                           profile=random_profile(rng, CLUSTER.num_gpus), seed=3)
+    twins = Twins(episode)
+    stops: set[str] = set()
+    while not (twins.ref.done or twins.ref.truncated):
+        twins.commit(random_target(twins.ref, rng))
+        twins.advance()
+        arrivals = twins.ref._admitted
+        rounds = idle_rounds(twins.fast)
+        assert idle_rounds(twins.ref) == rounds
+        assert_same(twins.fast, twins.ref, f"idle rounds to t={twins.ref.now_s:g}")
+        if twins.ref.truncated:
+            stops.add("max_rounds")
+        elif twins.ref.done:
+            stops.add("done")
+        elif twins.ref._admitted > arrivals:
+            stops.add("arrival")
+        elif rounds > 1:
+            stops.add("event after idle rounds")
+    assert stops >= ({"max_rounds"} if config_name == "truncating"
+                     else {"done", "arrival", "event after idle rounds"}), stops

@@ -15,7 +15,6 @@ from palgym.envs.candidates import (
     EpisodeTables,
     WindowCandidates,
     num_candidates,
-    pal_order,
     random_index,
     window_candidates,
 )
@@ -27,6 +26,7 @@ from palgym.envs.heuristics import (
     copy_rng,
     heuristic_candidate,
     make_config,
+    pal_orders,
 )
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics
@@ -34,10 +34,9 @@ from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order, make_sampler
 from palgym.policies.allocation import random_allocation
-from palgym.policies.pal import matrix_entries
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
-from palgym.sim.types import PerfClass
+from palgym.sim.fast_forward import idle_rounds
 from palgym.sim.variability import VariabilityProfile
 from palgym.simulate import make_episode
 
@@ -219,11 +218,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         self._episode = episode
         self._factors = self._memo.slowdown_factors(episode, self.max_tiers)
-        self._pal_orders = tuple(
-            pal_order(self._factors.tiers[c], matrix_entries(self._factors.sf[c], self._lf(c)),
-                      self.max_tiers)
-            for c in PerfClass
-        )
+        self._pal_orders = pal_orders(self._factors, self.config, self.max_tiers)
         self._sampler = make_sampler(copy_rng(episode.placement_rng))
         self._sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
         self._tables = EpisodeTables.build(
@@ -325,10 +320,6 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return None
 
     # ------------------------------------------------------------------ internals
-    def _lf(self, perf_class: int) -> float:
-        by_class = self.config.locality_penalty_by_class
-        return by_class[perf_class] if by_class is not None else self.config.locality_penalty
-
     def _new_round(self) -> None:
         sim = self.simulator
         self._round = DecisionRound(
@@ -341,9 +332,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _advance_until_decision(self) -> None:
         """Commit and advance rounds until one has a decision (or the episode ends).
 
-        A round that offered no decision and changed nothing is reused while nothing happens
+        A round that offered no decision and changed nothing is repeated while nothing happens
         (no arrival, completion or promotion) under a static queue order: rebuilding it from the
-        identical state would give the identical round.
+        identical state would give the identical round. Those rounds run in one call
+        (:func:`palgym.sim.fast_forward.idle_rounds`; round by round with the Gantt viewer).
         """
         sim = self.simulator
         while self._round.done and not sim.done and not sim.truncated:
@@ -351,9 +343,12 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if self.render_mode == "rgb_array":
                 self._history.append(sim.job_of_gpu.copy())
             sim.advance()
+            idle = not (changed or self._round.placed or sim.events_since_commit)
+            if idle and self.order.static and self.render_mode != "rgb_array":
+                idle_rounds(sim)  # the same round again up to the next event, in one call
+                idle = False
             for name, value in self._rewards.step(sim).items():
                 self._pending_reward[name] = self._pending_reward.get(name, 0.0) + value
-            idle = not (changed or self._round.placed or sim.events_since_commit)
             if not sim.done and not sim.truncated and not (idle and self.order.static):
                 self._new_round()
 

@@ -72,7 +72,6 @@ class DecisionRound:
         self._order = order
         self.num_active = int(order.size)
         self._rank: IntArray | None = None
-        self._rank_list: list[int] = []
         self.free: BoolArray = self.target == FREE
         self.num_free = int(np.count_nonzero(self.free))
         self._prepare_head()
@@ -167,10 +166,9 @@ class DecisionRound:
         if self._rank is None:  # position of every active job in the order (once a round)
             self._rank = np.zeros(self.sim.jobs.size, np.int64)
             self._rank[self._order] = np.arange(self._order.size)
-            self._rank_list = self._rank.tolist()
-        rank = self._rank_list
+        rank = self._rank.item
         running = np.unique(self.target[self.target != FREE])
-        victims = running[self._rank[running] > rank[head]]
+        victims = running[self._rank[running] > rank(head)]
         victims = victims[np.argsort(self._rank[victims])].tolist()
         for victim in reversed(victims):
             if self.fits(head):
@@ -181,7 +179,7 @@ class DecisionRound:
             self.num_free += int(held.size)
             self._running[victim] = False
             stopped.append((victim, held))
-            at = bisect.bisect_left(self.pending, rank[victim], key=rank.__getitem__)
+            at = bisect.bisect_left(self.pending, rank(victim), key=rank)
             if at == len(self.pending) or self.pending[at] != victim:
                 self.pending.insert(at, victim)
         return stopped

@@ -12,11 +12,13 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from palgym.envs.candidates import packed_index, pal_choice, random_index
+from palgym.envs.candidates import packed_index, pal_choice, pal_order, random_index
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
+from palgym.policies.pal import matrix_entries
+from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig, preset
-from palgym.sim.types import BoolArray
+from palgym.sim.types import NUM_PERF_CLASSES, BoolArray
 
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
@@ -76,6 +78,20 @@ def heuristic_candidate(
     if name.startswith("packed"):
         return packed_index(max_tiers)
     return random_index(max_tiers)
+
+
+def pal_orders(
+    factors: SlowdownFactors, config: SimConfig, max_tiers: int
+) -> tuple[tuple[int, ...], ...]:
+    """PAL's cost order of every perf class as candidate indices
+    (:func:`palgym.envs.candidates.pal_order` of :func:`palgym.policies.pal.matrix_entries`),
+    with the class's locality penalty."""
+    by_class = config.locality_penalty_by_class
+    penalty = [config.locality_penalty] * NUM_PERF_CLASSES if by_class is None else by_class
+    return tuple(
+        pal_order(factors.tiers[c], matrix_entries(factors.sf[c], penalty[c]), max_tiers)
+        for c in range(NUM_PERF_CLASSES)
+    )
 
 
 def make_config(
