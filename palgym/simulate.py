@@ -202,7 +202,9 @@ def drive(
     """The heuristic loop: place, commit, advance, until every measured job completes.
 
     A memo skips the placement when a deterministic policy under a static order made no
-    change last round and nothing happened since (it would make the same, empty, change).
+    change last round and nothing happened since (it would make the same, empty, change); the
+    rounds up to the next event then run in one call
+    (:func:`palgym.sim.fast_forward.idle_rounds`) unless ``on_event`` watches every round.
 
     Args:
         sim: the engine, fresh or mid-episode.
@@ -214,9 +216,14 @@ def drive(
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
+    from palgym.sim.fast_forward import idle_rounds  # loads the compiled kernels
+
     memo_valid = False
     while not sim.done and not sim.truncated:
         if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
+            if on_event is None:  # the memo holds until the next event: those rounds at once
+                idle_rounds(sim)
+                continue
             sim.commit(None)
         else:
             target = placement.place(sim, order.order(sim), sampler)
