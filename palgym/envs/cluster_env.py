@@ -204,9 +204,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
         super().reset(seed=seed)
         options = dict(options or {})
-        trace, window_start = choose_episode_trace(
-            self.traces, self.window, self.np_random, options
-        )
+        trace, window_start = choose_episode_trace(self.traces, self.window, self.np_random,
+                                                   options)
         episode_seed = int(self.np_random.integers(2**31 - 1))
         profile = options.get("profile", self.profile)
         if profile is None and self.variability_data is None:
@@ -231,10 +230,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if self.reward_name == "relative" else None,
         )
         self._rewards.reset(self._sim)
-        self._invalid = 0
-        self._finished = False
+        self._invalid, self._finished = 0, False
         self._pending_reward: dict[str, float] = {}
         self._history: list[np.ndarray] = []
+        self._round_memo: tuple[np.ndarray, tuple[int, ...]] | None = None
         self._new_round()
         self._advance_until_decision()
         info = {
@@ -259,8 +258,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             action = self.heuristic_action(self.fallback_policy, check=False)
         self._apply(action)
         self._advance_until_decision()
-        terms = self._pending_reward
-        self._pending_reward = {}
+        terms, self._pending_reward = self._pending_reward, {}
         terminated = self._sim.done
         truncated = not terminated and self._sim.truncated
         self._finished = terminated or truncated
@@ -321,10 +319,13 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     # ------------------------------------------------------------------ internals
     def _new_round(self) -> None:
-        sim = self.simulator
-        self._round = DecisionRound(
-            sim, self.order.order(sim), self.task, self.sticky, self.class_reorder
-        )
+        """The next round; a static order and the round's start are reused until an event."""
+        sim, memo = self.simulator, self._round_memo
+        order = memo[0] if memo is not None else self.order.order(sim)
+        self._round = DecisionRound(sim, order, self.task, self.sticky, self.class_reorder,
+                                    start=memo[1] if memo is not None and memo[1] else None)
+        if self.order.static:
+            self._round_memo = (order, self._round.start)
         self._cached: WindowCandidates | None = None
         self._cached_obs: dict[str, np.ndarray] | None = None
         self._mask: np.ndarray | None = None
@@ -333,9 +334,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """Commit and advance rounds until one has a decision (or the episode ends).
 
         A round that offered no decision and changed nothing is repeated while nothing happens
-        (no arrival, completion or promotion) under a static queue order: rebuilding it from the
-        identical state would give the identical round. Those rounds run in one call
-        (:func:`palgym.sim.fast_forward.idle_rounds`; round by round with the Gantt viewer).
+        (no arrival, completion or promotion) under a static queue order (the identical state
+        gives the identical round), in one call (:func:`palgym.sim.fast_forward.idle_rounds`).
         """
         sim = self.simulator
         while self._round.done and not sim.done and not sim.truncated:
@@ -347,8 +347,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if idle and self.order.static and self.render_mode != "rgb_array":
                 idle_rounds(sim)  # the same round again up to the next event, in one call
                 idle = False
-            for name, value in self._rewards.step(sim).items():
-                self._pending_reward[name] = self._pending_reward.get(name, 0.0) + value
+            if sim.events_since_commit:  # an arrival, completion or promotion
+                self._round_memo = None
+            self._rewards.add_step(sim, self._pending_reward)
             if not sim.done and not sim.truncated and not (idle and self.order.static):
                 self._new_round()
 

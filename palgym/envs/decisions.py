@@ -36,6 +36,9 @@ class DecisionRound:
         task: ``"placement"`` or ``"scheduling"``.
         sticky: keep running jobs on their GPUs (else start from an empty cluster).
         class_reorder: stably sort the fitting prefix by perf class (PM-First / PAL order).
+        start: non-sticky rounds: the jobs to decide, when already known (a non-sticky round's
+            are a function of the order and the job table alone, so an unchanged state repeats
+            the previous round's ``start``).
 
     Attributes:
         target: int64 (G,) tentative allocation for the round.
@@ -43,11 +46,18 @@ class DecisionRound:
         num_free: the number of free GPUs.
         num_active: the number of active (queued or running) jobs at the round's start.
         pending: jobs still to decide, in window order.
+        start: ``pending`` at the start of a non-sticky round (tuple; empty when sticky).
         placed: jobs placed so far this round, in decision order.
     """
 
-    def __init__(
-        self, sim: Simulator, order: IntArray, task: str, sticky: bool, class_reorder: bool
+    def __init__(  # noqa: PLR0913
+        self,
+        sim: Simulator,
+        order: IntArray,
+        task: str,
+        sticky: bool,
+        class_reorder: bool,
+        start: tuple[int, ...] | None = None,
     ) -> None:
         self.sim = sim
         self.task = task
@@ -60,15 +70,19 @@ class DecisionRound:
             running[self.target[self.target != FREE]] = True
             self._running = running
             self.pending = order[~running[order]].tolist()
+            self.start: tuple[int, ...] = ()
         else:
             num_gpus = sim.cluster.num_gpus
             self.target = np.full(num_gpus, FREE, dtype=np.int64)
             self._running = np.zeros(sim.jobs.size, dtype=bool)
             # the placement task's round is the longest prefix of the order that fits, which
             # class_reordered keeps in front (reordered within itself)
-            cut = fitting_prefix(sim, order)
-            ordered = class_reordered(sim, order, cut) if class_reorder else order
-            self.pending = ordered[: cut if task == "placement" else ordered.size].tolist()
+            if start is None:
+                cut = fitting_prefix(sim, order)
+                ordered = class_reordered(sim, order, cut) if class_reorder else order
+                start = tuple(ordered[: cut if task == "placement" else ordered.size].tolist())
+            self.pending = list(start)
+            self.start = start
         self._order = order
         self.num_active = int(order.size)
         self._rank: IntArray | None = None

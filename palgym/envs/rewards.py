@@ -101,6 +101,11 @@ class RewardTracker:
         self._last = current
         return terms
 
+    def add_step(self, sim: Simulator, totals: dict[str, float]) -> None:
+        """Add the terms since the previous call to ``totals`` (by name)."""
+        for name, value in self.step(sim).items():
+            totals[name] = totals.get(name, 0.0) + value
+
     def _cumulative(self, sim: Simulator) -> dict[str, float]:
         jobs = sim.jobs
         measured = slice(0, jobs.num_measured)
