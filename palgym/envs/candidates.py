@@ -10,7 +10,8 @@ v_0 < v_1 < ... (padded to ``max_tiers``), the candidates are, in this order (M 
   placement RNG exactly like ``run_episode``).
 
 PAL's choice is the first feasible entry of its cost order, (v, WITHIN) -> ``within[t]`` and
-(v, ACROSS) -> ``best[t]``; PM-First is ``best`` at the top tier. Source: PAL, SC24, Section IV.
+(v, ACROSS) -> ``best[t]`` (:func:`palgym.envs.heuristics.pal_choice`); PM-First is ``best`` at
+the top tier. Source: PAL, SC24, Section IV.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ import numpy as np
 
 from palgym.envs import kernel, obs_kernel
 from palgym.policies.allocation import packed_allocation
-from palgym.policies.pal import MatrixEntry, within_node_allocation
+from palgym.policies.pal import within_node_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import LocalityRule
 from palgym.sim.engine import Simulator
-from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, IntArray, Locality
+from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, IntArray
 
 
 def num_candidates(max_tiers: int) -> int:
@@ -108,60 +109,6 @@ def job_candidates(
         sets=(*within, *best, packed, None),
         random_feasible=int(free.sum()) >= num_gpus,
     )
-
-
-def pal_order(
-    tiers: FloatArray, entries: tuple[MatrixEntry, ...], max_tiers: int
-) -> tuple[int, ...]:
-    """PAL's cost order of a class as candidate indices: (v_t, WITHIN) -> ``within[t]`` = t and
-    (v_t, ACROSS) -> ``best[t]`` = T + t.
-
-    Args:
-        tiers: float64 (T_c,), the class's ascending slowdown tiers.
-        entries: PAL's cost order for the class (:func:`palgym.policies.pal.matrix_entries`).
-        max_tiers: T.
-    """
-    values = tiers.tolist()
-    return tuple(
-        (max_tiers if entry.locality is Locality.ACROSS else 0) + values.index(entry.value)
-        for entry in entries
-    )
-
-
-def pal_choice(
-    feasible: BoolArray,
-    num_gpus: int,
-    num_tiers: int,
-    order: tuple[int, ...],
-    gpus_per_node: int,
-    max_tiers: int,
-) -> int | None:
-    """Candidate index PAL takes for a job: the first feasible entry of its cost order.
-
-    (v_t, WITHIN) is feasible exactly when ``within[t]`` is, and (v_t, ACROSS) exactly when
-    ``best[t]`` is (both need N free GPUs with factor <= v_t, within one node for WITHIN).
-    Single-GPU jobs and jobs larger than a node take PM-First at the top tier.
-
-    Args:
-        feasible: bool (M,), the job's candidate feasibility.
-        num_gpus: N.
-        num_tiers: T_c, the number of the class's slowdown tiers.
-        order: the class's cost order as candidate indices (:func:`pal_order`).
-        gpus_per_node: G_n.
-        max_tiers: T.
-
-    Returns:
-        The candidate index, or None if the job does not fit.
-
-    Source: PAL, SC24, Section IV-C (Algorithm 1).
-    """
-    if num_gpus == 1 or num_gpus > gpus_per_node:
-        top = max_tiers + num_tiers - 1
-        return top if feasible[top] else None
-    for index in order:
-        if feasible[index]:
-            return index
-    return None
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,13 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from palgym.envs.candidates import packed_index, pal_choice, pal_order, random_index
+from palgym.envs.candidates import packed_index, random_index
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
-from palgym.policies.pal import matrix_entries
+from palgym.policies.pal import MatrixEntry, matrix_entries
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig, preset
-from palgym.sim.types import NUM_PERF_CLASSES, BoolArray
+from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
 
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
@@ -50,6 +50,60 @@ def check_heuristic(name: str, sticky: bool, class_reorder: bool) -> None:
         )
 
 
+def pal_order(
+    tiers: FloatArray, entries: tuple[MatrixEntry, ...], max_tiers: int
+) -> tuple[int, ...]:
+    """PAL's cost order of a class as candidate indices: (v_t, WITHIN) -> ``within[t]`` = t and
+    (v_t, ACROSS) -> ``best[t]`` = T + t.
+
+    Args:
+        tiers: float64 (T_c,), the class's ascending slowdown tiers.
+        entries: PAL's cost order for the class (:func:`palgym.policies.pal.matrix_entries`).
+        max_tiers: T.
+    """
+    values = tiers.tolist()
+    return tuple(
+        (max_tiers if entry.locality is Locality.ACROSS else 0) + values.index(entry.value)
+        for entry in entries
+    )
+
+
+def pal_choice(
+    feasible: BoolArray,
+    num_gpus: int,
+    num_tiers: int,
+    order: tuple[int, ...],
+    gpus_per_node: int,
+    max_tiers: int,
+) -> int | None:
+    """Candidate index PAL takes for a job: the first feasible entry of its cost order.
+
+    (v_t, WITHIN) is feasible exactly when ``within[t]`` is, and (v_t, ACROSS) exactly when
+    ``best[t]`` is (both need N free GPUs with factor <= v_t, within one node for WITHIN).
+    Single-GPU jobs and jobs larger than a node take PM-First at the top tier.
+
+    Args:
+        feasible: bool (M,), the job's candidate feasibility.
+        num_gpus: N.
+        num_tiers: T_c, the number of the class's slowdown tiers.
+        order: the class's cost order as candidate indices (:func:`pal_order`).
+        gpus_per_node: G_n.
+        max_tiers: T.
+
+    Returns:
+        The candidate index, or None if the job does not fit.
+
+    Source: PAL, SC24, Section IV-C (Algorithm 1).
+    """
+    if num_gpus == 1 or num_gpus > gpus_per_node:
+        top = max_tiers + num_tiers - 1
+        return top if feasible[top] else None
+    for index in order:
+        if feasible[index]:
+            return index
+    return None
+
+
 def heuristic_candidate(
     name: str,
     feasible: BoolArray,
@@ -67,7 +121,7 @@ def heuristic_candidate(
         num_gpus: N.
         num_tiers: T_c, the number of the job class's slowdown tiers.
         pal_order: PAL's cost order for the job's class
-            (:func:`palgym.envs.candidates.pal_order`).
+            (:func:`pal_order`).
         gpus_per_node: G_n.
         max_tiers: T.
     """
@@ -84,7 +138,7 @@ def pal_orders(
     factors: SlowdownFactors, config: SimConfig, max_tiers: int
 ) -> tuple[tuple[int, ...], ...]:
     """PAL's cost order of every perf class as candidate indices
-    (:func:`palgym.envs.candidates.pal_order` of :func:`palgym.policies.pal.matrix_entries`),
+    (:func:`pal_order` of :func:`palgym.policies.pal.matrix_entries`),
     with the class's locality penalty."""
     by_class = config.locality_penalty_by_class
     penalty = [config.locality_penalty] * NUM_PERF_CLASSES if by_class is None else by_class
