@@ -58,6 +58,17 @@ def test_heuristic_parity_with_run_episode(policy: str, queue_order: str) -> Non
     assert info["num_invalid_actions"] == 0
 
 
+@pytest.mark.parametrize("policy", ["pal", "packed-non-sticky"])
+def test_heuristic_parity_in_the_scheduling_task(policy: str) -> None:
+    """In the scheduling task a heuristic ends (defers) the round when its head job does not
+    fit; each deferred round is rebuilt from the same state, so run_episode is reproduced."""
+    env = heuristic_env(policy, trace="sia-philly-gen-2", window=80, task="scheduling")
+    run_heuristic(env, policy, seed=3)
+    direct = run_episode(env._episode, policy, "fifo")
+    assert np.array_equal(direct.records.completion_time_s,
+                          env.simulator.records().completion_time_s)
+
+
 def test_jct_return_equals_minus_sum_jct() -> None:
     env = heuristic_env("pal", trace="sia-philly-gen-0", window=60)
     episode_return, _, _ = run_heuristic(env, "pal")
@@ -221,3 +232,21 @@ def test_parity_on_public_workload_1_with_the_artifact_preset(data_dir, policy: 
     direct = run_episode(env._episode, policy, "fifo")
     assert np.array_equal(direct.records.completion_time_s,
                           env.simulator.records().completion_time_s)
+
+
+def test_deferring_ends_one_round_only() -> None:
+    """Scheduling task: "end round" at once defers that round only. Nothing runs (the first
+    decision of the episode), so the next decision comes one round later with the same
+    waiting jobs, not after skipping to the next event (or to max_rounds)."""
+    env = ClusterEnv(task="scheduling", trace="sia-philly-gen-0", window=1)
+    env.reset(seed=0)
+    sim = env.simulator
+    start, waiting = sim.round_index, sim.active_jobs().tolist()
+    assert not sim.running_jobs().size and env.action_masks()[:-1].any()
+    for step in range(1, 4):
+        _, _, terminated, truncated, _ = env.step(env.end_round_action)
+        assert not (terminated or truncated)
+        assert sim.round_index == start + step
+        assert sim.active_jobs().tolist() == waiting
+    env.step(env.heuristic_action("pal"))  # placed in the fourth round
+    assert sim.jobs.first_start_time_s[waiting[0]] == (start + 3) * env.config.round_duration_s

@@ -333,9 +333,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _advance_until_decision(self) -> None:
         """Commit and advance rounds until one has a decision (or the episode ends).
 
-        A round that offered no decision and changed nothing is repeated while nothing happens
-        (no arrival, completion or promotion) under a static queue order (the identical state
-        gives the identical round), in one call (:func:`palgym.sim.fast_forward.idle_rounds`).
+        A round that offered no decision (none placed, not deferred) and changed nothing is
+        repeated while nothing happens (no arrival, completion or promotion) under a static
+        queue order, in one call (:func:`palgym.sim.fast_forward.idle_rounds`).
         """
         sim = self.simulator
         while self._round.done and not sim.done and not sim.truncated:
@@ -343,7 +343,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if self.render_mode == "rgb_array":
                 self._history.append(sim.job_of_gpu.copy())
             sim.advance()
-            idle = not (changed or self._round.placed or sim.events_since_commit)
+            idle = not (changed or self._round.acted or sim.events_since_commit)
             if idle and self.order.static and self.render_mode != "rgb_array":
                 idle_rounds(sim)  # the same round again up to the next event, in one call
                 idle = False

@@ -48,6 +48,7 @@ class DecisionRound:
         pending: jobs still to decide, in window order.
         start: ``pending`` at the start of a non-sticky round (tuple; empty when sticky).
         placed: jobs placed so far this round, in decision order.
+        deferred: the agent ended the round (:meth:`end`).
     """
 
     def __init__(  # noqa: PLR0913
@@ -64,6 +65,7 @@ class DecisionRound:
         self.sticky = sticky
         self.placed: list[int] = []
         self.ended = False
+        self.deferred = False
         if sticky:
             self.target = sim.job_of_gpu.copy()
             running = np.zeros(sim.jobs.size, dtype=bool)
@@ -95,6 +97,11 @@ class DecisionRound:
     def done(self) -> bool:
         """True when nothing is left to decide this round."""
         return self.ended or not self.pending
+
+    @property
+    def acted(self) -> bool:
+        """The agent placed a job or deferred this round (it was offered a decision)."""
+        return self.deferred or bool(self.placed)
 
     def window(self, size: int) -> list[int]:
         """The first ``size`` pending jobs (window order)."""
@@ -142,8 +149,10 @@ class DecisionRound:
         self._prepare_head()
 
     def end(self) -> None:
-        """End the round (remaining jobs wait)."""
+        """End the round (remaining jobs wait): the agent's deferral, so the next round offers
+        its decisions again even if nothing changed."""
         self.ended = True
+        self.deferred = True
 
     # ------------------------------------------------------------------ dynamics
     def _prepare_head(self) -> None:
