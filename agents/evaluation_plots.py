@@ -90,9 +90,12 @@ def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> 
     references = _references(references_file)
 
     def draw(axes: Axes) -> None:
-        axes.plot(steps, returns, marker="o", label=label)
-        for name, value in references.items():
-            axes.axhline(value, linestyle="--", linewidth=0.9, label=name)
+        axes.plot(steps, returns, marker="o", label=label, color="tab:orange")
+        styles = ("--", ":", "-.")
+        colors = ("tab:blue", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:gray")
+        for i, (name, value) in enumerate(references.items()):  # one colour and dash each
+            axes.axhline(value, linestyle=styles[i % len(styles)], linewidth=1.1,
+                         color=colors[i % len(colors)], label=name)
         axes.set_xlabel("timesteps")
         axes.set_ylabel("mean evaluation return")
         axes.set_title(f"learning curve: {label}")
