@@ -1,12 +1,12 @@
 """Check: every heuristic through the env reproduces run_episode, on whole traces.
 
-For each trace, queue order and placement policy, runs the heuristic through
-``palgym/PALPlacement-v0`` (``heuristic_action`` at every step) and directly with
-``run_episode`` on the identical episode, and prints whether every per-job completion time is
-bit-identical, plus the decisions per second of the env run.
+For each trace, queue order and placement policy, runs the heuristic through the env
+(``heuristic_action`` at every step; the placement task, or ``--task scheduling``) and directly
+with ``run_episode`` on the identical episode, and prints whether every per-job completion time
+is bit-identical, plus the decisions per second of the env run.
 
     python benchmarks/env_parity.py [--trace PATH ...] [--preset pal-artifact]
-        [--variability-data DIR] [--queue-orders fifo srtf]
+        [--variability-data DIR] [--queue-orders fifo srtf] [--task scheduling]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def parity(trace: Path, policy: str, order: str, args: argparse.Namespace) -> tu
     env = ClusterEnv(
         str(trace), preset=args.preset, variability_data=args.variability_data,
         queue_order=order, sticky=policy in STICKY_POLICIES,
-        class_reorder=policy in CLASS_REORDER_POLICIES, max_tiers=6,
+        class_reorder=policy in CLASS_REORDER_POLICIES, max_tiers=6, task=args.task,
     )
     env.reset(seed=0)
     steps, start = 0, time.perf_counter()
@@ -52,6 +52,9 @@ def main() -> None:
     parser.add_argument("--variability-data", type=Path)
     parser.add_argument("--queue-orders", nargs="+", default=["fifo", "srtf"])
     parser.add_argument("--policies", nargs="+", default=list(PLACEMENT_NAMES))
+    parser.add_argument("--task", choices=["placement", "scheduling"], default="placement",
+                        help="the env's task (scheduling: heuristics end the round when their "
+                             "head job does not fit)")
     args = parser.parse_args()
     traces = args.trace or list(bundled_trace_paths().values())
     failures = total = 0
