@@ -10,7 +10,6 @@ far tighter, since palgym reproduces the artifact's per-job completions).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -34,11 +33,10 @@ REFERENCE_H = {
 
 
 @pytest.fixture(scope="module")
-def public_data() -> Path:
-    root = os.environ.get("PALGYM_DATA_DIR")
-    if not root:
-        pytest.skip("PALGYM_DATA_DIR is not set: the public Sia-Philly traces are needed")
-    return Path(root)
+def public_data(data_dir: Path) -> Path:
+    """The public data folder (conftest: skips when PALGYM_DATA_DIR is unset, fails the run
+    when it is set but incomplete)."""
+    return data_dir
 
 
 @pytest.mark.parametrize(("workload", "lf"), sorted(REFERENCE_H))
