@@ -72,6 +72,21 @@ def episode_for(config_name: str) -> tuple[Episode, SlowdownFactors]:
     return _EPISODES[config_name]
 
 
+def check_round_arithmetic(episode: Episode, records: object) -> None:
+    """Completions fall on round boundaries, after the submission's boundary, and no job runs
+    faster than its ideal duration on the fastest GPU of its class (locality penalty >= 1)."""
+    trace, r = episode.trace, episode.config.round_duration_s
+    completion = records.completion_time_s  # type: ignore[attr-defined]
+    start = records.first_start_time_s  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(np.mod(completion, r), 0.0)
+    np.testing.assert_array_equal(np.mod(start, r), 0.0)
+    assert (start >= np.ceil(trace.submit_time_s / r) * r).all()
+    fastest = episode.profile.perfvar.min(axis=1)[trace.perf_class]
+    fastest_run_s = trace.total_iterations * trace.iteration_time_s * fastest
+    assert (completion - start >= fastest_run_s * (1 - 1e-12)).all()
+    assert (completion > start).all()
+
+
 @pytest.mark.parametrize("queue_order", QUEUE_ORDER_NAMES)
 @pytest.mark.parametrize("policy", PLACEMENT_NAMES)
 def test_invariants_after_every_event(policy: str, queue_order: str) -> None:
@@ -84,6 +99,8 @@ def test_invariants_after_every_event(policy: str, queue_order: str) -> None:
         for name in ("completion_time_s", "first_start_time_s", "num_preemptions"):
             np.testing.assert_array_equal(getattr(sim.records(), name),
                                           getattr(result.records, name), err_msg=name)
+        # Independent of that shared loop: PAL_MODEL section 3 bounds every job's outcome.
+        check_round_arithmetic(episode, result.records)
         assert result.metrics.num_completed == episode.trace.num_jobs
         metrics = result.metrics
         assert 0.0 < metrics.utilization_allocated <= 1.0

@@ -6,6 +6,7 @@ Speed is measured by ``benchmarks/traces_load.py``, never asserted here.
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,11 @@ from palgym.io import read_sia_trace
 from traces.describe import describe
 from traces.formats import detect_format, load_canonical, load_trace
 from traces.windows import make_windows
+
+PAL_MODEL_T_IT_S = {  # PAL_MODEL.md section 2: base iteration time per model (s)
+    "BERT": 0.179, "DCGAN": 0.0469266931, "GPT2": 3.5714, "PointNet": 0.28125,
+    "resnet50": 0.17540429367763434, "vgg19": 0.300610341,
+}
 
 
 def test_philly_extract_loads_and_describes_itself(data_dir: Path) -> None:
@@ -40,6 +46,8 @@ def test_philly_window_and_vc(data_dir: Path) -> None:
     october = load_canonical(path, start="2017-10-01", end="2017-11-01")
     assert october.num_jobs == pytest.approx(47_200, abs=50)  # SOURCE.md "By month": Oct 47.2k
     windows = make_windows(october, num_jobs=160, cluster_gpus=64, oversize="drop")
+    kept = int((october.jobs["num_gpus"] <= 64).sum())  # "drop" removes the larger jobs only
+    assert len(windows) == kept // 160 and kept // 160 > 200  # no partial last window
     assert all(w.num_jobs == 160 for w in windows)
     assert all((w.jobs["num_gpus"] <= 64).all() for w in windows)
 
@@ -51,7 +59,20 @@ def test_philly_window_and_vc(data_dir: Path) -> None:
 def test_sia_files_equal_read_sia_trace(data_dir: Path, relative: str) -> None:
     path = data_dir / relative
     assert detect_format(path) == "sia"
-    assert load_trace(path).content_hash() == read_sia_trace(path).content_hash()
+    ours = load_trace(path)
+    assert ours.content_hash() == read_sia_trace(path).content_hash()
+    # The independent side: the file read with the csv module, durations converted with the
+    # base iteration times typed from PAL_MODEL.md section 2 (not palgym's model table).
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(line for line in handle if not line.startswith("#")))
+    assert len(rows) == ours.num_jobs == 160
+    by_id = {int(row["job_id"]): row for row in rows}
+    for i, job_id in enumerate(ours.job_id.tolist()):
+        row = by_id[job_id]
+        assert ours.num_gpus[i] == int(row["num_gpus"])
+        assert ours.submit_time_s[i] == float(row["submit_time"])
+        assert ours.ideal_duration_s[i] == pytest.approx(
+            float(row["duration"]) * PAL_MODEL_T_IT_S[row["model"]], rel=1e-12)
 
 
 def test_testbed_batch_sizes_and_shockwave_seconds(data_dir: Path) -> None:

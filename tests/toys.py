@@ -70,6 +70,11 @@ def run_toy(
     checked = run_checked(episode, policy, queue_order)
     np.testing.assert_array_equal(checked.records().completion_time_s,
                                   result.records.completion_time_s)
+    # independent of the shared loop: completions on boundaries, never before the ideal run
+    completion, start = result.records.completion_time_s, result.records.first_start_time_s
+    np.testing.assert_array_equal(np.mod(completion, R), 0.0)
+    fastest = episode.profile.perfvar.min(axis=1)[trace.perf_class]
+    assert (completion - start >= trace.ideal_duration_s * fastest * (1 - 1e-12)).all()
     return result
 
 
