@@ -1,0 +1,60 @@
+"""The committed models (agents/pretrained/*.zip) reproduce the README's "Results" tables.
+
+Each test runs one whole trace, seed 0, with the model's greedy masked action (as
+``evaluate.py --agent pretrained`` does) and compares the average JCT with the README value
+(hours, 3 decimals, so the tolerance is half a unit of the last decimal). A stale or retrained
+model that was not re-measured fails here. Needs the ``train`` extra (skips without it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import palgym  # noqa: F401  (registers the ids)
+
+PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+
+
+def greedy_avg_jct_h(zip_name: str, **env_kwargs: object) -> tuple[float, dict]:
+    pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
+    torch = pytest.importorskip("torch", reason="the train extra (torch) is not installed")
+    torch.set_num_threads(1)
+    from sb3_contrib import MaskablePPO
+
+    import agents.policies  # noqa: F401  (the custom policy class the zips name)
+
+    model = MaskablePPO.load(PRETRAINED / zip_name, device="cpu")
+    env = gym.make("palgym/PALPlacement-v0", **env_kwargs).unwrapped
+    obs, _ = env.reset(seed=0)
+    while True:
+        action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            assert terminated, "the evaluation episode was truncated"
+            return info["episode_metrics"]["avg_jct_s"] / 3600.0, info
+
+
+# README "Bundled set, default preset": pretrained MaskablePPO, validation and test columns
+@pytest.mark.parametrize(("trace", "readme_avg_jct_h"), [
+    ("sia-philly-gen-3", 22.426), ("sia-philly-gen-4", 110.241),
+])
+def test_bundled_model_reproduces_the_readme(trace: str, readme_avg_jct_h: float) -> None:
+    got, info = greedy_avg_jct_h("PALPlacement-v0_maskable_ppo.zip", trace=trace)
+    assert info["num_invalid_actions"] == 0 and info["episode_metrics"]["num_jobs"] == 160
+    assert got == pytest.approx(readme_avg_jct_h, abs=0.0005 + 1e-9)
+
+
+def test_artifact_model_reproduces_the_readme_on_workload_4(data_dir: Path) -> None:
+    """README "Sia-Philly workloads 4-5, pal-artifact preset": 4.813 h on workload-4 (the
+    model's env kwargs from its .yml: pal-artifact, Longhorn measurements, reward_scale)."""
+    got, info = greedy_avg_jct_h(
+        "sia-philly-artifact_maskable_ppo.zip",
+        trace=str(data_dir / "traces" / "sia_philly_pal" / "workload-4.csv"),
+        preset="pal-artifact", variability_data=data_dir / "variability" / "longhorn_pal",
+        reward_scale=3_600_000,
+    )
+    assert info["num_invalid_actions"] == 0
+    assert got == pytest.approx(4.813, abs=0.0005 + 1e-9)
