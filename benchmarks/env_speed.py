@@ -2,11 +2,12 @@
 
 For each cluster size, a Sia-Philly-like trace is generated with the arrival rate scaled to the
 cluster (32 jobs/h per 64 GPUs) and the env is stepped for a fixed number of decisions (after a
-warm-up that loads the compiled kernels). Prints, best of ``--repeat`` runs: wall-clock
-decisions per second (agent and env), env steps per second (the time inside ``step`` and
-``reset`` only) and the CPU time per decision of this process (steadier on a shared machine);
-asserts nothing. The random agent samples uniformly among the masked-valid actions; the PAL
-agent is ``env.heuristic_action("pal")``.
+warm-up that loads the compiled kernels). Prints wall-clock decisions per second (agent and
+env), env steps per second (the time inside ``step`` and ``reset`` only) and the CPU time per
+decision of this process (steadier on a shared machine), each as the median and the spread
+(min - max) of ``--repeat`` runs, so one lucky run is not reported as the speed; asserts
+nothing. The random agent samples uniformly among the masked-valid actions; the PAL agent is
+``env.heuristic_action("pal")``.
 
     python benchmarks/env_speed.py [--clusters 16x4 64x4 256x4] [--decisions 3000] [--repeat 3]
 """
@@ -14,6 +15,7 @@ agent is ``env.heuristic_action("pal")``.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import numpy as np
@@ -50,10 +52,10 @@ def run(
 
 def measure(
     env: ClusterEnv, agent: str, decisions: int, seed: int, repeat: int
-) -> tuple[float, float, float, int]:
-    """Best of ``repeat`` runs (as ``timeit`` reports): (decisions per wall-clock second with
-    the agent, env steps per second without it, CPU microseconds per decision, episodes)."""
-    best: tuple[float, float, float, int] | None = None
+) -> list[tuple[float, float, float, int]]:
+    """Every one of ``repeat`` runs: (decisions per wall-clock second with the agent, env steps
+    per second without it, CPU microseconds per decision, episodes)."""
+    results = []
     for _ in range(repeat):
         rng = np.random.default_rng(seed)
         env.reset(seed=seed)
@@ -62,11 +64,13 @@ def measure(
         wall, cpu = time.perf_counter(), time.process_time()
         episodes, inside = run(env, agent, decisions, rng)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        result = (decisions / wall, decisions / inside, cpu / decisions * 1e6, episodes)
-        if best is None or result[0] > best[0]:
-            best = result
-    assert best is not None
-    return best
+        results.append((decisions / wall, decisions / inside, cpu / decisions * 1e6, episodes))
+    return results
+
+
+def spread(values: list[float]) -> str:
+    """``median [min - max]`` of the runs."""
+    return f"{statistics.median(values):8.0f} [{min(values):6.0f} - {max(values):6.0f}]"
 
 
 def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
@@ -102,12 +106,13 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3,
-                        help="runs per (cluster, agent); the best is printed (as timeit does)")
+                        help="runs per (cluster, agent); their median and min - max are printed")
     parser.add_argument("--profile", action="store_true",
                         help="also print where the time goes (cProfile, cumulative, PAL agent)")
     args = parser.parse_args()
-    print(f"{'cluster':<8} {'GPUs':>5} {'agent':<7} {'decisions/s':>12} {'env steps/s':>12} "
-          f"{'CPU us/dec':>11} {'episodes':>9}")
+    print(f"{'cluster':<8} {'GPUs':>5} {'agent':<7} {'decisions/s median [min - max]':>31} "
+          f"{'env steps/s median [min - max]':>31} {'CPU us/dec median [min - max]':>31} "
+          f"{'episodes':>9}")
     for text in args.clusters:
         cluster = ClusterSpec.parse(text)
         scale = cluster.num_gpus / 64
@@ -116,11 +121,10 @@ def main() -> None:
         trace = generate_sia_philly_like(int(160 * scale), seed=args.seed, params=params)
         env = ClusterEnv(trace.to_trace(f"gen-{text}"), cluster=cluster)
         for agent in ("random", "pal"):
-            rate, env_rate, cpu_us, episodes = measure(
-                env, agent, args.decisions, args.seed, args.repeat
-            )
-            print(f"{text:<8} {cluster.num_gpus:>5} {agent:<7} {rate:>12.0f} {env_rate:>12.0f} "
-                  f"{cpu_us:>11.0f} {episodes:>9}")
+            runs = measure(env, agent, args.decisions, args.seed, args.repeat)
+            rates, env_rates, cpu_us, episodes = (list(c) for c in zip(*runs, strict=True))
+            print(f"{text:<8} {cluster.num_gpus:>5} {agent:<7} {spread(rates):>31} "
+                  f"{spread(env_rates):>31} {spread(cpu_us):>31} {max(episodes):>9}")
         if args.profile:
             profile_env(env, args.decisions, args.seed)
 
