@@ -1,4 +1,5 @@
-"""LAS, SRTF and Tiresias on 160-job Sia-Philly-like traces, checked round by round against a
+"""LAS, SRTF and Tiresias on 160-job traces (two bundled Sia-Philly-like ones and, with
+PALGYM_DATA_DIR, the public Sia-Philly workloads 1 and 4), checked round by round against a
 small pure-Python reference written from PAL_MODEL.md sections 3-4 and the Tiresias paper.
 
 The reference keeps its own per-job state (iterations done, wall-clock and GPU-seconds of
@@ -151,8 +152,23 @@ CASES = [  # (queue order, configuration); Tiresias with wall-clock service is L
 def test_order_and_completions_match_the_reference(
     trace_name: str, policy: str, queue_order: str, config_name: str,
 ) -> None:
+    check_against_reference(bundled(trace_name), policy, queue_order, config_name)
+
+
+@pytest.mark.parametrize(("queue_order", "config_name"), CASES)
+@pytest.mark.parametrize("workload", ["workload-1", "workload-4"])
+def test_public_workloads_match_the_reference(
+    data_dir: Path, workload: str, queue_order: str, config_name: str,
+) -> None:
+    """The public Sia-Philly traces (PAL's own workloads), PAL placement."""
+    trace = data_dir / "traces" / "sia_philly_pal" / f"{workload}.csv"
+    check_against_reference(trace, "pal", queue_order, config_name)
+
+
+def check_against_reference(path: Path, policy: str, queue_order: str, config_name: str) -> None:
+    """Drive the engine like run_episode with the checked order; compare completions."""
     config = preset("default", **CONFIGS[config_name])
-    episode = make_episode(read_sia_trace(bundled(trace_name)), config=config, seed=0)
+    episode = make_episode(read_sia_trace(path), config=config, seed=0)
     reference = Reference(episode)
     order = CheckedOrder(queue_order, reference, config)
     placement = make_placement(policy, slowdown_factors(episode), config)
