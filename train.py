@@ -1,9 +1,11 @@
 """Train a learned scheduler (SB3 / sb3-contrib) on a palgym env.
 
-Writes ``<folder>/<env id with / as _>_<algo>_<seed>/`` with ``model.zip``, ``config.yml``
-(resolved hyperparameters), ``args.yml`` (these arguments and the seeds), ``evaluations.npz``,
-``references.yml`` (heuristic returns on the evaluation episodes), ``progress.csv`` and, when
-the ``tensorboard`` package is installed, ``tensorboard/``. The logic lives in
+Writes ``<folder>/<env id with / as _>_<algo>_<N>/`` (``N``: the next free run id, 0 in an
+empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``model.zip``,
+``config.yml`` (resolved hyperparameters), ``args.yml`` (these arguments and the seeds),
+``evaluations.npz``, ``references.yml`` (heuristic returns on the evaluation episodes),
+``progress.csv`` and ``tensorboard/`` (``tensorboard --logdir <folder>``; when the
+``tensorboard`` package is installed, as the ``train`` extra does). The logic lives in
 :mod:`agents.training`.
 
 Examples::
@@ -13,6 +15,7 @@ Examples::
     python train.py --trace-set /data/traces/sia_philly_pal bundled --window 40
     python train.py --trace bundled --n-envs 2 --hyperparams n_steps:256 learning_rate:lin_3e-4
     python train.py --trace sia-philly-gen-0 --window 40 -n 50000 --resume   # 50k more steps
+    python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
 Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
 (the model is saved first).
@@ -63,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--save-freq", type=int, default=-1, help="checkpoint every N timesteps (<= 0: off)")
     add("--hyperparams", "-params", nargs="+", default=[], metavar="KEY:VALUE",
         help="hyperparameter overrides, e.g. n_steps:256 'policy_kwargs:dict(net_arch=[64])'")
-    add("--resume", action="store_true", help="continue the run folder's model.zip")
+    add("--resume", action="store_true",
+        help="continue the model.zip of the latest run folder (or of --run-id); the evaluation "
+             "settings must be the run's")
+    add("--run-id", type=int, default=None, metavar="N",
+        help="with --resume: the run folder <env>_<algo>_N to continue (default: the latest)")
     add("--progress-bar", action="store_true", help="show a tqdm progress bar")
     add("--references", nargs="*", default=["pal", "packed-non-sticky"],
         help="heuristics run on the evaluation episodes for comparison (none: skip)")
@@ -99,7 +106,8 @@ def settings_from(args: argparse.Namespace) -> Any:
         env_id=args.env, algo=args.algo, n_timesteps=args.n_timesteps, seed=args.seed,
         trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
         trace_set=tuple(args.trace_set or ()), split=args.split, eval_split=args.eval_split,
-        log_folder=args.log_folder, env_kwargs=parse_key_values(args.env_kwargs),
+        log_folder=args.log_folder, run_id=args.run_id,
+        env_kwargs=parse_key_values(args.env_kwargs),
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
         hyperparams=parse_key_values(args.hyperparams), resume=args.resume,
