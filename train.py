@@ -87,7 +87,27 @@ def build_parser() -> argparse.ArgumentParser:
     add("--imitate-explore", type=float, default=0.3,
         help="probability of stepping a random valid action while recording (labels stay the "
              "heuristic's; default %(default)s)")
+    _add_search(parser)
     return parser
+
+
+def _add_search(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``--optimize`` (Optuna hyperparameter search, rl-baselines3-zoo names)."""
+    group = parser.add_argument_group("hyperparameter search (optuna extra)")
+    add = group.add_argument
+    add("--optimize", "--optimize-hyperparameters", action="store_true",
+        help="search hyperparameters with Optuna: each trial trains -n steps and is scored by "
+             "its mean return on the evaluation episodes; trials go to trials.csv / .json")
+    add("--n-trials", type=int, default=10, help="trials of the search (default %(default)s)")
+    add("--sampler", default="tpe", choices=["tpe", "random"],
+        help="Optuna sampler, seeded with --seed (default %(default)s)")
+    add("--pruner", default="median", choices=["median", "none"],
+        help="stop trials below the median of earlier ones at an evaluation (default "
+             "%(default)s)")
+    add("--n-startup-trials", type=int, default=5,
+        help="trials before TPE and the pruner start to judge (default %(default)s)")
+    add("--n-evaluations", type=int, default=2,
+        help="evaluations per trial, evenly spaced, the last at the end (default %(default)s)")
 
 
 def trace_arg(values: Sequence[str] | None) -> Any:
@@ -140,6 +160,29 @@ def report(result: Any) -> None:
         print(f"  reference {name}: {value:.6f}")
 
 
+def search(settings: Any, args: argparse.Namespace) -> int:
+    """``--optimize``: run the search and print its trials and the best hyperparameters."""
+    from agents.optimize import SearchSettings, optimize
+
+    result = optimize(settings, SearchSettings(
+        n_trials=args.n_trials, sampler=args.sampler, pruner=args.pruner,
+        n_startup_trials=args.n_startup_trials, n_evaluations=args.n_evaluations))
+    print(f"search folder: {result.run_dir} (trials.csv, trials.json, study.yml)")
+    states = [r["state"] for r in result.trials]
+    print("trials: " + ", ".join(f"{states.count(s)} {s.lower()}" for s in sorted(set(states))))
+    for record in result.trials:
+        value = "-" if record["value"] is None else f"{record['value']:.6f}"
+        print(f"  trial {record['number']:>3}  {record['state']:<8}  {value}  {record['error']}")
+    if result.best is None or result.best_hyperparams is None:
+        print("note: no trial completed, so there are no best hyperparameters")
+        return 1
+    sampled = [f"{name}:{result.best_hyperparams[name]}" for name in
+               (k.removeprefix("params_") for k in result.best if k.startswith("params_"))]
+    print(f"best: trial {result.best['number']}, mean return {result.best['value']:.6f} "
+          f"(best_hyperparams.yml); train with: --hyperparams {' '.join(sampled)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     args = build_parser().parse_args(argv)
@@ -153,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
+        if args.optimize:
+            return search(settings_from(args), args)
         result = train(settings_from(args), args=vars(args))
     except PalgymError as exc:
         print(f"error: {exc}", file=sys.stderr)
