@@ -58,3 +58,19 @@ def test_train_maskable_ppo_example_runs() -> None:
     assert float(match.group(2)) == pytest.approx(
         pal_return_on_first_validation_episode(seed=10_000), abs=5e-5)
     assert float(match.group(1)) < 0  # every JCT is positive, so is every return's negation
+
+
+def test_reward_scale_example_relative_keeps_the_policy_difference() -> None:
+    """``relative`` = ``jct`` minus the baseline's same quantity on the identical episode, so
+    the per-episode difference PAL - random is the same under both rewards."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "examples/reward_scale.py", "--window", "12", "--seeds", "0", "1", "2"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: re.findall(r"-?\d+\.\d+", line)
+            for line in proc.stdout.splitlines()[2:]}
+    assert set(rows) == {"jct", "relative", "slowdown"}
+    assert rows["jct"][4:] == rows["relative"][4:]  # PAL - random: min .. max
+    assert rows["jct"][:2] != rows["relative"][:2]  # the returns themselves differ
