@@ -146,7 +146,9 @@ def report(result: Any) -> None:
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
           + ("   (interrupted)" if result.interrupted else ""))
     print(f"model.zip: {result.model_path.stat().st_size / 1000:.1f} kB")
-    if not result.tensorboard:
+    if result.tensorboard:
+        print(f"TensorBoard: tensorboard --logdir {result.run_dir.parent}")
+    else:
         print("note: tensorboard is not installed, no TensorBoard logs (see progress*.csv)")
     if (result.run_dir / "evaluations.npz").is_file():
         steps, returns = read_evaluations(result.run_dir)
