@@ -6,7 +6,7 @@ are evaluated on the same seeded episodes (the same ``episode_hash``).
 
 Run from the repository root (needs the ``train`` extra)::
 
-    python examples/train_maskable_ppo.py                      # 4096 steps, about a minute
+    python examples/train_maskable_ppo.py                      # 4096 steps
     python examples/train_maskable_ppo.py --timesteps 512 --eval-episodes 1 --window 12
 
 ``torch.set_num_threads(1)`` matters: the policy is a small MLP, and torch's default (one
