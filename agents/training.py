@@ -83,9 +83,10 @@ class TrainSettings:
     """Everything a training run is made of (train.py's flags, one to one).
 
     ``n_timesteps`` / ``n_envs`` default to the hyperparameter file's. With ``resume``,
-    ``n_timesteps`` more steps are trained. ``eval_freq`` and ``save_freq`` count total
-    timesteps (all envs); ``eval_freq <= 0`` disables evaluation, ``save_freq <= 0``
-    checkpoints. ``hyperparams`` and ``env_kwargs`` are overrides (``key: value``).
+    ``n_timesteps`` more steps are trained, in run folder ``run_id`` (None: the latest).
+    ``eval_freq`` and ``save_freq`` count total timesteps (all envs); ``eval_freq <= 0``
+    disables evaluation, ``save_freq <= 0`` checkpoints. ``hyperparams`` and ``env_kwargs``
+    are overrides (``key: value``).
     ``imitate`` names a heuristic to clone before RL (fresh ``maskable_ppo`` runs; the other
     ``imitate_*`` settings: :func:`agents.imitation.clone_heuristic`).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
