@@ -231,14 +231,16 @@ def run_dir_of(settings: TrainSettings, config: Mapping[str, Any]) -> Path | Non
 
     Raises:
         ConfigError: for a resume without a saved model, with hyperparameters, or with another
-            evaluation set than the run's (:func:`agents.runs.check_evaluation_set`).
+            evaluation set than the one its learning curve or references were measured on
+            (:func:`agents.runs.check_evaluation_set`).
     """
     if not settings.resume:
         return None
     run_dir = resume_dir(settings.log_folder, settings.env_id, settings.algo, settings.run_id)
     if settings.hyperparams:
         raise ConfigError("--hyperparams cannot change a saved model on --resume")
-    if settings.eval_freq > 0:
+    measured = any((run_dir / name).is_file() for name in ("evaluations.npz", "references.yml"))
+    if settings.eval_freq > 0 and measured:
         check_evaluation_set(run_dir, config["evaluation"], config["eval_env_kwargs"])
     return run_dir
 
