@@ -159,6 +159,10 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
              "by parity) or step them through the env as agents")
     add("--device", default="cpu", help="torch device of learned agents (default: cpu)")
     add("--num-threads", type=int, default=1, help="torch threads (default 1; 0: torch's)")
+    add("--render", nargs="?", const="ansi", choices=("ansi", "rgb_array"),
+        help="replay the first --agent (or --policy) on --seeds with rendering: ansi frames "
+             "(default) or rgb_array MP4s in --video-folder (needs moviepy); agents/enjoy.py")
+    add("--video-folder", type=Path, default=None, metavar="DIR", help="default: videos/")
 
 
 def _setup(args: argparse.Namespace) -> EvaluationSetup:
@@ -342,6 +346,10 @@ def run(args: argparse.Namespace) -> int:
     """
     if args.plot is not None:
         require_matplotlib()  # fail before hours of simulation, not after
+    if args.render:
+        from agents.enjoy import replay_from_args
+
+        return replay_from_args(args, _episode_overrides(args))
     if _side_by_side_mode(args):
         for path in _run_side_by_side(args):
             if not args.quiet:

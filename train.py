@@ -1,9 +1,11 @@
 """Train a learned scheduler (SB3 / sb3-contrib) on a palgym env.
 
-Writes ``<folder>/<env id with / as _>_<algo>_<seed>/`` with ``model.zip``, ``config.yml``
-(resolved hyperparameters), ``args.yml`` (these arguments and the seeds), ``evaluations.npz``,
-``references.yml`` (heuristic returns on the evaluation episodes), ``progress.csv`` and, when
-the ``tensorboard`` package is installed, ``tensorboard/``. The logic lives in
+Writes ``<folder>/<env id with / as _>_<algo>_<N>/`` (``N``: the next free run id, 0 in an
+empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``model.zip``,
+``config.yml`` (resolved hyperparameters), ``args.yml`` (these arguments and the seeds),
+``evaluations.npz``, ``references.yml`` (heuristic returns on the evaluation episodes),
+``progress.csv`` and ``tensorboard/`` (``tensorboard --logdir <folder>``; when the
+``tensorboard`` package is installed, as the ``train`` extra does). The logic lives in
 :mod:`agents.training`.
 
 Examples::
@@ -13,6 +15,7 @@ Examples::
     python train.py --trace-set /data/traces/sia_philly_pal bundled --window 40
     python train.py --trace bundled --n-envs 2 --hyperparams n_steps:256 learning_rate:lin_3e-4
     python train.py --trace sia-philly-gen-0 --window 40 -n 50000 --resume   # 50k more steps
+    python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
 Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
 (the model is saved first).
@@ -63,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--save-freq", type=int, default=-1, help="checkpoint every N timesteps (<= 0: off)")
     add("--hyperparams", "-params", nargs="+", default=[], metavar="KEY:VALUE",
         help="hyperparameter overrides, e.g. n_steps:256 'policy_kwargs:dict(net_arch=[64])'")
-    add("--resume", action="store_true", help="continue the run folder's model.zip")
+    add("--resume", action="store_true",
+        help="continue the model.zip of the latest run folder (or of --run-id); the evaluation "
+             "settings must be the run's")
+    add("--run-id", type=int, default=None, metavar="N",
+        help="with --resume: the run folder <env>_<algo>_N to continue (default: the latest)")
     add("--progress-bar", action="store_true", help="show a tqdm progress bar")
     add("--references", nargs="*", default=["pal", "packed-non-sticky"],
         help="heuristics run on the evaluation episodes for comparison (none: skip)")
@@ -80,7 +87,27 @@ def build_parser() -> argparse.ArgumentParser:
     add("--imitate-explore", type=float, default=0.3,
         help="probability of stepping a random valid action while recording (labels stay the "
              "heuristic's; default %(default)s)")
+    _add_search(parser)
     return parser
+
+
+def _add_search(parser: argparse.ArgumentParser) -> None:
+    """Flags of ``--optimize`` (Optuna hyperparameter search, rl-baselines3-zoo names)."""
+    group = parser.add_argument_group("hyperparameter search (optuna extra)")
+    add = group.add_argument
+    add("--optimize", "--optimize-hyperparameters", action="store_true",
+        help="search hyperparameters with Optuna: each trial trains -n steps and is scored by "
+             "its mean return on the evaluation episodes; trials go to trials.csv / .json")
+    add("--n-trials", type=int, default=10, help="trials of the search (default %(default)s)")
+    add("--sampler", default="tpe", choices=["tpe", "random"],
+        help="Optuna sampler, seeded with --seed (default %(default)s)")
+    add("--pruner", default="median", choices=["median", "none"],
+        help="stop trials below the median of earlier ones at an evaluation (default "
+             "%(default)s)")
+    add("--n-startup-trials", type=int, default=5,
+        help="trials before TPE and the pruner start to judge (default %(default)s)")
+    add("--n-evaluations", type=int, default=2,
+        help="evaluations per trial, evenly spaced, the last at the end (default %(default)s)")
 
 
 def trace_arg(values: Sequence[str] | None) -> Any:
@@ -99,7 +126,8 @@ def settings_from(args: argparse.Namespace) -> Any:
         env_id=args.env, algo=args.algo, n_timesteps=args.n_timesteps, seed=args.seed,
         trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
         trace_set=tuple(args.trace_set or ()), split=args.split, eval_split=args.eval_split,
-        log_folder=args.log_folder, env_kwargs=parse_key_values(args.env_kwargs),
+        log_folder=args.log_folder, run_id=args.run_id,
+        env_kwargs=parse_key_values(args.env_kwargs),
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
         hyperparams=parse_key_values(args.hyperparams), resume=args.resume,
@@ -118,7 +146,9 @@ def report(result: Any) -> None:
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
           + ("   (interrupted)" if result.interrupted else ""))
     print(f"model.zip: {result.model_path.stat().st_size / 1000:.1f} kB")
-    if not result.tensorboard:
+    if result.tensorboard:
+        print(f"TensorBoard: tensorboard --logdir {result.run_dir.parent}")
+    else:
         print("note: tensorboard is not installed, no TensorBoard logs (see progress*.csv)")
     if (result.run_dir / "evaluations.npz").is_file():
         steps, returns = read_evaluations(result.run_dir)
@@ -130,6 +160,29 @@ def report(result: Any) -> None:
               "best_model.zip or evaluations.npz; lower --eval-freq (default 10000)")
     for name, value in result.references.items():
         print(f"  reference {name}: {value:.6f}")
+
+
+def search(settings: Any, args: argparse.Namespace) -> int:
+    """``--optimize``: run the search and print its trials and the best hyperparameters."""
+    from agents.optimize import SearchSettings, optimize
+
+    result = optimize(settings, SearchSettings(
+        n_trials=args.n_trials, sampler=args.sampler, pruner=args.pruner,
+        n_startup_trials=args.n_startup_trials, n_evaluations=args.n_evaluations))
+    print(f"search folder: {result.run_dir} (trials.csv, trials.json, study.yml)")
+    states = [r["state"] for r in result.trials]
+    print("trials: " + ", ".join(f"{states.count(s)} {s.lower()}" for s in sorted(set(states))))
+    for record in result.trials:
+        value = "-" if record["value"] is None else f"{record['value']:.6f}"
+        print(f"  trial {record['number']:>3}  {record['state']:<8}  {value}  {record['error']}")
+    if result.best is None or result.best_hyperparams is None:
+        print("note: no trial completed, so there are no best hyperparameters")
+        return 1
+    sampled = [f"{name}:{result.best_hyperparams[name]}" for name in
+               (k.removeprefix("params_") for k in result.best if k.startswith("params_"))]
+    print(f"best: trial {result.best['number']}, mean return {result.best['value']:.6f} "
+          f"(best_hyperparams.yml); train with: --hyperparams {' '.join(sampled)}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -145,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
+        if args.optimize:
+            return search(settings_from(args), args)
         result = train(settings_from(args), args=vars(args))
     except PalgymError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """Train an SB3 / sb3-contrib agent on a palgym env into a run folder (the logic of train.py).
 
-A run folder ``<log_folder>/<env id with / as _>_<algo>_<seed>/`` holds:
+A run folder ``<log_folder>/<env id with / as _>_<algo>_<N>/`` (``N``: the next free run id,
+see :mod:`agents.runs`) holds:
 
 - ``model.zip``: the final model (written atomically; also on Ctrl-C); ``best_model.zip``: the
   best evaluation so far; ``checkpoints/`` with ``save_freq > 0``;
@@ -21,13 +22,14 @@ Neither given: the ``bundled`` set.
 Seeds: the model and training env ``i`` use ``seed`` (+ ``i``); the evaluation env uses
 ``eval_seed`` (default ``seed + 10000``) before every evaluation. A resume continues the saved
 model with seed ``seed + timesteps done`` (fresh episodes, not a replay of the first ones) and
-the same evaluation episodes. Same settings and seed on CPU with one env give the same model.
+the same evaluation episodes: a resume whose evaluation settings (episodes, seed, evaluation
+env kwargs) differ from the recorded ones is refused. Same settings and seed on CPU with one
+env give the same model.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -38,7 +40,6 @@ from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
-from stable_baselines3.common.logger import Logger, make_output_format
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.callbacks import (
@@ -56,9 +57,16 @@ from agents.factory import (
     validate_hyperparams,
 )
 from agents.hyperparams import load_hyperparams
-from agents.ids import run_name
 from agents.rollout import heuristic_outcomes
-from agents.runs import record_args, save_model, write_yaml
+from agents.runs import (
+    check_evaluation_set,
+    claim_run_dir,
+    make_logger,
+    record_args,
+    resume_dir,
+    save_model,
+    write_yaml,
+)
 from palgym.errors import ConfigError
 from palgym.tracesets import BUNDLED_SET, load_trace_set, split_specs
 
@@ -75,9 +83,10 @@ class TrainSettings:
     """Everything a training run is made of (train.py's flags, one to one).
 
     ``n_timesteps`` / ``n_envs`` default to the hyperparameter file's. With ``resume``,
-    ``n_timesteps`` more steps are trained. ``eval_freq`` and ``save_freq`` count total
-    timesteps (all envs); ``eval_freq <= 0`` disables evaluation, ``save_freq <= 0``
-    checkpoints. ``hyperparams`` and ``env_kwargs`` are overrides (``key: value``).
+    ``n_timesteps`` more steps are trained, in run folder ``run_id`` (None: the latest).
+    ``eval_freq`` and ``save_freq`` count total timesteps (all envs); ``eval_freq <= 0``
+    disables evaluation, ``save_freq <= 0`` checkpoints. ``hyperparams`` and ``env_kwargs``
+    are overrides (``key: value``).
     ``imitate`` names a heuristic to clone before RL (fresh ``maskable_ppo`` runs; the other
     ``imitate_*`` settings: :func:`agents.imitation.clone_heuristic`).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
@@ -95,6 +104,7 @@ class TrainSettings:
     split: str = "train"
     eval_split: str = "validation"
     log_folder: str = "runs"
+    run_id: int | None = None
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     n_envs: int | None = None
     eval_freq: int = 10_000
@@ -136,11 +146,6 @@ class TrainResult:
     tensorboard: bool
     interrupted: bool
     references: dict[str, float]
-
-
-def tensorboard_available() -> bool:
-    """True if the ``tensorboard`` package is importable (SB3 needs it for TB logs)."""
-    return importlib.util.find_spec("tensorboard") is not None
 
 
 def trace_sets_of(settings: TrainSettings) -> tuple[str, ...]:
@@ -215,41 +220,29 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         "algo": settings.algo, "env_id": settings.env_id, "n_timesteps": int(n_timesteps),
         "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs_of(settings),
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
+        "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
         "trace_sets": trace_set_hashes(settings),
     }
 
 
-def run_dir_of(settings: TrainSettings) -> Path:
-    """The run folder, checked against ``resume``.
+def run_dir_of(settings: TrainSettings, config: Mapping[str, Any]) -> Path | None:
+    """The run folder of a resume (checked against the settings); None for a fresh run, which
+    claims the next free run id when it starts (:func:`agents.runs.claim_run_dir`).
 
     Raises:
-        ConfigError: for a fresh run over a saved model, or a resume without one.
+        ConfigError: for a resume without a saved model, with hyperparameters, or with another
+            evaluation set than the one its learning curve or references were measured on
+            (:func:`agents.runs.check_evaluation_set`).
     """
-    run_dir = Path(settings.log_folder) / run_name(settings.env_id, settings.algo, settings.seed)
-    has_model = (run_dir / "model.zip").is_file()
-    if settings.resume and not has_model:
-        raise ConfigError(f"--resume: no model.zip in {run_dir}")
-    if not settings.resume and has_model:
-        raise ConfigError(f"{run_dir} already holds a model: pass --resume to continue it, or "
-                          "choose another --seed or -f folder")
-    if settings.resume and settings.hyperparams:
+    if not settings.resume:
+        return None
+    run_dir = resume_dir(settings.log_folder, settings.env_id, settings.algo, settings.run_id)
+    if settings.hyperparams:
         raise ConfigError("--hyperparams cannot change a saved model on --resume")
+    measured = any((run_dir / name).is_file() for name in ("evaluations.npz", "references.yml"))
+    if settings.eval_freq > 0 and measured:
+        check_evaluation_set(run_dir, config["evaluation"], config["eval_env_kwargs"])
     return run_dir
-
-
-def make_logger(run_dir: Path, start: int, verbose: int) -> tuple[Logger, bool]:
-    """CSV (+ TensorBoard if importable, + stdout if verbose) logger of the run folder."""
-    suffix = f"-resume-{start}" if start else ""
-    formats = [make_output_format("csv", str(run_dir), log_suffix=suffix)]
-    tensorboard = tensorboard_available()
-    if tensorboard:
-        formats.append(make_output_format("tensorboard", str(run_dir / "tensorboard")))
-    else:
-        logger.info("tensorboard is not installed: no TensorBoard logs (progress%s.csv only)",
-                    suffix)
-    if verbose >= 1:
-        formats.append(make_output_format("stdout", str(run_dir)))
-    return Logger(folder=str(run_dir), output_formats=formats), tensorboard
 
 
 def reference_returns(settings: TrainSettings, config: Mapping[str, Any], run_dir: Path,
@@ -348,7 +341,7 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
     """
     started = time.perf_counter()
     config = resolve_config(settings)
-    run_dir = run_dir_of(settings)
+    resumed = run_dir_of(settings, config)
     if settings.num_threads > 0:
         import torch
 
@@ -356,7 +349,7 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
     n_envs, eval_seed = config["n_envs"], eval_seed_of(settings)
     with ExitStack() as stack:
         venv, eval_env = open_envs(stack, settings, config)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = resumed or claim_run_dir(settings.log_folder, settings.env_id, settings.algo)
         model, start, seed = load_or_make_model(settings, config, venv, run_dir)
         if not settings.resume:
             write_yaml(run_dir / "config.yml", config)

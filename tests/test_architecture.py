@@ -1,4 +1,4 @@
-"""Layering contracts of ARCHITECTURE.md, enforced by an AST scan of every import.
+"""Layering contracts of docs/ARCHITECTURE.md, enforced by an AST scan of every import.
 
 L0 errors / sim.types, L1 sim (numpy only), L2 policies, L3 simulate, L4 envs (gymnasium), L5
 traces, L6 agents, L7 CLIs. A module imports only from layers below it; ``palgym`` never imports

@@ -1,4 +1,4 @@
-"""Every loader rejects malformed input with an error naming file, line and field (TESTING.md).
+"""Every loader rejects malformed input with an error naming file, line and field (docs/TESTING.md).
 
 Line numbers are 1-based physical lines: the header is line 1, the first data row line 2.
 """

@@ -1,4 +1,4 @@
-"""Determinism and RNG discipline (ARCHITECTURE house rule 7; TESTING.md failure mode 20).
+"""Determinism and RNG discipline (docs/ARCHITECTURE.md; docs/TESTING.md failure mode 20).
 
 Equal seeds give bit-identical results for every policy; the seed only feeds the random streams;
 results do not depend on the interpreter's string-hash seed; and running an episode never touches

@@ -1,4 +1,4 @@
-"""Contract tests of the Gymnasium env (ENV.md, TESTING.md "Env contract" and failure modes)."""
+"""Contract tests of the Gymnasium env (docs/ENV.md; docs/TESTING.md "Env contract")."""
 
 from __future__ import annotations
 

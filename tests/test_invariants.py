@@ -1,4 +1,4 @@
-"""Invariants after every event (TESTING.md), over every policy, several seeds and options.
+"""Invariants after every event (docs/TESTING.md), over every policy, several seeds and options.
 
 The engine is driven round by round exactly like ``run_episode`` (``palgym.testing.run_checked``)
 with :class:`palgym.testing.InvariantChecker` called after every commit and every advance, and

@@ -1,4 +1,5 @@
-"""train.py end to end: run folder, determinism (same seed -> same model), resume, errors.
+"""train.py end to end: run folder, determinism (same seed -> same model), resume, run ids,
+the evaluation set a resume must keep, TensorBoard logs, errors.
 
 Two identical 128-step runs go in parallel subprocesses (one env, CPU, one torch thread); the
 resume and error tests call ``train.main`` in-process on a copy of a finished run. Skipped
@@ -81,6 +82,19 @@ def test_run_folder_has_every_file(runs: tuple[Path, Path]) -> None:
     assert (run / "tensorboard").is_dir() == (importlib.util.find_spec("tensorboard") is not None)
 
 
+def test_tensorboard_logs_hold_the_learning_curve(runs: tuple[Path, Path]) -> None:
+    """``tensorboard --logdir`` reads the run's events: the eval curve equals evaluations.npz."""
+    pytest.importorskip("tensorboard", reason="tensorboard (train extra) is not installed")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(runs[0] / "tensorboard"))
+    events.Reload()
+    scalars = events.Scalars("eval/mean_reward")
+    with np.load(runs[0] / "evaluations.npz") as data:
+        assert [s.step for s in scalars] == data["timesteps"].tolist()
+        assert np.allclose([s.value for s in scalars], data["results"].mean(axis=1), rtol=1e-6)
+
+
 def test_same_seed_trains_the_same_model(runs: tuple[Path, Path]) -> None:
     from sb3_contrib import MaskablePPO
 
@@ -116,13 +130,58 @@ def test_resume_continues_the_saved_model(runs: tuple[Path, Path], tmp_path: Pat
     assert (run / "progress-resume-128.csv").is_file()
 
 
+def test_a_second_run_takes_the_next_run_id(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A fresh run in a folder that holds run 0 goes to run 1 and leaves run 0 alone."""
+    import yaml
+
+    shutil.copytree(runs[0], tmp_path / RUN)
+    before = (tmp_path / RUN / "model.zip").read_bytes()
+    argv = [*ARGS, "-f", str(tmp_path), "--seed", "3", "--references"]
+    argv[argv.index("-n") + 1] = "32"
+    assert train_cli().main(argv) == 0
+    second = tmp_path / RUN.replace("_0", "_1")
+    assert (second / "model.zip").is_file()
+    assert yaml.safe_load((second / "args.yml").read_text())["seed"] == 3
+    assert (tmp_path / RUN / "model.zip").read_bytes() == before
+
+
+@pytest.mark.parametrize(("flags", "named", "old", "new"), [
+    (["--eval-episodes", "2"], "--eval-episodes", "1", "2"),
+    (["--eval-seed", "5"], "--eval-seed", "10000", "5"),
+    (["--seed", "4"], "--eval-seed", "10000", "10004"),  # the default eval seed follows --seed
+    (["--window", "30"], "'window'", "20", "30"),
+    (["--eval-trace", "sia-philly-gen-1"], "'trace'", "'sia-philly-gen-0'",
+     "'sia-philly-gen-1'"),
+])
+def test_resume_refuses_another_evaluation_set(runs: tuple[Path, Path], tmp_path: Path, capsys,
+                                               flags: list[str], named: str, old: str,
+                                               new: str) -> None:
+    """The learning curve and references.yml stay on one evaluation set: a resume that would
+    evaluate elsewhere exits 2 naming the setting, the recorded and the new value, and leaves
+    the run folder as it was."""
+    shutil.copytree(runs[0], tmp_path / RUN)
+    before = (tmp_path / RUN / "evaluations.npz").read_bytes()
+    hyper = ARGS.index("--hyperparams")
+    argv = [*ARGS[:hyper], "-f", str(tmp_path), "--references", "--resume"]
+    for flag, value in zip(flags[::2], flags[1::2], strict=True):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
+    assert train_cli().main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{named}" in err and f"was {old} when the run started, now {new}" in err, err
+    assert (tmp_path / RUN / "evaluations.npz").read_bytes() == before
+    assert not (tmp_path / RUN / "progress-resume-128.csv").exists()
+
+
 def test_clashes_and_bad_input_exit_2(runs: tuple[Path, Path], tmp_path: Path, capsys) -> None:
     cli = train_cli()
     folder = str(runs[0].parent)
-    assert cli.main([*ARGS, "-f", folder]) == 2
-    assert "already holds a model" in capsys.readouterr().err
-    assert cli.main([*ARGS, "-f", folder, "--seed", "5", "--resume"]) == 2
+    assert cli.main([*ARGS, "-f", folder, "--run-id", "7", "--resume"]) == 2
     assert "no model.zip" in capsys.readouterr().err
+    assert cli.main([*ARGS, "-f", str(tmp_path), "--resume"]) == 2
+    assert "no palgym_PALPlacement-v0_maskable_ppo_<N> run" in capsys.readouterr().err
     assert cli.main([*ARGS, "-f", str(tmp_path), "--hyperparams", "n_step:3"]) == 2
     assert "does not accept hyperparameter(s) ['n_step']" in capsys.readouterr().err
     assert cli.main([*ARGS, "-f", str(tmp_path), "--trace", "no-such-trace"]) == 2

@@ -13,7 +13,7 @@ episode's return telescopes to a closed form:
 - ``relative``: ``jct`` minus the same quantity of a baseline policy run on the identical
   episode; return = (sum JCT(baseline) - sum JCT(agent)) / reward_scale.
 
-Source: ENV.md "Reward"; JCT and utilization as in PAL, SC24, Section V-A.
+Source: docs/ENV.md "Reward"; JCT and utilization as in PAL, SC24, Section V-A.
 """
 
 from __future__ import annotations

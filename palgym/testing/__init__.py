@@ -1,4 +1,4 @@
-"""Reusable correctness checks for the simulator (TESTING.md, "Invariants after every event").
+"""Reusable correctness checks for the simulator (docs/TESTING.md, "Invariants after every event").
 
 Library code usable from any test suite (no pytest import): every check raises
 :class:`AssertionError` (explicitly, so the checks also run under ``python -O``) with a message

@@ -1,4 +1,4 @@
-"""Invariants of the simulator state, checked after every event (TESTING.md).
+"""Invariants of the simulator state, checked after every event (docs/TESTING.md).
 
 Every check raises :class:`AssertionError` with a message naming the broken invariant, the round
 boundary and the job or GPU concerned (explicit raises: they work under ``python -O``).
