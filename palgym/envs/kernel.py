@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from palgym.envs.features import CANDIDATE, LOCALITY_MAX, SLOWDOWN_MAX
+
 try:  # numba is a dependency; the reference path keeps the env usable without it
     from numba import njit
 except ImportError:  # pragma: no cover - exercised only where numba is missing
@@ -38,10 +40,6 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
 else:
     AVAILABLE = True
 
-NUM_FEATURES = 6
-"""Candidate features the kernel fills (the seventh, keeps_gpus, is per job)."""
-SLOWDOWN_MAX = 4.0
-LOCALITY_MAX = 4.0
 
 
 @njit(cache=True, nogil=True)
@@ -198,7 +196,8 @@ def _first_free(free, node, count, gpus_per_node, out, offset):  # type: ignore[
 
 @njit(cache=True, nogil=True)
 def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, row):  # type: ignore[no-untyped-def]
-    """Features 0..5 of one candidate set (:data:`palgym.envs.observations.CANDIDATE_FEATURES`)."""
+    """The set's features of one candidate (:class:`palgym.envs.features.CandidateFeatures`,
+    all but the per-slot ``keeps_gpus``) into float32 ``row`` (F_c,)."""
     worst = 0.0
     on_best = 0
     for i in range(num_gpus):
@@ -209,18 +208,18 @@ def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, r
     spans = gpus[0] // gpus_per_node != gpus[num_gpus - 1] // gpus_per_node
     pays = num_gpus > gpus_per_node if larger_rule else spans
     locality = lf if pays else 1.0
-    row[0] = 1.0
-    row[1] = min(worst / SLOWDOWN_MAX, 1.0)
-    row[2] = 1.0 if spans else 0.0
-    row[3] = min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0)
-    row[4] = min(0.5 / (worst * locality), 1.0)
-    row[5] = on_best / num_gpus
+    row[CANDIDATE.feasible] = 1.0
+    row[CANDIDATE.max_slowdown] = min(worst / SLOWDOWN_MAX, 1.0)
+    row[CANDIDATE.spans_nodes] = 1.0 if spans else 0.0
+    row[CANDIDATE.locality_penalty] = min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0)
+    row[CANDIDATE.predicted_speed] = min(0.5 / (worst * locality), 1.0)
+    row[CANDIDATE.best_tier_frac] = on_best / num_gpus
 
 
 @njit(cache=True, nogil=True)
 def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
-    gpus_per_node, strict_total, lf_by_class, larger_rule,
+    gpus_per_node, strict_total, lf_by_class, larger_rule, best0, packed, random,
     shape_of_slot, shape_gpus, sets, feasible, features,
 ):
     """Candidates and features of every shape of the window on the free GPUs.
@@ -234,10 +233,14 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         max_tiers: T. gpus_per_node: G_n. strict_total: Packed's strict-total quirk.
         lf_by_class: float64 (C,) locality penalty. larger_rule: the penalty is paid by jobs
             larger than a node (else by sets spanning nodes).
+        best0, packed, random: candidate indices of the tier-0 best-factor, the Packed and the
+            Random candidate (:class:`palgym.envs.actions.ActionCodec`; within[t] is t and
+            best[t] is best0 + t).
         shape_of_slot: int64 (>= K',) out: the shape row of each slot.
         shape_gpus: int64 (>= K',) out: N of each shape (shapes in order of first slot).
-        sets: int64 (>= S, 2T + 1, >= N_max) out: candidate GPU sets (-1 padded).
-        feasible: bool (>= S, 2T + 2) out. features: float32 (>= S, 2T + 2, 6) out.
+        sets: int64 (>= S, M - 1, >= N_max) out: candidate GPU sets (-1 padded).
+        feasible: bool (>= S, M) out. features: float32 (>= S, M, F_c) out (``keeps_gpus``
+            left 0: it is per slot).
 
     Returns:
         S, the number of shapes (rows of the outputs that were written).
@@ -263,7 +266,7 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
                 tables_of_c = True
             _shape_candidates(
                 free, n, sf[c], rank[c], labels[c], tiers[c], min(num_tiers[c], max_tiers),
-                max_tiers, gpus_per_node, strict_total, lf_by_class[c], larger_rule,
+                gpus_per_node, strict_total, lf_by_class[c], larger_rule, best0, packed, random,
                 node_sorted, node_le, sets[s], feasible[s], features[s],
             )
     return num_shapes
@@ -294,30 +297,30 @@ def _window_shapes(jobs, perf_class, num_gpus, max_width, shape_of_slot, shape_c
 
 @njit(cache=True, nogil=True)
 def _shape_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, n, sf_c, rank_c, label_c, tiers_c, num_tiers, max_tiers, gpus_per_node,
-    strict_total, lf, larger_rule, node_sorted, node_le, sets, feasible, features,
+    free, n, sf_c, rank_c, label_c, tiers_c, num_tiers, gpus_per_node,
+    strict_total, lf, larger_rule, best0, packed, random, node_sorted, node_le, sets, feasible,
+    features,
 ):
-    """The 2T + 2 candidates of one shape (class c, N = ``n``): sets (2T + 1, >= N),
-    feasible (2T + 2,) and features (2T + 2, 6), all zero / -1 on entry."""
-    worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[max_tiers])
+    """The M candidates of one shape (class c, N = ``n``): sets (M - 1, >= N), feasible (M,)
+    and features (M, F_c), all zero / -1 on entry."""
+    worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[best0])
     for t in range(num_tiers):
         if n <= gpus_per_node and _within_node(
             free, n, sf_c, tiers_c[t], t, node_sorted, node_le, gpus_per_node, sets[t]
         ):
             feasible[t] = True
         if 0 <= worst_rank <= t:
-            feasible[max_tiers + t] = True
-            sets[max_tiers + t, :n] = sets[max_tiers, :n]
+            feasible[best0 + t] = True
+            sets[best0 + t, :n] = sets[best0, :n]
     if worst_rank > 0:  # not feasible at tier 0: the row was only a buffer
-        sets[max_tiers, :n] = -1
-    feasible[2 * max_tiers] = _packed(free, n, gpus_per_node, strict_total, sets[2 * max_tiers])
+        sets[best0, :n] = -1
+    feasible[packed] = _packed(free, n, gpus_per_node, strict_total, sets[packed])
     num_free = 0
     for g in range(free.size):
         if free[g]:
             num_free += 1
-    random_index = 2 * max_tiers + 1
-    feasible[random_index] = num_free >= n
-    for m in range(random_index):
+    feasible[random] = num_free >= n
+    for m in range(random):
         if feasible[m]:
             _features(sets[m], n, sf_c, tiers_c[0], gpus_per_node, lf, larger_rule, features[m])
-    features[random_index, 0] = 1.0 if num_free >= n else 0.0
+    features[random, CANDIDATE.feasible] = 1.0 if num_free >= n else 0.0

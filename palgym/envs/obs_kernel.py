@@ -2,20 +2,23 @@
 candidate buffers (:func:`palgym.envs.kernel.window_candidates`) and all three observation
 arrays, so that the per-decision work in Python is a handful of calls.
 
-The reference implementation is :class:`palgym.envs.observations.ObservationBuilder` in numpy;
-``tests/test_env_kernel.py`` checks that both give equal observations.
+The reference implementation is :func:`palgym.envs.decide.decide_numpy`; the compiled one,
+:func:`palgym.envs.decide.decide_numba`, calls :func:`decision`. ``tests/test_env_kernel.py``
+checks that both give equal decisions. Feature columns come from the tables of
+:mod:`palgym.envs.features` (global named tuples: compile-time constants).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from palgym.envs.kernel import NUM_FEATURES, njit, window_candidates
+from palgym.envs.features import CANDIDATE, JOB
+from palgym.envs.kernel import njit, window_candidates
 
 
 @njit(cache=True, nogil=True)
 def keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, out):  # type: ignore[no-untyped-def]
-    """Fill float32 (>= K', 2T + 2) ``out``: 1 where candidate m of slot k is exactly the GPUs
+    """Fill float32 (>= K', M) ``out``: 1 where candidate m of slot k is exactly the GPUs
     job k holds now.
 
     Args:
@@ -86,20 +89,20 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     log_horizon, out,
 ):
     """Fill the rows of the window's jobs in float32 (K, F_j) ``out`` (see
-    :data:`palgym.envs.observations.JOB_FEATURES`; the queue position is k / K);
+    :class:`palgym.envs.features.JobFeatures`; the queue position is k / K);
     ``running`` is the RUNNING status code and ``log_horizon`` = log1p(TIME_HORIZON_S)."""
     for k in range(jobs.size):
         j = jobs[k]
-        out[k, 0] = 1.0
-        out[k, 1] = 0.0 if sticky and k > 0 else 1.0
-        out[k, 2] = min(num_gpus[j] / total_gpus, 1.0)
-        out[k, 3 + perf_class[j]] = 1.0
+        out[k, JOB.present] = 1.0
+        out[k, JOB.selectable] = 0.0 if sticky and k > 0 else 1.0
+        out[k, JOB.num_gpus_frac] = min(num_gpus[j] / total_gpus, 1.0)
+        out[k, JOB.class_A + perf_class[j]] = 1.0
         remaining = iteration_time_s[j] * max(total_iterations[j] - iterations_done[j], 0.0)
-        out[k, 7] = _log_time(remaining, log_horizon)
-        out[k, 8] = _log_time(now_s - submit_time_s[j], log_horizon)
-        out[k, 9] = _log_time(attained_service_s[j], log_horizon)
-        out[k, 10] = 1.0 if status[j] == running else 0.0
-        out[k, 11] = k / out.shape[0]
+        out[k, JOB.log_remaining_ideal_time] = _log_time(remaining, log_horizon)
+        out[k, JOB.log_waiting_time] = _log_time(now_s - submit_time_s[j], log_horizon)
+        out[k, JOB.log_attained_service] = _log_time(attained_service_s[j], log_horizon)
+        out[k, JOB.was_running] = 1.0 if status[j] == running else 0.0
+        out[k, JOB.queue_position] = k / out.shape[0]
 
 
 @njit(cache=True, nogil=True)
@@ -108,7 +111,7 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     perf_class, num_gpus, iteration_time_s, total_iterations, iterations_done, submit_time_s,
     attained_service_s, status,
     sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
-    larger_rule,
+    larger_rule, best0, packed, random, num_candidates,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
     now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
     obs_jobs, obs_candidates, obs_cluster, mask,
@@ -120,15 +123,18 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and the action mask ``mask`` bool
     (K * M + 1,), all zero on entry.
 
-    The mask is :meth:`palgym.envs.decisions.DecisionRound.action_mask`: the selectable slots'
-    feasibility, and "end round" when the task is scheduling or nothing else is valid. (In the
-    placement task a decision is open only while some pending job fits, and a fitting job of a
-    selectable slot always has its Random candidate, so "no pending job fits" adds nothing.)
+    The mask is :func:`palgym.envs.decide.action_mask`: the selectable slots' feasibility, and
+    "end round" when the task is scheduling or nothing else is valid. (In the placement task a
+    decision is open only while some pending job fits, and a fitting job of a selectable slot
+    always has its Random candidate, so "no pending job fits" adds nothing.)
 
     Args:
         free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
         perf_class .. status: the job table's columns.
         sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
+        best0, packed, random, num_candidates: the codec's candidate indices and M
+            (:class:`palgym.envs.actions.ActionCodec`); action k * M + m is slot k's
+            candidate m and the last action ends the round.
         shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
         now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
             selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
@@ -139,25 +145,25 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     """
     num_shapes = window_candidates(
         free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
-        gpus_per_node, strict_total, lf_by_class, larger_rule,
+        gpus_per_node, strict_total, lf_by_class, larger_rule, best0, packed, random,
         shape_of_slot, shape_gpus, sets, feasible, features,
     )
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
              log_horizon, obs_jobs)
+    num_features = obs_candidates.shape[2]
     for k in range(jobs.size):
         s = shape_of_slot[k]
-        for m in range(feasible.shape[1]):
-            for f in range(NUM_FEATURES):
+        for m in range(num_candidates):
+            for f in range(num_features):
                 obs_candidates[k, m, f] = features[s, m, f]
-            obs_candidates[k, m, NUM_FEATURES] = keeps[k, m]
+            obs_candidates[k, m, CANDIDATE.keeps_gpus] = keeps[k, m]
     cluster_summary(free, rank, max_tiers, gpus_per_node, obs_cluster)
     size = obs_cluster.size
     obs_cluster[size - 3] = pending_frac
     obs_cluster[size - 2] = queued_frac
     obs_cluster[size - 1] = log_now
-    num_candidates = feasible.shape[1]
     selectable = min(jobs.size, 1) if sticky else jobs.size
     valid = False
     for k in range(selectable):
