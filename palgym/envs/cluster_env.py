@@ -98,9 +98,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ``"ansi"``: a text map of the cluster. ``"rgb_array"``: uint8 frames of one shape per env,
     ``env.unwrapped.frame_shape`` = (H, W, 3), fixed at construction from G and K
-    (:class:`~palgym.envs.render.GanttRecorder`): G rows of the last 64 rounds' allocations and
-    a row of the K window slots, each cell ``max(1, 256 // max(G + 1 + ceil(K / 64), 64))``
-    pixels, sides padded to multiples of 16 (16x4, K = 16: (256, 256, 3)).
+    (:class:`~palgym.envs.render.GanttRecorder`): 64 columns (the last 63 rounds' allocations
+    and the current round's), G GPU rows, a blank row and ceil(K / 64) rows of the window's K
+    slots; each cell ``max(1, 256 // max(G + 1 + ceil(K / 64), 64))`` pixels square, sides
+    padded with white to multiples of 16 (16x4, K = 16: (208, 192, 3)).
 
     ## Arguments
 
