@@ -248,9 +248,13 @@ def window_candidates(
         num_shapes = kernel.window_candidates(
             free, jobs, table.perf_class, table.num_gpus, tables.sf, tables.rank, tables.labels,
             tables.tiers, tables.num_tiers, codec.max_tiers, tables.gpus_per_node,
-            tables.strict_total, tables.lf_by_class, tables.larger_rule, codec.best(0),
-            codec.PACKED, codec.RANDOM,
-            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features,
+            tables.strict_total, codec.best(0), codec.PACKED, codec.RANDOM,
+            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible,
+        )
+        obs_kernel.candidate_features(
+            jobs, table.perf_class, tables.sf, tables.tiers, tables.gpus_per_node,
+            tables.lf_by_class, tables.larger_rule, codec.RANDOM, out.shape_of_slot,
+            out.shape_gpus, num_shapes, out.sets, out.feasible, out.features,
         )
         shape_of_slot = out.shape_of_slot[: jobs.size]
         shape_gpus = out.shape_gpus[:num_shapes]

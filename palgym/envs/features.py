@@ -7,7 +7,7 @@ writes ``rows[:, JOB.log_waiting_time]`` (numpy) or ``out[k, JOB.log_waiting_tim
 a global named tuple is a compile-time constant there) and the feature count is
 ``len(JOB)``. Adding a feature is one field here plus its computation in each backend
 (:mod:`palgym.envs.observations` / :mod:`palgym.envs.candidates` in numpy,
-:mod:`palgym.envs.obs_kernel` / :mod:`palgym.envs.kernel` in numba) and its row in
+:mod:`palgym.envs.obs_kernel`, the only numba module that reads these tables) and its row in
 ``docs/ENV.md``, where every feature's meaning, unit, normalisation and horizon is documented
 (a test checks that the docs list exactly these names).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from palgym.envs.features import CANDIDATE, JOB
+from palgym.envs.features import CANDIDATE, JOB, LOCALITY_MAX, SLOWDOWN_MAX
 from palgym.envs.kernel import njit, window_candidates
 
 
@@ -44,6 +44,59 @@ def keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, out)
                     same = False
                     break
             out[k, m] = 1.0 if same else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, row):  # type: ignore[no-untyped-def]
+    """The set's features of one candidate (:class:`palgym.envs.features.CandidateFeatures`,
+    all but the per-slot ``keeps_gpus``) into float32 ``row`` (F_c,)."""
+    worst = 0.0
+    on_best = 0
+    for i in range(num_gpus):
+        value = sf_c[gpus[i]]
+        worst = max(worst, value)
+        if value <= best_tier:
+            on_best += 1
+    spans = gpus[0] // gpus_per_node != gpus[num_gpus - 1] // gpus_per_node
+    pays = num_gpus > gpus_per_node if larger_rule else spans
+    locality = lf if pays else 1.0
+    row[CANDIDATE.feasible] = 1.0
+    row[CANDIDATE.max_slowdown] = min(worst / SLOWDOWN_MAX, 1.0)
+    row[CANDIDATE.spans_nodes] = 1.0 if spans else 0.0
+    row[CANDIDATE.locality_penalty] = min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0)
+    row[CANDIDATE.predicted_speed] = min(0.5 / (worst * locality), 1.0)
+    row[CANDIDATE.best_tier_frac] = on_best / num_gpus
+
+
+@njit(cache=True, nogil=True)
+def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule, random,
+    shape_of_slot, shape_gpus, num_shapes, sets, feasible, features,
+):
+    """Fill float32 (>= S, M, F_c) ``features`` of every shape's candidates (as written by
+    :func:`palgym.envs.kernel.window_candidates`); ``keeps_gpus`` is left 0 (it is per slot).
+
+    Args:
+        jobs: int64 (K',) window jobs. perf_class: the job table's column.
+        sf: float64 (C, G). tiers: float64 (C, T). gpus_per_node: G_n.
+        lf_by_class: float64 (C,) locality penalty. larger_rule: the penalty is paid by jobs
+            larger than a node (else by sets spanning nodes).
+        random: the Random candidate's index (its set is drawn when taken).
+        shape_of_slot, shape_gpus, num_shapes, sets, feasible: the candidate kernel's output.
+    """
+    features[:num_shapes] = 0.0
+    seen = 0
+    for k in range(jobs.size):
+        s = shape_of_slot[k]
+        if s < seen:  # shapes are numbered in order of first slot
+            continue
+        seen += 1
+        c = perf_class[jobs[k]]
+        for m in range(random):
+            if feasible[s, m]:
+                _features(sets[s, m], shape_gpus[s], sf[c], tiers[c, 0], gpus_per_node,
+                          lf_by_class[c], larger_rule, features[s, m])
+        features[s, random, CANDIDATE.feasible] = 1.0 if feasible[s, random] else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -118,10 +171,10 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
 ):
     """Everything one decision needs, in one call.
 
-    Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates` and
-    :func:`keeps_gpus`), the observation: ``obs_jobs`` float32 (K, F_j), ``obs_candidates``
-    float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and the action mask ``mask`` bool
-    (K * M + 1,), all zero on entry.
+    Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates`,
+    :func:`candidate_features` and :func:`keeps_gpus`), the observation: ``obs_jobs`` float32
+    (K, F_j), ``obs_candidates`` float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and
+    the action mask ``mask`` bool (K * M + 1,), all zero on entry.
 
     The mask is :func:`palgym.envs.decide.action_mask`: the selectable slots' feasibility, and
     "end round" when the task is scheduling or nothing else is valid. (In the placement task a
@@ -145,9 +198,11 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     """
     num_shapes = window_candidates(
         free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
-        gpus_per_node, strict_total, lf_by_class, larger_rule, best0, packed, random,
-        shape_of_slot, shape_gpus, sets, feasible, features,
+        gpus_per_node, strict_total, best0, packed, random,
+        shape_of_slot, shape_gpus, sets, feasible,
     )
+    candidate_features(jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule,
+                       random, shape_of_slot, shape_gpus, num_shapes, sets, feasible, features)
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
