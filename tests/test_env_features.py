@@ -3,7 +3,6 @@ and the Decision value the env caches."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from pathlib import Path
@@ -71,7 +70,7 @@ def test_both_backends_give_the_same_decision_and_it_is_frozen() -> None:
     assert np.array_equal(reference.mask, compiled.mask)
     for key, value in reference.observation.items():
         assert np.array_equal(value, compiled.observation[key]), key
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         compiled.mask = reference.mask  # type: ignore[misc]
     with pytest.raises(ValueError, match="read-only"):
         compiled.observation["jobs"][0] = 1.0

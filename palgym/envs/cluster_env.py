@@ -287,7 +287,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._invalid += 1
             action = self.heuristic_action(self.fallback_policy, check=False)
         terms = self._apply(action)
-        sim = self.simulator
+        sim = self._rounds.sim
         terminated = sim.done
         truncated = not terminated and sim.truncated
         info: dict[str, Any] = {"invalid_action": invalid, "reward_terms": terms,
@@ -314,14 +314,14 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """
         if check:
             check_heuristic(name, self.sticky, self.class_reorder)
+        ctx = self._context()
+        candidates = self._current().candidates  # None after the episode's end
         decision = self._rounds.round
-        if self._finished or not decision.pending or not decision.fits(decision.pending[0]):
+        if candidates is None or not decision.pending or not decision.fits(decision.pending[0]):
             return self.codec.END_ROUND
         job = decision.pending[0]
-        jobs, ctx = self.simulator.jobs, self._context()
+        jobs = self._rounds.sim.jobs
         perf_class = int(jobs.perf_class[job])
-        candidates = self._current().candidates
-        assert candidates is not None
         choice = heuristic_candidate(
             name, candidates.feasible[candidates.shape_of_slot[0]], int(jobs.num_gpus[job]),
             ctx.factors.tiers[perf_class].size, ctx.pal_orders[perf_class],
@@ -353,13 +353,15 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def _current(self) -> Decision:
         """The current decision, computed at most once (the one cache slot)."""
-        if self._finished:
-            return self._final
-        if self._decision is None:
+        decision = self._decision
+        if decision is None:
+            if self._finished:
+                return self._final
             ctx = self._ctx
-            self._decision = self._decide(self.simulator, self._rounds.round, ctx.tables,
-                                          ctx.factors, self._observations)
-        return self._decision
+            decision = self._decision = self._decide(
+                self._rounds.sim, self._rounds.round, ctx.tables, ctx.factors, self._observations
+            )
+        return decision
 
     def _apply(self, action: int) -> dict[str, float]:
         """Apply a valid action and advance to the next decision; returns the reward terms."""
@@ -373,7 +375,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             job = int(candidates.jobs[slot])
             if candidate == self.codec.RANDOM:
                 gpus = random_allocation(
-                    decision.free, int(self.simulator.jobs.num_gpus[job]), self._ctx.sampler
+                    decision.free, int(self._rounds.sim.jobs.num_gpus[job]), self._ctx.sampler
                 )
                 assert gpus is not None
             else:

@@ -16,7 +16,7 @@ Both give equal decisions (``tests/test_env_kernel.py``); the env picks one in i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,32 +36,30 @@ BACKENDS: tuple[str, ...] = ("numba", "numpy")
 _RUNNING = int(JobStatus.RUNNING)
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
+class Decision(NamedTuple):
+    """What the agent is offered at one decision point (immutable).
 
-
-@dataclass(frozen=True)
-class Decision:
-    """What the agent is offered at one decision point.
-
-    Its arrays are read-only, so the same observation and mask may be handed out any number
-    of times.
+    The observation's arrays are read-only, so the same observation may be handed out any
+    number of times; the candidates are views of the episode's kernel buffers, valid until the
+    next decision is computed.
 
     Attributes:
-        candidates: the window's placement candidates (GPU sets of slot k's candidate m).
+        candidates: the window's placement candidates (GPU sets of slot k's candidate m; None
+            after the episode's end).
         observation: ``jobs`` float32 (K * F_j,), ``candidates`` float32 (K * M * F_c,),
             ``cluster`` float32 (F_k,) (see :class:`palgym.envs.observations.ObservationBuilder`).
-        mask: bool (K * M + 1,), the valid actions (never all False).
+        mask: bool (K * M + 1,), the valid actions (never all False; the env hands out copies).
     """
 
     candidates: WindowCandidates | None
     observation: dict[str, np.ndarray]
     mask: BoolArray
 
-    def __post_init__(self) -> None:
-        for array in (*self.observation.values(), self.mask):
-            _frozen(array)
+
+def _read_only(observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    for array in observation.values():
+        array.setflags(write=False)
+    return observation
 
 
 DecideFn = Callable[
@@ -93,7 +91,7 @@ def final_decision(builder: ObservationBuilder) -> Decision:
     """The decision after the episode's end: an all-zero observation, only "end round"."""
     mask = np.zeros(builder.codec.n, np.bool_)
     mask[builder.codec.END_ROUND] = True
-    return Decision(None, builder.empty(), mask)
+    return Decision(None, _read_only(builder.empty()), mask)
 
 
 def decide_numpy(
@@ -114,7 +112,7 @@ def decide_numpy(
     """
     window = decision.window(builder.num_slots)
     candidates = window_candidates(sim, window, decision.free, tables, factors, compiled=False)
-    observation = builder.build(sim, decision, candidates, tables)
+    observation = _read_only(builder.build(sim, decision, candidates, tables))
     mask = action_mask(decision, candidates.slot_feasible(), builder.codec)
     return Decision(candidates, observation, mask)
 
@@ -131,9 +129,11 @@ def decide_numba(
     del factors
     shapes = builder.logical_shapes
     codec = builder.codec
-    job_rows = np.zeros(shapes["jobs"], np.float32)
-    candidate_rows = np.zeros(shapes["candidates"], np.float32)
-    cluster = np.zeros(shapes["cluster"], np.float32)
+    a, b, size = builder.offsets  # one buffer holds the three keys, made read-only once filled
+    buffer = np.zeros(size, np.float32)
+    job_rows = buffer[:a].reshape(shapes["jobs"])
+    candidate_rows = buffer[a:b].reshape(shapes["candidates"])
+    cluster = buffer[b:]
     mask = np.zeros(codec.n, np.bool_)
     jobs = np.array(decision.window(codec.num_slots), dtype=np.int64)
     table = sim.jobs
@@ -157,9 +157,9 @@ def decide_numba(
         out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
         out.keeps[:size],
     )
-    observation = {"jobs": job_rows.reshape(-1), "candidates": candidate_rows.reshape(-1),
-                   "cluster": cluster}
-    return Decision(candidates, observation, mask)
+    buffer.setflags(write=False)
+    return Decision(candidates, {"jobs": buffer[:a], "candidates": buffer[a:b],
+                                 "cluster": buffer[b:]}, mask)
 
 
 def choose_backend(backend: str, pal_node_order: str) -> DecideFn:

@@ -71,7 +71,7 @@ class DecisionRound:
             running = np.zeros(sim.jobs.size, dtype=bool)
             running[self.target[self.target != FREE]] = True
             self._running = running
-            self.pending = order[~running[order]].tolist()
+            self.pending: list[int] = order[~running[order]].tolist()
             self.start: tuple[int, ...] = ()
         else:
             num_gpus = sim.cluster.num_gpus

@@ -29,15 +29,20 @@ from typing import Any
 
 import numpy as np
 
-try:  # numba is a dependency; the reference path keeps the env usable without it
-    from numba import njit
+
+def _no_jit(*args: Any, **kwargs: Any) -> Any:
+    """A no-op stand-in for ``numba.njit`` (the kernels then run as plain Python)."""
+    return lambda function: function
+
+
+njit: Any = _no_jit
+try:  # numba is a dependency; the numpy backend keeps the env usable without it
+    import numba
 except ImportError:  # pragma: no cover - exercised only where numba is missing
     AVAILABLE = False
-
-    def njit(*args: Any, **kwargs: Any) -> Any:  # noqa: D103 - a no-op stand-in
-        return lambda function: function
 else:
     AVAILABLE = True
+    njit = numba.njit
 
 
 

@@ -70,6 +70,9 @@ class ObservationBuilder:
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
         self._constants_round: DecisionRound | None = None
         self._constants = (0.0, 0.0)
+        sizes = [int(np.prod(shape)) for shape in self.logical_shapes.values()]
+        self.offsets = (sizes[0], sizes[0] + sizes[1], sum(sizes))
+        """End of ``jobs``, end of ``candidates`` and total size in one flat buffer."""
         self.space = spaces.Dict({
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()

@@ -78,7 +78,7 @@ class RoundDriver:
         sim = self.sim
         terms: dict[str, float] = {}
         static = self.order.static
-        while self.round.done and not self.over:
+        while self.round.done and not (sim.done or sim.truncated):
             changed = sim.commit(self.round.target)
             if self.recorder is not None:
                 self.recorder.record(sim.job_of_gpu)
@@ -90,6 +90,6 @@ class RoundDriver:
             if sim.events_since_commit:  # an arrival, completion or promotion
                 self._memo = None
             self.rewards.add_step(sim, terms)
-            if not self.over and not (idle and static):
+            if not (sim.done or sim.truncated or (idle and static)):
                 self.round = self._new_round()
         return terms
