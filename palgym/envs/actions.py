@@ -19,6 +19,8 @@ import numpy as np
 
 from palgym.errors import ConfigError, InvalidActionError
 
+_INTEGERS = (int, np.integer)
+
 
 @dataclass(frozen=True)
 class ActionCodec:
@@ -50,7 +52,7 @@ class ActionCodec:
     def __post_init__(self) -> None:
         for name in ("num_slots", "max_tiers"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, _INTEGERS) or value < 1:
                 raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
         candidates = 2 * int(self.max_tiers) + 2
         object.__setattr__(self, "num_candidates", candidates)
@@ -97,7 +99,7 @@ class ActionCodec:
         Raises:
             InvalidActionError: naming the action and the space otherwise.
         """
-        if isinstance(action, int | np.integer):
+        if isinstance(action, _INTEGERS):
             value = int(action)
         elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             value = int(action)

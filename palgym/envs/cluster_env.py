@@ -191,7 +191,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                           if render_mode == "rgb_array" else None)
         self._memo = EpisodeMemo()
         self._sim: Simulator | None = None
-        self._decision: Decision | None = None
+        self._decision: Decision | None = self._final  # no episode runs before reset
 
     # ------------------------------------------------------------------ API
     @property
@@ -277,10 +277,11 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 forbids it and the env is ``strict``.
             PalgymError: the episode has ended (call ``reset``).
         """
-        if self._finished:
+        current = self._current()
+        if current is self._final:
             raise PalgymError("the episode has ended: call reset() before step()")
         action = self.codec.check(action)
-        invalid = not self._current().mask[action]
+        invalid = not current.mask[action]
         if invalid:
             if self.strict:
                 raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
@@ -314,17 +315,19 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """
         if check:
             check_heuristic(name, self.sticky, self.class_reorder)
-        ctx = self._context()
-        candidates = self._current().candidates  # None after the episode's end
+        candidates = self._current().candidates  # None outside an episode
+        if candidates is None:
+            self._context()  # raises before the first reset
+            return self.codec.END_ROUND
         decision = self._rounds.round
-        if candidates is None or not decision.pending or not decision.fits(decision.pending[0]):
+        if not decision.pending or not decision.fits(decision.pending[0]):
             return self.codec.END_ROUND
         job = decision.pending[0]
         jobs = self._rounds.sim.jobs
         perf_class = int(jobs.perf_class[job])
         choice = heuristic_candidate(
             name, candidates.feasible[candidates.shape_of_slot[0]], int(jobs.num_gpus[job]),
-            ctx.factors.tiers[perf_class].size, ctx.pal_orders[perf_class],
+            self._ctx.factors.tiers[perf_class].size, self._ctx.pal_orders[perf_class],
             self.cluster.gpus_per_node, self.codec,
         )
         return self.codec.END_ROUND if choice is None else self.codec.encode(0, choice)
@@ -344,7 +347,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     @property
     def _finished(self) -> bool:
         """No episode is running: before the first reset, or after its end."""
-        return self._sim is None or self._rounds.over
+        return self._current() is self._final
 
     def _context(self) -> EpisodeContext:
         if self._sim is None:
@@ -355,11 +358,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """The current decision, computed at most once (the one cache slot)."""
         decision = self._decision
         if decision is None:
-            if self._finished:
-                return self._final
-            ctx = self._ctx
-            decision = self._decision = self._decide(
-                self._rounds.sim, self._rounds.round, ctx.tables, ctx.factors, self._observations
+            rounds, ctx = self._rounds, self._ctx
+            decision = self._decision = self._final if rounds.over else self._decide(
+                rounds.sim, rounds.round, ctx.tables, ctx.factors, self._observations
             )
         return decision
 

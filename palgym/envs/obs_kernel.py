@@ -207,7 +207,7 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
              log_horizon, obs_jobs)
-    num_features = obs_candidates.shape[2]
+    num_features = len(CANDIDATE)
     for k in range(jobs.size):
         s = shape_of_slot[k]
         for m in range(num_candidates):

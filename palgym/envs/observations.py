@@ -70,6 +70,8 @@ class ObservationBuilder:
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
         self._constants_round: DecisionRound | None = None
         self._constants = (0.0, 0.0)
+        self.candidate_layout = (codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates)
+        """The codec's indices the compiled kernel takes: best[0], Packed, Random, and M."""
         sizes = [int(np.prod(shape)) for shape in self.logical_shapes.values()]
         self.offsets = (sizes[0], sizes[0] + sizes[1], sum(sizes))
         """End of ``jobs``, end of ``candidates`` and total size in one flat buffer."""

@@ -33,6 +33,7 @@ class RoundDriver:
 
     Attributes:
         round: the open round.
+        over: the episode has ended (terminated or truncated), as of the last advance.
     """
 
     def __init__(  # noqa: PLR0913
@@ -54,11 +55,7 @@ class RoundDriver:
         self.recorder = recorder
         self._memo: tuple[IntArray, tuple[int, ...]] | None = None
         self.round = self._new_round()
-
-    @property
-    def over(self) -> bool:
-        """The episode has ended (terminated or truncated)."""
-        return self.sim.done or self.sim.truncated
+        self.over = sim.done or sim.truncated
 
     def _new_round(self) -> DecisionRound:
         sim, memo = self.sim, self._memo
@@ -92,4 +89,5 @@ class RoundDriver:
             self.rewards.add_step(sim, terms)
             if not (sim.done or sim.truncated or (idle and static)):
                 self.round = self._new_round()
+        self.over = sim.done or sim.truncated
         return terms
