@@ -83,10 +83,10 @@ def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
     profiler.runcall(run, env, "pal", decisions, np.random.default_rng(seed))
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     parts = {
-        "observation (Python + kernel)": ("observations.py", "build_compiled"),
+        "decision (Python + kernel)": ("decide.py", "decide_numba"),
         "  of which the compiled kernel": ("obs_kernel.py", "decision"),
         "engine commit": ("engine.py", "commit"), "engine advance": ("engine.py", "advance"),
-        "new round (queue order)": ("cluster_env.py", "_new_round"),
+        "new round (queue order)": ("rounds.py", "_new_round"),
         "heuristic action": ("cluster_env.py", "heuristic_action"),
         "apply action": ("cluster_env.py", "_apply"),
         "whole step": ("cluster_env.py", "step"),

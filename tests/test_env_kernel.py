@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from palgym.envs import ClusterEnv, kernel, rewards
+from palgym.envs.actions import ActionCodec
 from palgym.envs.candidates import EpisodeTables, window_candidates
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
@@ -41,7 +42,7 @@ def test_kernel_equals_reference_on_random_states(cluster: str, preset_name: str
     factors = slowdown_factors(episode)
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     num_slots = 16
-    tables = EpisodeTables.build(sim, factors, 4, False, num_slots)
+    tables = EpisodeTables.build(sim, factors, ActionCodec(num_slots, 4), False)
     checked = 0
     for _ in range(150):
         free = rng.random(spec.num_gpus) < rng.uniform(0.05, 1.0)
@@ -73,11 +74,10 @@ def test_kernel_equals_reference_on_random_states(cluster: str, preset_name: str
 def test_env_observations_equal_on_both_paths(task: str, sticky: bool) -> None:
     """200 random masked steps: the compiled and the reference env see the same observations
     and masks (features are computed with the same float operations; the compiled masks come
-    from the kernel, the reference ones from DecisionRound.action_mask)."""
+    from the kernel, the reference ones from palgym.envs.decide.action_mask)."""
     kwargs = {"trace": "sia-philly-gen-1", "window": 60, "sticky": sticky,
               "class_reorder": not sticky, "task": task}
-    envs = [ClusterEnv(**kwargs), ClusterEnv(**kwargs)]
-    envs[1]._compiled = False
+    envs = [ClusterEnv(**kwargs, backend="numba"), ClusterEnv(**kwargs, backend="numpy")]
     observations = [env.reset(seed=5)[0] for env in envs]
     rng = np.random.default_rng(1)
     for _ in range(200):

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.envs import kernel, obs_kernel
+from palgym.envs.actions import ActionCodec
+from palgym.envs.features import CANDIDATE, LOCALITY_MAX, SLOWDOWN_MAX
 from palgym.policies.allocation import packed_allocation
 from palgym.policies.pal import within_node_allocation
 from palgym.policies.pm_first import pm_first_allocation
@@ -30,27 +32,12 @@ from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, IntArray
 
 
-def num_candidates(max_tiers: int) -> int:
-    """M = 2 x max_tiers + 2."""
-    return 2 * max_tiers + 2
-
-
-def packed_index(max_tiers: int) -> int:
-    """Candidate index of the Packed candidate."""
-    return 2 * max_tiers
-
-
-def random_index(max_tiers: int) -> int:
-    """Candidate index of the Random candidate."""
-    return 2 * max_tiers + 1
-
-
 @dataclass(frozen=True)
 class JobCandidates:
     """The M candidates of one job: ``sets[m]`` is int64 (N,) GPU ids or None (infeasible).
 
     The Random candidate's set is always None here (drawn at decision time); ``random_feasible``
-    tells whether it can be drawn.
+    tells whether it can be drawn. The Random candidate is the last one (the codec's order).
     """
 
     job: int
@@ -69,7 +56,7 @@ def job_candidates(
     job: int,
     free: BoolArray,
     factors: SlowdownFactors,
-    max_tiers: int,
+    codec: ActionCodec,
     packed_strict_total: bool = False,
 ) -> JobCandidates:
     """Compute the candidates of ``job`` on the free GPUs (see module docstring).
@@ -79,7 +66,7 @@ def job_candidates(
         job: job index.
         free: bool (G,) free GPUs.
         factors: slowdown factors.
-        max_tiers: T, tiers per class the action space has room for.
+        codec: the action codec (T tiers per class, the candidates' order).
         packed_strict_total: the Packed candidate's strict-total variant (artifact
             Packed-Sticky quirk).
     """
@@ -88,6 +75,7 @@ def job_candidates(
     slowdown = factors.sf[perf_class]
     tier = factors.labels[perf_class]
     tiers = factors.tiers[perf_class]
+    max_tiers = codec.max_tiers
     within: list[IntArray | None] = [None] * max_tiers
     best: list[IntArray | None] = [None] * max_tiers
     previous: BoolArray | None = None
@@ -103,12 +91,13 @@ def job_candidates(
             candidates, num_gpus, slowdown, sim.node_of_gpu, sim.config.pal_node_order
         )
         best[t] = pm_first_allocation(candidates, num_gpus, slowdown, tier, sim.node_of_gpu)
-    packed = packed_allocation(free, num_gpus, sim.cluster.gpus_per_node, packed_strict_total)
-    return JobCandidates(
-        job=job,
-        sets=(*within, *best, packed, None),
-        random_feasible=int(free.sum()) >= num_gpus,
+    sets: list[IntArray | None] = [None] * codec.num_candidates
+    for t in range(max_tiers):
+        sets[codec.within(t)], sets[codec.best(t)] = within[t], best[t]
+    sets[codec.PACKED] = packed_allocation(
+        free, num_gpus, sim.cluster.gpus_per_node, packed_strict_total
     )
+    return JobCandidates(job=job, sets=tuple(sets), random_feasible=int(free.sum()) >= num_gpus)
 
 
 @dataclass(frozen=True)
@@ -125,15 +114,15 @@ class KernelBuffers:
     keeps: np.ndarray
 
     @classmethod
-    def allocate(cls, num_slots: int, max_tiers: int, widest: int) -> KernelBuffers:
-        """Buffers for K = ``num_slots``, T = ``max_tiers`` and jobs of <= ``widest`` GPUs."""
-        size = num_candidates(max_tiers)
+    def allocate(cls, codec: ActionCodec, widest: int) -> KernelBuffers:
+        """Buffers for the codec's K slots and M candidates and jobs of <= ``widest`` GPUs."""
+        num_slots, size = codec.num_slots, codec.num_candidates
         return cls(
             shape_of_slot=np.zeros(num_slots, np.int64),
             shape_gpus=np.zeros(num_slots, np.int64),
             sets=np.full((num_slots, size - 1, max(widest, 1)), -1, np.int64),
             feasible=np.zeros((num_slots, size), bool),
-            features=np.zeros((num_slots, size, kernel.NUM_FEATURES), np.float32),
+            features=np.zeros((num_slots, size, len(CANDIDATE)), np.float32),
             keeps=np.zeros((num_slots, size), np.float32),
         )
 
@@ -147,8 +136,8 @@ class EpisodeTables:
         class's tiers. labels: int64 (C, G) k-means labels. tiers: float64 (C, T) ascending,
         padded with inf. num_tiers: int64 (C,). lf_by_class: float64 (C,) locality penalty.
         larger_rule: the penalty is paid by jobs larger than a node. gpus_per_node: G_n.
-        max_tiers: T. strict_total: Packed's strict-total quirk. buffers: the kernel's
-        output buffers.
+        codec: the action codec (K, T, M and the candidates' order). strict_total: Packed's
+        strict-total quirk. buffers: the kernel's output buffers.
     """
 
     sf: FloatArray
@@ -159,22 +148,27 @@ class EpisodeTables:
     lf_by_class: FloatArray
     larger_rule: bool
     gpus_per_node: int
-    max_tiers: int
+    codec: ActionCodec
     strict_total: bool
     buffers: KernelBuffers
+
+    @property
+    def max_tiers(self) -> int:
+        """T, tiers per class."""
+        return self.codec.max_tiers
 
     @classmethod
     def build(
         cls,
         sim: Simulator,
         factors: SlowdownFactors,
-        max_tiers: int,
+        codec: ActionCodec,
         strict_total: bool,
-        num_slots: int,
     ) -> EpisodeTables:
-        """Tables for ``sim``'s episode with ``factors`` (at most ``max_tiers`` tiers a class)
-        and a window of ``num_slots`` jobs."""
+        """Tables for ``sim``'s episode with ``factors`` (at most T tiers a class) and the
+        codec's window of K jobs."""
         config = sim.config
+        max_tiers = codec.max_tiers
         tiers = np.full((NUM_PERF_CLASSES, max_tiers), np.inf)
         rank = np.zeros(factors.sf.shape, np.int64)
         for c, values in enumerate(factors.tiers):
@@ -189,11 +183,8 @@ class EpisodeTables:
             num_tiers=np.array([t.size for t in factors.tiers], np.int64),
             lf_by_class=np.array(lf, np.float64),
             larger_rule=config.locality_rule is LocalityRule.LARGER_THAN_NODE,
-            gpus_per_node=sim.cluster.gpus_per_node, max_tiers=max_tiers,
-            strict_total=strict_total,
-            buffers=KernelBuffers.allocate(
-                num_slots, max_tiers, int(sim.jobs.num_gpus.max(initial=1))
-            ),
+            gpus_per_node=sim.cluster.gpus_per_node, codec=codec, strict_total=strict_total,
+            buffers=KernelBuffers.allocate(codec, int(sim.jobs.num_gpus.max(initial=1))),
         )
 
 
@@ -208,8 +199,8 @@ class WindowCandidates:
         sets: int64 (S, M - 1, N_max) candidate GPU sets (ascending ids; -1 padded; the Random
             candidate is drawn when taken).
         feasible: bool (S, M).
-        features: float32 (S, M, 6) candidate features 0..5 of
-            :data:`palgym.envs.observations.CANDIDATE_FEATURES`.
+        features: float32 (S, M, F_c) the set features of every candidate
+            (:class:`palgym.envs.features.CandidateFeatures`; ``keeps_gpus`` is 0 here).
         keeps: float32 (K', M) the ``keeps_gpus`` feature of every slot's candidates.
     """
 
@@ -253,11 +244,17 @@ def window_candidates(
     table = sim.jobs
     if compiled:
         out = tables.buffers
+        codec = tables.codec
         num_shapes = kernel.window_candidates(
             free, jobs, table.perf_class, table.num_gpus, tables.sf, tables.rank, tables.labels,
-            tables.tiers, tables.num_tiers, tables.max_tiers, tables.gpus_per_node,
-            tables.strict_total, tables.lf_by_class, tables.larger_rule,
-            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features,
+            tables.tiers, tables.num_tiers, codec.max_tiers, tables.gpus_per_node,
+            tables.strict_total, codec.best(0), codec.PACKED, codec.RANDOM,
+            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible,
+        )
+        obs_kernel.candidate_features(
+            jobs, table.perf_class, tables.sf, tables.tiers, tables.gpus_per_node,
+            tables.lf_by_class, tables.larger_rule, codec.RANDOM, out.shape_of_slot,
+            out.shape_gpus, num_shapes, out.sets, out.feasible, out.features,
         )
         shape_of_slot = out.shape_of_slot[: jobs.size]
         shape_gpus = out.shape_gpus[:num_shapes]
@@ -297,16 +294,17 @@ def _reference_candidates(
 ) -> tuple[IntArray, BoolArray, np.ndarray]:
     """:func:`kernel.window_candidates` computed with the policies' numpy functions."""
     num_shapes = shape_gpus.size
-    size = num_candidates(tables.max_tiers)
+    codec = tables.codec
+    size = codec.num_candidates
     widest = max(1, int(shape_gpus.max())) if num_shapes else 1
     sets = np.full((num_shapes, size - 1, widest), -1, np.int64)
     feasible = np.zeros((num_shapes, size), bool)
-    features = np.zeros((num_shapes, size, kernel.NUM_FEATURES), np.float32)
+    features = np.zeros((num_shapes, size, len(CANDIDATE)), np.float32)
     first_slot = np.zeros(num_shapes, np.int64)
     first_slot[shape_of_slot[::-1]] = np.arange(shape_of_slot.size)[::-1]
     for s in range(num_shapes):
         job = int(jobs[first_slot[s]])
-        cands = job_candidates(sim, job, free, factors, tables.max_tiers, tables.strict_total)
+        cands = job_candidates(sim, job, free, factors, codec, tables.strict_total)
         feasible[s] = cands.feasible()
         perf_class = int(sim.jobs.perf_class[job])
         num_gpus = int(shape_gpus[s])
@@ -319,13 +317,16 @@ def _reference_candidates(
             worst = float(factor.max())
             nodes = sim.node_of_gpu[gpus]
             locality = sim.locality_penalty_of(perf_class, num_gpus, gpus)
-            features[s, m] = (
-                1.0, min(worst / kernel.SLOWDOWN_MAX, 1.0), float(nodes[0] != nodes[-1]),
-                min((locality - 1.0) / (kernel.LOCALITY_MAX - 1.0), 1.0),
-                min(0.5 / (worst * locality), 1.0),
-                np.count_nonzero(factor <= tables.tiers[perf_class, 0]) / num_gpus,
+            row = features[s, m]
+            row[CANDIDATE.feasible] = 1.0
+            row[CANDIDATE.max_slowdown] = min(worst / SLOWDOWN_MAX, 1.0)
+            row[CANDIDATE.spans_nodes] = float(nodes[0] != nodes[-1])
+            row[CANDIDATE.locality_penalty] = min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0)
+            row[CANDIDATE.predicted_speed] = min(0.5 / (worst * locality), 1.0)
+            row[CANDIDATE.best_tier_frac] = (
+                np.count_nonzero(factor <= tables.tiers[perf_class, 0]) / num_gpus
             )
-        features[s, -1, 0] = float(cands.random_feasible)
+        features[s, codec.RANDOM, CANDIDATE.feasible] = float(cands.random_feasible)
     return sets, feasible, features
 
 

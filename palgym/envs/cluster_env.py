@@ -10,35 +10,30 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs import kernel
-from palgym.envs.candidates import (
-    EpisodeTables,
-    WindowCandidates,
-    num_candidates,
-    random_index,
-    window_candidates,
+from palgym.envs.actions import ActionCodec
+from palgym.envs.arguments import check_choice, check_positive, make_config
+from palgym.envs.decide import Decision, choose_backend, final_decision
+from palgym.envs.episodes import (
+    EpisodeContext,
+    EpisodeMemo,
+    TraceSpec,
+    choose_episode_trace,
+    load_traces,
+    start_episode,
 )
-from palgym.envs.decisions import DecisionRound
-from palgym.envs.episodes import EpisodeMemo, TraceSpec, choose_episode_trace, load_traces
-from palgym.envs.heuristics import (
-    check_choice,
-    check_heuristic,
-    copy_rng,
-    heuristic_candidate,
-    make_config,
-    pal_orders,
-)
+from palgym.envs.heuristics import check_heuristic, heuristic_candidate
 from palgym.envs.observations import ObservationBuilder
-from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics
+from palgym.envs.render import GanttRecorder, render_ansi
+from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics, episode_note
+from palgym.envs.rounds import RoundDriver
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
-from palgym.policies import PLACEMENT_NAMES, make_queue_order, make_sampler
+from palgym.policies import PLACEMENT_NAMES, make_queue_order
 from palgym.policies.allocation import random_allocation
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
-from palgym.sim.fast_forward import idle_rounds
 from palgym.sim.variability import VariabilityProfile
-from palgym.simulate import make_episode
+from palgym.simulate import Episode, make_episode
 
 
 class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -58,24 +53,28 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ## Observation Space
 
     ``Dict`` of flat float32 ``Box`` es in [0, 1] (entry names: ``env.unwrapped.feature_names``;
-    reshape with ``env.unwrapped.observation_shapes``):
+    reshape with ``env.unwrapped.observation_shapes``; every feature's meaning, unit,
+    normalisation and horizon: ``docs/ENV.md``; the layouts: :mod:`palgym.envs.features`):
 
     - ``jobs`` (K, 12): present, selectable, num_gpus / G, class one-hot, log remaining ideal
-      time, log waiting time, log attained service, was running, queue position k / K;
-    - ``candidates`` (K, M, 7), candidate (k, m) = action k * M + m: feasible, max slowdown
-      factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on the best tier, keeps the
-      current GPUs;
+      time (clairvoyant: the trace's true remaining work), log waiting time, log attained
+      service, was running, queue position k / K;
+    - ``candidates`` (K, M, 7), candidate (k, m) = action ``codec.encode(k, m)`` = k * M + m:
+      feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on
+      the best tier, keeps the current GPUs;
     - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
       free fraction, pending / K, queued / 4K, log time.
 
     ## Action Space
 
-    ``Discrete(K * M + 1)``: action ``k * M + m`` gives the job in window slot k its candidate m
-    (M = 2T + 2: T within-node tiers, T best-factor tiers, Packed, Random); ``K * M`` ends the
-    round. ``action_masks()`` (bool (K*M+1,)) marks the valid ones and is never all False. An
-    invalid action is replaced by the ``fallback_policy`` heuristic's action, flagged in
-    ``info["invalid_action"]`` and counted; with ``strict=True`` it raises
-    :class:`~palgym.errors.InvalidActionError`.
+    ``Discrete(K * M + 1)`` (:class:`~palgym.envs.actions.ActionCodec`, ``env.unwrapped.codec``):
+    action ``k * M + m`` gives the job in window slot k its candidate m (M = 2T + 2: T
+    within-node tiers, T best-factor tiers, Packed, Random); ``K * M`` ends the round.
+    ``action_masks()`` (bool (K*M+1,)) marks the valid ones and is never all False. An action
+    outside the action space (e.g. ``K * M + 1``, ``-1``, a float) raises
+    :class:`~palgym.errors.InvalidActionError` (a ``ValueError``) naming it and the space. An
+    in-space action the mask forbids is replaced by the ``fallback_policy`` heuristic's action,
+    flagged in ``info["invalid_action"]`` and counted; with ``strict=True`` it raises.
 
     ## Rewards
 
@@ -88,8 +87,21 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     Terminated when every measured job has completed; truncated after ``max_rounds`` rounds.
     Stepping after the end without ``reset`` raises :class:`~palgym.errors.PalgymError`. The
-    final ``info["episode_metrics"]`` holds avg/p50/p99 JCT (s), makespan (s), utilizations,
-    num_jobs and num_invalid_actions.
+    final step's ``info`` holds ``episode_metrics``: ``num_jobs``, ``num_completed``,
+    ``num_unfinished``, avg/p50/p99 JCT (s) and ``makespan_s`` over the completed jobs (NaN
+    when none completed), ``censored_avg_jct_s`` (every measured job, an unfinished one counted
+    up to the episode's end), utilizations, ``num_rounds`` and ``num_invalid_actions``; and
+    ``episode_note``, a sentence saying whether every job completed and, if not, what the
+    metrics cover.
+
+    ## Rendering
+
+    ``"ansi"``: a text map of the cluster. ``"rgb_array"``: uint8 frames of one shape per env,
+    ``env.unwrapped.frame_shape`` = (H, W, 3), fixed at construction from G and K
+    (:class:`~palgym.envs.render.GanttRecorder`): 64 columns (the last 63 rounds' allocations
+    and the current round's), G GPU rows, a blank row and ceil(K / 64) rows of the window's K
+    slots; each cell ``max(1, 256 // max(G + 1 + ceil(K / 64), 64))`` pixels square, sides
+    padded with white to multiples of 16 (16x4, K = 16: (208, 192, 3)).
 
     ## Arguments
 
@@ -99,10 +111,10 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``preset`` (``"default"`` | ``"pal-artifact"``), ``cluster`` (``"16x4"``), ``queue_order``
     (``fifo`` | ``las`` | ``srtf`` | ``tiresias``), ``locality_penalty``, ``round_duration_s``,
     ``sticky``, ``class_reorder`` (window in PAL's class order), ``reward``, ``reward_scale``
-    (s, default 360000), ``baseline_policy``,
-    ``max_rounds``, ``num_slots`` (K, default 16), ``max_tiers`` (T, default 4), ``strict``,
-    ``fallback_policy`` (default ``"pal"``), ``task``, ``render_mode`` (``"ansi"`` |
-    ``"rgb_array"``).
+    (s, default 360000), ``baseline_policy``, ``max_rounds``, ``num_slots`` (K, default 16),
+    ``max_tiers`` (T, default 4), ``strict``, ``fallback_policy`` (default ``"pal"``),
+    ``task``, ``backend`` (``"numba"``, the default, or ``"numpy"``, the reference; equal
+    results), ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
 
     ## Registered Configurations
 
@@ -138,6 +150,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         max_tiers: int = 4,
         strict: bool = False,
         fallback_policy: str = "pal",
+        backend: str = "numba",
         render_mode: str | None = None,
     ) -> None:
         check_choice("task", task, ("placement", "scheduling"))
@@ -145,8 +158,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES)
         check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)
         check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        if num_slots < 1 or max_tiers < 1 or reward_scale <= 0:
-            raise ConfigError("num_slots and max_tiers must be >= 1 and reward_scale > 0")
+        self.codec = ActionCodec(num_slots, max_tiers)
+        check_positive("reward_scale", reward_scale)
         self.task = task
         self.traces = load_traces(trace)
         self.window = window
@@ -162,22 +175,23 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.reward_name = reward
         self.reward_scale = reward_scale
         self.baseline_policy = baseline_policy
-        self.num_slots = num_slots
-        self.max_tiers = max_tiers
+        self.num_slots, self.max_tiers = num_slots, max_tiers
+        self.num_candidates, self.num_actions = self.codec.num_candidates, self.codec.n
+        self.end_round_action = self.codec.END_ROUND
         self.strict = strict
         self.fallback_policy = fallback_policy
+        self.backend = backend
+        self._decide = choose_backend(backend, self.config.pal_node_order)
         self.render_mode = render_mode
-        self.num_candidates = num_candidates(max_tiers)
-        self._observations = ObservationBuilder(num_slots, max_tiers, self.cluster.gpus_per_node)
+        self._observations = ObservationBuilder(self.codec, self.cluster.gpus_per_node)
         self.observation_space = self._observations.space  # type: ignore[assignment]
-        self.num_actions = num_slots * self.num_candidates + 1
-        self.action_space = spaces.Discrete(self.num_actions)
-        self.end_round_action = num_slots * self.num_candidates
-        # The compiled kernel reproduces the default within-node order only.
-        self._compiled = kernel.AVAILABLE and self.config.pal_node_order == "ascending"
+        self.action_space = spaces.Discrete(self.codec.n)
+        self._final = final_decision(self._observations)
+        self._recorder = (GanttRecorder(self.cluster.num_gpus, num_slots)
+                          if render_mode == "rgb_array" else None)
         self._memo = EpisodeMemo()
         self._sim: Simulator | None = None
-        self._finished = True
+        self._decision: Decision | None = self._final  # no episode runs before reset
 
     # ------------------------------------------------------------------ API
     @property
@@ -191,11 +205,25 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return dict(self._observations.logical_shapes)
 
     @property
+    def frame_shape(self) -> tuple[int, int, int] | None:
+        """(H, W, 3) of every ``rgb_array`` frame (None in the other render modes)."""
+        return None if self._recorder is None else self._recorder.frame_shape
+
+    @property
     def simulator(self) -> Simulator:
         """The running engine (read only; raises before the first reset)."""
         if self._sim is None:
             raise PalgymError("call reset() first")
         return self._sim
+
+    @property
+    def episode(self) -> Episode:
+        """The current episode (e.g. to run :func:`palgym.simulate.run_episode` on it)."""
+        return self._context().episode
+
+    @property
+    def _episode(self) -> Episode:
+        return self.episode
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -215,72 +243,65 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             variability_data=None if profile is not None else self.variability_data,
             seed=episode_seed,
         )
-        self._episode = episode
-        self._factors = self._memo.slowdown_factors(episode, self.max_tiers)
-        self._pal_orders = pal_orders(self._factors, self.config, self.max_tiers)
-        self._sampler = make_sampler(copy_rng(episode.placement_rng))
-        self._sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
-        self._tables = EpisodeTables.build(
-            self._sim, self._factors, self.max_tiers,
-            self.sticky and self.config.packed_sticky_strict_total, self.num_slots,
+        self._ctx, self._sim = start_episode(
+            episode, self._memo, self.codec,
+            self.sticky and self.config.packed_sticky_strict_total,
         )
-        self._rewards = RewardTracker(
+        rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self._memo.baseline(episode, self.baseline_policy, self.order.name, self._factors)
+            self._memo.baseline(episode, self.baseline_policy, self.order.name, self._ctx.factors)
             if self.reward_name == "relative" else None,
         )
-        self._rewards.reset(self._sim)
-        self._invalid, self._finished = 0, False
-        self._pending_reward: dict[str, float] = {}
-        self._history: list[np.ndarray] = []
-        self._round_memo: tuple[np.ndarray, tuple[int, ...]] | None = None
-        self._new_round()
-        self._advance_until_decision()
+        rewards.reset(self._sim)
+        if self._recorder is not None:
+            self._recorder.reset()
+        self._rounds = RoundDriver(self._sim, self.order, self.task, self.sticky,
+                                   self.class_reorder, rewards, self._recorder)
+        self._invalid = 0
+        self._rounds.advance_until_decision()
+        self._decision = None
         info = {
             "trace": trace.name, "window_start": window_start,
             "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
             "episode_hash": episode.episode_hash(), "seed": episode_seed,
         }
-        return self._observe(), info
+        return self._current().observation, info
 
     def step(
         self, action: int | np.integer[Any]
     ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        """Apply one decision; see the class docstring."""
-        if self._finished or self._sim is None:
+        """Apply one decision; see the class docstring.
+
+        Raises:
+            InvalidActionError: ``action`` is outside the action space (always), or the mask
+                forbids it and the env is ``strict``.
+            PalgymError: the episode has ended (call ``reset``).
+        """
+        current = self._current()
+        if current is self._final:
             raise PalgymError("the episode has ended: call reset() before step()")
-        action = int(action)
-        invalid = not (0 <= action < self.num_actions and self._valid_actions()[action])
+        action = self.codec.check(action)
+        invalid = not current.mask[action]
         if invalid:
             if self.strict:
                 raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
             self._invalid += 1
             action = self.heuristic_action(self.fallback_policy, check=False)
-        self._apply(action)
-        self._advance_until_decision()
-        terms, self._pending_reward = self._pending_reward, {}
-        terminated = self._sim.done
-        truncated = not terminated and self._sim.truncated
-        self._finished = terminated or truncated
+        terms = self._apply(action)
+        sim = self._rounds.sim
+        terminated = sim.done
+        truncated = not terminated and sim.truncated
         info: dict[str, Any] = {"invalid_action": invalid, "reward_terms": terms,
                                 "num_invalid_actions": self._invalid}
-        if self._finished:
-            info["episode_metrics"] = episode_metrics(self._sim, self._invalid)
-        return self._observe(), float(sum(terms.values())), terminated, truncated, info
+        if terminated or truncated:
+            info["episode_metrics"] = metrics = episode_metrics(sim, self._invalid)
+            info["episode_note"] = episode_note(metrics)
+        return (self._current().observation, float(sum(terms.values())), terminated, truncated,
+                info)
 
     def action_masks(self) -> np.ndarray:
         """bool (K*M+1,): valid actions now (a fresh array); never all False."""
-        return self._valid_actions().copy()
-
-    def _valid_actions(self) -> np.ndarray:
-        """The mask of the current decision, computed once per decision."""
-        if self._finished:  # only "end round"
-            return np.arange(self.num_actions) == self.end_round_action
-        if self._mask is None:
-            candidates = self._candidates()  # the compiled path fills the mask as well
-            if self._mask is None:
-                self._mask = self._round.action_mask(candidates.slot_feasible(), self.num_actions)
-        return self._mask
+        return self._current().mask.copy()
 
     def heuristic_action(self, name: str, check: bool = True) -> int:
         """The action the named placement policy takes now.
@@ -294,107 +315,72 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """
         if check:
             check_heuristic(name, self.sticky, self.class_reorder)
-        decision = self._round
+        candidates = self._current().candidates  # None outside an episode
+        if candidates is None:
+            self._context()  # raises before the first reset
+            return self.codec.END_ROUND
+        decision = self._rounds.round
         if not decision.pending or not decision.fits(decision.pending[0]):
-            return self.end_round_action
+            return self.codec.END_ROUND
         job = decision.pending[0]
-        perf_class = int(self.simulator.jobs.perf_class[job])
-        candidates = self._candidates()
+        jobs = self._rounds.sim.jobs
+        perf_class = int(jobs.perf_class[job])
         choice = heuristic_candidate(
-            name, candidates.feasible[candidates.shape_of_slot[0]],
-            int(self.simulator.jobs.num_gpus[job]), self._factors.tiers[perf_class].size,
-            self._pal_orders[perf_class], self.cluster.gpus_per_node, self.max_tiers,
+            name, candidates.feasible[candidates.shape_of_slot[0]], int(jobs.num_gpus[job]),
+            self._ctx.factors.tiers[perf_class].size, self._ctx.pal_orders[perf_class],
+            self.cluster.gpus_per_node, self.codec,
         )
-        return self.end_round_action if choice is None else choice  # slot 0: action = candidate
+        return self.codec.END_ROUND if choice is None else self.codec.encode(0, choice)
 
     def render(self) -> str | np.ndarray | None:
-        """``"ansi"``: a text map of the cluster; ``"rgb_array"``: an image (H, W, 3) uint8."""
-        from palgym.envs.render import render_ansi, render_rgb
-
+        """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""
+        ctx = self._context()
+        target = self._rounds.round.target
         if self.render_mode == "ansi":
-            return render_ansi(self.simulator, self._round.target)
-        if self.render_mode == "rgb_array":
-            return render_rgb(self.simulator, self._round.target, self._factors, self._history)
+            return render_ansi(self.simulator, target)
+        if self._recorder is not None:
+            window = [] if self._finished else self._rounds.round.window(self.num_slots)
+            return self._recorder.frame(self.simulator, target, window, ctx.factors)
         return None
 
     # ------------------------------------------------------------------ internals
-    def _new_round(self) -> None:
-        """The next round; a static order and the round's start are reused until an event."""
-        sim, memo = self.simulator, self._round_memo
-        order = memo[0] if memo is not None else self.order.order(sim)
-        self._round = DecisionRound(sim, order, self.task, self.sticky, self.class_reorder,
-                                    start=memo[1] if memo is not None and memo[1] else None)
-        if self.order.static:
-            self._round_memo = (order, self._round.start)
-        self._cached: WindowCandidates | None = None
-        self._cached_obs: dict[str, np.ndarray] | None = None
-        self._mask: np.ndarray | None = None
+    @property
+    def _finished(self) -> bool:
+        """No episode is running: before the first reset, or after its end."""
+        return self._current() is self._final
 
-    def _advance_until_decision(self) -> None:
-        """Commit and advance rounds until one has a decision (or the episode ends).
+    def _context(self) -> EpisodeContext:
+        if self._sim is None:
+            raise PalgymError("call reset() first")
+        return self._ctx
 
-        A round that offered no decision (none placed, not deferred) and changed nothing is
-        repeated while nothing happens (no arrival, completion or promotion) under a static
-        queue order, in one call (:func:`palgym.sim.fast_forward.idle_rounds`).
-        """
-        sim = self.simulator
-        while self._round.done and not sim.done and not sim.truncated:
-            changed = sim.commit(self._round.target)
-            if self.render_mode == "rgb_array":
-                self._history.append(sim.job_of_gpu.copy())
-            sim.advance()
-            idle = not (changed or self._round.acted or sim.events_since_commit)
-            if idle and self.order.static and self.render_mode != "rgb_array":
-                idle_rounds(sim)  # the same round again up to the next event, in one call
-                idle = False
-            if sim.events_since_commit:  # an arrival, completion or promotion
-                self._round_memo = None
-            self._rewards.add_step(sim, self._pending_reward)
-            if not sim.done and not sim.truncated and not (idle and self.order.static):
-                self._new_round()
-
-    def _candidates(self) -> WindowCandidates:
-        """The current decision's candidates (with the compiled kernel, its observation too)."""
-        if self._cached is None:
-            window = self._round.window(self.num_slots)
-            if self._compiled:
-                self._cached, self._cached_obs, self._mask = self._observations.build_compiled(
-                    self.simulator, self._round, window, self._tables
-                )
-            else:
-                self._cached = window_candidates(
-                    self.simulator, window, self._round.free, self._tables, self._factors,
-                    compiled=False,
-                )
-        return self._cached
-
-    def _apply(self, action: int) -> None:
-        self._mask = None
-        if action == self.end_round_action:
-            self._round.end()
-            return
-        slot, candidate = divmod(action, self.num_candidates)
-        cands = self._candidates()
-        job = int(cands.jobs[slot])
-        if candidate == random_index(self.max_tiers):
-            gpus = random_allocation(
-                self._round.free, int(self.simulator.jobs.num_gpus[job]), self._sampler
+    def _current(self) -> Decision:
+        """The current decision, computed at most once (the one cache slot)."""
+        decision = self._decision
+        if decision is None:
+            rounds, ctx = self._rounds, self._ctx
+            decision = self._decision = self._final if rounds.over else self._decide(
+                rounds.sim, rounds.round, ctx.tables, ctx.factors, self._observations
             )
-            assert gpus is not None
-        else:
-            gpus = cands.gpus(slot, candidate)
-        self._round.place(job, gpus)
-        self._cached, self._cached_obs = None, None
+        return decision
 
-    def _observe(self) -> dict[str, np.ndarray]:
-        """The observation (fresh arrays on every call)."""
-        if self._finished:
-            return self._observations.empty()
-        if self._compiled and self._cached_obs is None:
-            self._cached = None  # the decision's observation was handed out already: rebuild
-        candidates = self._candidates()
-        if not self._compiled:
-            return self._observations.build(self.simulator, self._round, candidates, self._tables)
-        obs, self._cached_obs = self._cached_obs, None
-        assert obs is not None
-        return obs
+    def _apply(self, action: int) -> dict[str, float]:
+        """Apply a valid action and advance to the next decision; returns the reward terms."""
+        decision = self._rounds.round
+        if action == self.codec.END_ROUND:
+            decision.end()
+        else:
+            slot, candidate = self.codec.decode(action)
+            candidates = self._current().candidates
+            assert candidates is not None
+            job = int(candidates.jobs[slot])
+            if candidate == self.codec.RANDOM:
+                gpus = random_allocation(
+                    decision.free, int(self._rounds.sim.jobs.num_gpus[job]), self._ctx.sampler
+                )
+                assert gpus is not None
+            else:
+                gpus = candidates.gpus(slot, candidate)
+            decision.place(job, gpus)
+        self._decision = None  # the round changed: the decision is stale
+        return self._rounds.advance_until_decision()

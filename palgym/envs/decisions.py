@@ -71,7 +71,7 @@ class DecisionRound:
             running = np.zeros(sim.jobs.size, dtype=bool)
             running[self.target[self.target != FREE]] = True
             self._running = running
-            self.pending = order[~running[order]].tolist()
+            self.pending: list[int] = order[~running[order]].tolist()
             self.start: tuple[int, ...] = ()
         else:
             num_gpus = sim.cluster.num_gpus
@@ -122,20 +122,6 @@ class DecisionRound:
         if self.task == "scheduling":
             return True
         return not any(self.fits(j) for j in self.pending)
-
-    def action_mask(self, feasible: BoolArray, num_actions: int) -> BoolArray:
-        """bool (K*M+1,): the valid actions, never all False.
-
-        Args:
-            feasible: bool (K', M), the candidate feasibility of every window slot.
-            num_actions: K * M + 1 (the last action ends the round).
-        """
-        mask = np.zeros(num_actions, dtype=np.bool_)
-        if self.sticky:
-            feasible = feasible[:1]
-        mask[: feasible.size] = feasible.ravel()
-        mask[-1] = self.can_end or not mask.any()
-        return mask
 
     # ------------------------------------------------------------------ actions
     def place(self, job: int, gpus: IntArray) -> None:

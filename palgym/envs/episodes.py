@@ -12,17 +12,23 @@ job arrives at 0.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from palgym.bundled import bundled_profile, bundled_trace_paths
+from palgym.envs.actions import ActionCodec
+from palgym.envs.arguments import copy_rng
+from palgym.envs.candidates import EpisodeTables
+from palgym.envs.heuristics import pal_orders
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
+from palgym.policies.base import Sampler, make_sampler
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
+from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
 from palgym.simulate import Episode, run_episode, slowdown_factors
@@ -162,3 +168,49 @@ class EpisodeMemo:
             result = run_episode(episode, policy, queue_order, factors)
             self._baselines[key] = result.records.completion_time_s
         return self._baselines[key]
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """The constants of one env episode, built at reset.
+
+    Attributes:
+        episode: the episode (trace window, profile, cluster, config, seeds).
+        factors: the profile's slowdown factors.
+        pal_orders: PAL's cost order of every perf class as candidate indices
+            (:func:`palgym.envs.heuristics.pal_orders`).
+        tables: the decision backends' episode tables.
+        sampler: the Random candidate's sampler (a copy of the episode's placement RNG, so
+            the env draws exactly what ``run_episode`` draws).
+    """
+
+    episode: Episode
+    factors: SlowdownFactors
+    pal_orders: tuple[tuple[int, ...], ...]
+    tables: EpisodeTables
+    sampler: Sampler
+
+
+def start_episode(
+    episode: Episode, memo: EpisodeMemo, codec: ActionCodec, strict_total: bool
+) -> tuple[EpisodeContext, Simulator]:
+    """The episode's constants and a fresh engine on it.
+
+    Args:
+        episode: the episode.
+        memo: the env's memo (slowdown factors fitted once per profile).
+        codec: the env's action codec.
+        strict_total: the Packed candidate's strict-total quirk.
+
+    Raises:
+        ConfigError: the profile has more slowdown tiers than ``codec.max_tiers``.
+    """
+    factors = memo.slowdown_factors(episode, codec.max_tiers)
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    context = EpisodeContext(
+        episode=episode, factors=factors,
+        pal_orders=pal_orders(factors, episode.config, codec),
+        tables=EpisodeTables.build(sim, factors, codec, strict_total),
+        sampler=make_sampler(copy_rng(episode.placement_rng)),
+    )
+    return context, sim

@@ -1,33 +1,25 @@
-"""Heuristics as agents of the env, and the env's argument checks.
+"""Heuristics as agents of the env.
 
 A heuristic acts on the first job of the window (heuristics keep the queue's order) with its
-own allocation rule, expressed as a candidate index (:mod:`palgym.envs.candidates`): PAL takes
-the first feasible entry of its cost matrix, PM-First the best-factor candidate at the top tier,
-Packed and Random their own candidates.
+own allocation rule, expressed as a candidate index of the action codec
+(:class:`palgym.envs.actions.ActionCodec`): PAL takes the first feasible entry of its cost
+matrix, PM-First the best-factor candidate at the top tier, Packed and Random their own
+candidates.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
-from typing import Any
-
-from palgym.envs.candidates import packed_index, random_index
+from palgym.envs.actions import ActionCodec
+from palgym.envs.arguments import check_choice
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.pal import MatrixEntry, matrix_entries
 from palgym.policies.slowdown import SlowdownFactors
-from palgym.sim.config import SimConfig, preset
+from palgym.sim.config import SimConfig
 from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
 
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
-
-
-def check_choice(name: str, value: object, allowed: Sequence[object]) -> None:
-    """Raise ConfigError naming ``name`` unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise ConfigError(f"{name} must be one of {list(allowed)}, got {value!r}")
 
 
 def check_heuristic(name: str, sticky: bool, class_reorder: bool) -> None:
@@ -51,19 +43,21 @@ def check_heuristic(name: str, sticky: bool, class_reorder: bool) -> None:
 
 
 def pal_order(
-    tiers: FloatArray, entries: tuple[MatrixEntry, ...], max_tiers: int
+    tiers: FloatArray, entries: tuple[MatrixEntry, ...], codec: ActionCodec
 ) -> tuple[int, ...]:
-    """PAL's cost order of a class as candidate indices: (v_t, WITHIN) -> ``within[t]`` = t and
-    (v_t, ACROSS) -> ``best[t]`` = T + t.
+    """PAL's cost order of a class as candidate indices: (v_t, WITHIN) -> ``codec.within(t)``
+    and (v_t, ACROSS) -> ``codec.best(t)``.
 
     Args:
         tiers: float64 (T_c,), the class's ascending slowdown tiers.
         entries: PAL's cost order for the class (:func:`palgym.policies.pal.matrix_entries`).
-        max_tiers: T.
+        codec: the action codec.
     """
     values = tiers.tolist()
     return tuple(
-        (max_tiers if entry.locality is Locality.ACROSS else 0) + values.index(entry.value)
+        (codec.best if entry.locality is Locality.ACROSS else codec.within)(
+            values.index(entry.value)
+        )
         for entry in entries
     )
 
@@ -74,7 +68,7 @@ def pal_choice(
     num_tiers: int,
     order: tuple[int, ...],
     gpus_per_node: int,
-    max_tiers: int,
+    codec: ActionCodec,
 ) -> int | None:
     """Candidate index PAL takes for a job: the first feasible entry of its cost order.
 
@@ -88,7 +82,7 @@ def pal_choice(
         num_tiers: T_c, the number of the class's slowdown tiers.
         order: the class's cost order as candidate indices (:func:`pal_order`).
         gpus_per_node: G_n.
-        max_tiers: T.
+        codec: the action codec.
 
     Returns:
         The candidate index, or None if the job does not fit.
@@ -96,7 +90,7 @@ def pal_choice(
     Source: PAL, SC24, Section IV-C (Algorithm 1).
     """
     if num_gpus == 1 or num_gpus > gpus_per_node:
-        top = max_tiers + num_tiers - 1
+        top = codec.best(num_tiers - 1)
         return top if feasible[top] else None
     for index in order:
         if feasible[index]:
@@ -111,7 +105,7 @@ def heuristic_candidate(
     num_tiers: int,
     pal_order: tuple[int, ...],
     gpus_per_node: int,
-    max_tiers: int,
+    codec: ActionCodec,
 ) -> int | None:
     """Candidate index the named placement takes for a job (None: it does not fit).
 
@@ -123,19 +117,19 @@ def heuristic_candidate(
         pal_order: PAL's cost order for the job's class
             (:func:`pal_order`).
         gpus_per_node: G_n.
-        max_tiers: T.
+        codec: the action codec.
     """
     if name == "pal":
-        return pal_choice(feasible, num_gpus, num_tiers, pal_order, gpus_per_node, max_tiers)
+        return pal_choice(feasible, num_gpus, num_tiers, pal_order, gpus_per_node, codec)
     if name == "pm-first":
-        return max_tiers + num_tiers - 1
+        return codec.best(num_tiers - 1)
     if name.startswith("packed"):
-        return packed_index(max_tiers)
-    return random_index(max_tiers)
+        return codec.PACKED
+    return codec.RANDOM
 
 
 def pal_orders(
-    factors: SlowdownFactors, config: SimConfig, max_tiers: int
+    factors: SlowdownFactors, config: SimConfig, codec: ActionCodec
 ) -> tuple[tuple[int, ...], ...]:
     """PAL's cost order of every perf class as candidate indices
     (:func:`pal_order` of :func:`palgym.policies.pal.matrix_entries`),
@@ -143,26 +137,6 @@ def pal_orders(
     by_class = config.locality_penalty_by_class
     penalty = [config.locality_penalty] * NUM_PERF_CLASSES if by_class is None else by_class
     return tuple(
-        pal_order(factors.tiers[c], matrix_entries(factors.sf[c], penalty[c]), max_tiers)
+        pal_order(factors.tiers[c], matrix_entries(factors.sf[c], penalty[c]), codec)
         for c in range(NUM_PERF_CLASSES)
     )
-
-
-def make_config(
-    preset_name: str,
-    locality_penalty: float | None,
-    round_duration_s: float | None,
-    max_rounds: int,
-) -> SimConfig:
-    """The preset with the env's overrides (only those given)."""
-    overrides: dict[str, Any] = {"max_rounds": max_rounds}
-    if locality_penalty is not None:
-        overrides["locality_penalty"] = locality_penalty
-    if round_duration_s is not None:
-        overrides["round_duration_s"] = round_duration_s
-    return preset(preset_name, **overrides)
-
-
-def copy_rng(rng: Any) -> Any:
-    """An independent copy of a ``random.Random`` or numpy Generator (same future draws)."""
-    return copy.deepcopy(rng)

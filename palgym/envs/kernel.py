@@ -1,8 +1,9 @@
-"""Compiled (numba) kernels of the env's per-decision work: candidates, their features, masks.
+"""Compiled (numba) kernels of the env's per-decision candidates: the GPU sets of every rule.
 
 Every decision needs, for each distinct (perf class, GPU count) "shape" in the job window, the
-2T + 1 deterministic candidate GPU sets of :mod:`palgym.envs.candidates` and their observation
-features. The reference implementation does this with the placement policies' own numpy
+2T + 1 deterministic candidate GPU sets of :mod:`palgym.envs.candidates` (their observation
+features are computed in :mod:`palgym.envs.obs_kernel`, the only numba module that reads the
+feature tables). The reference implementation does this with the placement policies' own numpy
 functions; these kernels do the same walk in one compiled call per decision, reproducing the
 policies' selection and tie-breaking rules exactly (``tests/test_env_kernel.py`` checks every
 set and feature against the reference on random states, and the parity tests check whole
@@ -28,20 +29,21 @@ from typing import Any
 
 import numpy as np
 
-try:  # numba is a dependency; the reference path keeps the env usable without it
-    from numba import njit
+
+def _no_jit(*args: Any, **kwargs: Any) -> Any:
+    """A no-op stand-in for ``numba.njit`` (the kernels then run as plain Python)."""
+    return lambda function: function
+
+
+njit: Any = _no_jit
+try:  # numba is a dependency; the numpy backend keeps the env usable without it
+    import numba
 except ImportError:  # pragma: no cover - exercised only where numba is missing
     AVAILABLE = False
-
-    def njit(*args: Any, **kwargs: Any) -> Any:  # noqa: D103 - a no-op stand-in
-        return lambda function: function
 else:
     AVAILABLE = True
+    njit = numba.njit
 
-NUM_FEATURES = 6
-"""Candidate features the kernel fills (the seventh, keeps_gpus, is per job)."""
-SLOWDOWN_MAX = 4.0
-LOCALITY_MAX = 4.0
 
 
 @njit(cache=True, nogil=True)
@@ -197,33 +199,13 @@ def _first_free(free, node, count, gpus_per_node, out, offset):  # type: ignore[
 
 
 @njit(cache=True, nogil=True)
-def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, row):  # type: ignore[no-untyped-def]
-    """Features 0..5 of one candidate set (:data:`palgym.envs.observations.CANDIDATE_FEATURES`)."""
-    worst = 0.0
-    on_best = 0
-    for i in range(num_gpus):
-        value = sf_c[gpus[i]]
-        worst = max(worst, value)
-        if value <= best_tier:
-            on_best += 1
-    spans = gpus[0] // gpus_per_node != gpus[num_gpus - 1] // gpus_per_node
-    pays = num_gpus > gpus_per_node if larger_rule else spans
-    locality = lf if pays else 1.0
-    row[0] = 1.0
-    row[1] = min(worst / SLOWDOWN_MAX, 1.0)
-    row[2] = 1.0 if spans else 0.0
-    row[3] = min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0)
-    row[4] = min(0.5 / (worst * locality), 1.0)
-    row[5] = on_best / num_gpus
-
-
-@njit(cache=True, nogil=True)
 def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
-    gpus_per_node, strict_total, lf_by_class, larger_rule,
-    shape_of_slot, shape_gpus, sets, feasible, features,
+    gpus_per_node, strict_total, best0, packed, random,
+    shape_of_slot, shape_gpus, sets, feasible,
 ):
-    """Candidates and features of every shape of the window on the free GPUs.
+    """Candidate GPU sets of every shape of the window on the free GPUs (their observation
+    features: :func:`palgym.envs.obs_kernel.candidate_features`).
 
     Args:
         free: bool (G,).
@@ -232,12 +214,13 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
             tiers; labels: int64 (C, G) k-means labels; tiers: float64 (C, T) ascending, padded
             with inf; num_tiers: int64 (C,).
         max_tiers: T. gpus_per_node: G_n. strict_total: Packed's strict-total quirk.
-        lf_by_class: float64 (C,) locality penalty. larger_rule: the penalty is paid by jobs
-            larger than a node (else by sets spanning nodes).
+        best0, packed, random: candidate indices of the tier-0 best-factor, the Packed and the
+            Random candidate (:class:`palgym.envs.actions.ActionCodec`; within[t] is t and
+            best[t] is best0 + t).
         shape_of_slot: int64 (>= K',) out: the shape row of each slot.
         shape_gpus: int64 (>= K',) out: N of each shape (shapes in order of first slot).
-        sets: int64 (>= S, 2T + 1, >= N_max) out: candidate GPU sets (-1 padded).
-        feasible: bool (>= S, 2T + 2) out. features: float32 (>= S, 2T + 2, 6) out.
+        sets: int64 (>= S, M - 1, >= N_max) out: candidate GPU sets (-1 padded).
+        feasible: bool (>= S, M) out.
 
     Returns:
         S, the number of shapes (rows of the outputs that were written).
@@ -247,7 +230,6 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
                                 shape_class, shape_gpus)
     sets[:num_shapes] = -1
     feasible[:num_shapes] = False
-    features[:num_shapes] = 0.0
     num_nodes = free.size // gpus_per_node
     node_sorted = np.empty((num_nodes, gpus_per_node), np.float64)
     node_le = np.empty((num_nodes, max_tiers), np.int64)
@@ -263,8 +245,8 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
                 tables_of_c = True
             _shape_candidates(
                 free, n, sf[c], rank[c], labels[c], tiers[c], min(num_tiers[c], max_tiers),
-                max_tiers, gpus_per_node, strict_total, lf_by_class[c], larger_rule,
-                node_sorted, node_le, sets[s], feasible[s], features[s],
+                gpus_per_node, strict_total, best0, packed, random, node_sorted, node_le,
+                sets[s], feasible[s],
             )
     return num_shapes
 
@@ -294,30 +276,25 @@ def _window_shapes(jobs, perf_class, num_gpus, max_width, shape_of_slot, shape_c
 
 @njit(cache=True, nogil=True)
 def _shape_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, n, sf_c, rank_c, label_c, tiers_c, num_tiers, max_tiers, gpus_per_node,
-    strict_total, lf, larger_rule, node_sorted, node_le, sets, feasible, features,
+    free, n, sf_c, rank_c, label_c, tiers_c, num_tiers, gpus_per_node,
+    strict_total, best0, packed, random, node_sorted, node_le, sets, feasible,
 ):
-    """The 2T + 2 candidates of one shape (class c, N = ``n``): sets (2T + 1, >= N),
-    feasible (2T + 2,) and features (2T + 2, 6), all zero / -1 on entry."""
-    worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[max_tiers])
+    """The M candidates of one shape (class c, N = ``n``): sets (M - 1, >= N) and feasible
+    (M,), all -1 / False on entry."""
+    worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[best0])
     for t in range(num_tiers):
         if n <= gpus_per_node and _within_node(
             free, n, sf_c, tiers_c[t], t, node_sorted, node_le, gpus_per_node, sets[t]
         ):
             feasible[t] = True
         if 0 <= worst_rank <= t:
-            feasible[max_tiers + t] = True
-            sets[max_tiers + t, :n] = sets[max_tiers, :n]
+            feasible[best0 + t] = True
+            sets[best0 + t, :n] = sets[best0, :n]
     if worst_rank > 0:  # not feasible at tier 0: the row was only a buffer
-        sets[max_tiers, :n] = -1
-    feasible[2 * max_tiers] = _packed(free, n, gpus_per_node, strict_total, sets[2 * max_tiers])
+        sets[best0, :n] = -1
+    feasible[packed] = _packed(free, n, gpus_per_node, strict_total, sets[packed])
     num_free = 0
     for g in range(free.size):
         if free[g]:
             num_free += 1
-    random_index = 2 * max_tiers + 1
-    feasible[random_index] = num_free >= n
-    for m in range(random_index):
-        if feasible[m]:
-            _features(sets[m], n, sf_c, tiers_c[0], gpus_per_node, lf, larger_rule, features[m])
-    features[random_index, 0] = 1.0 if num_free >= n else 0.0
+    feasible[random] = num_free >= n

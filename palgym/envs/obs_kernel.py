@@ -2,20 +2,23 @@
 candidate buffers (:func:`palgym.envs.kernel.window_candidates`) and all three observation
 arrays, so that the per-decision work in Python is a handful of calls.
 
-The reference implementation is :class:`palgym.envs.observations.ObservationBuilder` in numpy;
-``tests/test_env_kernel.py`` checks that both give equal observations.
+The reference implementation is :func:`palgym.envs.decide.decide_numpy`; the compiled one,
+:func:`palgym.envs.decide.decide_numba`, calls :func:`decision`. ``tests/test_env_kernel.py``
+checks that both give equal decisions. Feature columns come from the tables of
+:mod:`palgym.envs.features` (global named tuples: compile-time constants).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from palgym.envs.kernel import NUM_FEATURES, njit, window_candidates
+from palgym.envs.features import CANDIDATE, JOB, LOCALITY_MAX, SLOWDOWN_MAX
+from palgym.envs.kernel import njit, window_candidates
 
 
 @njit(cache=True, nogil=True)
 def keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, out):  # type: ignore[no-untyped-def]
-    """Fill float32 (>= K', 2T + 2) ``out``: 1 where candidate m of slot k is exactly the GPUs
+    """Fill float32 (>= K', M) ``out``: 1 where candidate m of slot k is exactly the GPUs
     job k holds now.
 
     Args:
@@ -41,6 +44,59 @@ def keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, out)
                     same = False
                     break
             out[k, m] = 1.0 if same else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, row):  # type: ignore[no-untyped-def]
+    """The set's features of one candidate (:class:`palgym.envs.features.CandidateFeatures`,
+    all but the per-slot ``keeps_gpus``) into float32 ``row`` (F_c,)."""
+    worst = 0.0
+    on_best = 0
+    for i in range(num_gpus):
+        value = sf_c[gpus[i]]
+        worst = max(worst, value)
+        if value <= best_tier:
+            on_best += 1
+    spans = gpus[0] // gpus_per_node != gpus[num_gpus - 1] // gpus_per_node
+    pays = num_gpus > gpus_per_node if larger_rule else spans
+    locality = lf if pays else 1.0
+    row[CANDIDATE.feasible] = 1.0
+    row[CANDIDATE.max_slowdown] = min(worst / SLOWDOWN_MAX, 1.0)
+    row[CANDIDATE.spans_nodes] = 1.0 if spans else 0.0
+    row[CANDIDATE.locality_penalty] = min((locality - 1.0) / (LOCALITY_MAX - 1.0), 1.0)
+    row[CANDIDATE.predicted_speed] = min(0.5 / (worst * locality), 1.0)
+    row[CANDIDATE.best_tier_frac] = on_best / num_gpus
+
+
+@njit(cache=True, nogil=True)
+def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule, random,
+    shape_of_slot, shape_gpus, num_shapes, sets, feasible, features,
+):
+    """Fill float32 (>= S, M, F_c) ``features`` of every shape's candidates (as written by
+    :func:`palgym.envs.kernel.window_candidates`); ``keeps_gpus`` is left 0 (it is per slot).
+
+    Args:
+        jobs: int64 (K',) window jobs. perf_class: the job table's column.
+        sf: float64 (C, G). tiers: float64 (C, T). gpus_per_node: G_n.
+        lf_by_class: float64 (C,) locality penalty. larger_rule: the penalty is paid by jobs
+            larger than a node (else by sets spanning nodes).
+        random: the Random candidate's index (its set is drawn when taken).
+        shape_of_slot, shape_gpus, num_shapes, sets, feasible: the candidate kernel's output.
+    """
+    features[:num_shapes] = 0.0
+    seen = 0
+    for k in range(jobs.size):
+        s = shape_of_slot[k]
+        if s < seen:  # shapes are numbered in order of first slot
+            continue
+        seen += 1
+        c = perf_class[jobs[k]]
+        for m in range(random):
+            if feasible[s, m]:
+                _features(sets[s, m], shape_gpus[s], sf[c], tiers[c, 0], gpus_per_node,
+                          lf_by_class[c], larger_rule, features[s, m])
+        features[s, random, CANDIDATE.feasible] = 1.0 if feasible[s, random] else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -86,20 +142,20 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     log_horizon, out,
 ):
     """Fill the rows of the window's jobs in float32 (K, F_j) ``out`` (see
-    :data:`palgym.envs.observations.JOB_FEATURES`; the queue position is k / K);
+    :class:`palgym.envs.features.JobFeatures`; the queue position is k / K);
     ``running`` is the RUNNING status code and ``log_horizon`` = log1p(TIME_HORIZON_S)."""
     for k in range(jobs.size):
         j = jobs[k]
-        out[k, 0] = 1.0
-        out[k, 1] = 0.0 if sticky and k > 0 else 1.0
-        out[k, 2] = min(num_gpus[j] / total_gpus, 1.0)
-        out[k, 3 + perf_class[j]] = 1.0
+        out[k, JOB.present] = 1.0
+        out[k, JOB.selectable] = 0.0 if sticky and k > 0 else 1.0
+        out[k, JOB.num_gpus_frac] = min(num_gpus[j] / total_gpus, 1.0)
+        out[k, JOB.class_A + perf_class[j]] = 1.0
         remaining = iteration_time_s[j] * max(total_iterations[j] - iterations_done[j], 0.0)
-        out[k, 7] = _log_time(remaining, log_horizon)
-        out[k, 8] = _log_time(now_s - submit_time_s[j], log_horizon)
-        out[k, 9] = _log_time(attained_service_s[j], log_horizon)
-        out[k, 10] = 1.0 if status[j] == running else 0.0
-        out[k, 11] = k / out.shape[0]
+        out[k, JOB.log_remaining_ideal_time] = _log_time(remaining, log_horizon)
+        out[k, JOB.log_waiting_time] = _log_time(now_s - submit_time_s[j], log_horizon)
+        out[k, JOB.log_attained_service] = _log_time(attained_service_s[j], log_horizon)
+        out[k, JOB.was_running] = 1.0 if status[j] == running else 0.0
+        out[k, JOB.queue_position] = k / out.shape[0]
 
 
 @njit(cache=True, nogil=True)
@@ -108,27 +164,30 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     perf_class, num_gpus, iteration_time_s, total_iterations, iterations_done, submit_time_s,
     attained_service_s, status,
     sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
-    larger_rule,
+    larger_rule, best0, packed, random, num_candidates,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
     now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
     obs_jobs, obs_candidates, obs_cluster, mask,
 ):
     """Everything one decision needs, in one call.
 
-    Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates` and
-    :func:`keeps_gpus`), the observation: ``obs_jobs`` float32 (K, F_j), ``obs_candidates``
-    float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and the action mask ``mask`` bool
-    (K * M + 1,), all zero on entry.
+    Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates`,
+    :func:`candidate_features` and :func:`keeps_gpus`), the observation: ``obs_jobs`` float32
+    (K, F_j), ``obs_candidates`` float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and
+    the action mask ``mask`` bool (K * M + 1,), all zero on entry.
 
-    The mask is :meth:`palgym.envs.decisions.DecisionRound.action_mask`: the selectable slots'
-    feasibility, and "end round" when the task is scheduling or nothing else is valid. (In the
-    placement task a decision is open only while some pending job fits, and a fitting job of a
-    selectable slot always has its Random candidate, so "no pending job fits" adds nothing.)
+    The mask is :func:`palgym.envs.decide.action_mask`: the selectable slots' feasibility, and
+    "end round" when the task is scheduling or nothing else is valid. (In the placement task a
+    decision is open only while some pending job fits, and a fitting job of a selectable slot
+    always has its Random candidate, so "no pending job fits" adds nothing.)
 
     Args:
         free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
         perf_class .. status: the job table's columns.
         sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
+        best0, packed, random, num_candidates: the codec's candidate indices and M
+            (:class:`palgym.envs.actions.ActionCodec`); action k * M + m is slot k's
+            candidate m and the last action ends the round.
         shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
         now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
             selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
@@ -139,25 +198,27 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     """
     num_shapes = window_candidates(
         free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
-        gpus_per_node, strict_total, lf_by_class, larger_rule,
-        shape_of_slot, shape_gpus, sets, feasible, features,
+        gpus_per_node, strict_total, best0, packed, random,
+        shape_of_slot, shape_gpus, sets, feasible,
     )
+    candidate_features(jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule,
+                       random, shape_of_slot, shape_gpus, num_shapes, sets, feasible, features)
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
              log_horizon, obs_jobs)
+    num_features = len(CANDIDATE)
     for k in range(jobs.size):
         s = shape_of_slot[k]
-        for m in range(feasible.shape[1]):
-            for f in range(NUM_FEATURES):
+        for m in range(num_candidates):
+            for f in range(num_features):
                 obs_candidates[k, m, f] = features[s, m, f]
-            obs_candidates[k, m, NUM_FEATURES] = keeps[k, m]
+            obs_candidates[k, m, CANDIDATE.keeps_gpus] = keeps[k, m]
     cluster_summary(free, rank, max_tiers, gpus_per_node, obs_cluster)
     size = obs_cluster.size
     obs_cluster[size - 3] = pending_frac
     obs_cluster[size - 2] = queued_frac
     obs_cluster[size - 1] = log_now
-    num_candidates = feasible.shape[1]
     selectable = min(jobs.size, 1) if sticky else jobs.size
     valid = False
     for k in range(selectable):

@@ -3,65 +3,61 @@
 Every key is flat (SB3's ``MultiInputPolicy`` expects 1-D vectors); ``logical_shapes`` gives the
 shape to reshape to:
 
-- ``jobs`` (K x F_j,) = (K, F_j): one row per window slot (see :data:`JOB_FEATURES`).
+- ``jobs`` (K x F_j,) = (K, F_j): one row per window slot
+  (:class:`~palgym.envs.features.JobFeatures`).
 - ``candidates`` (K x M x F_c,) = (K, M, F_c): one row per placement candidate; candidate
-  (k, m) is the action ``k * M + m`` (see :data:`CANDIDATE_FEATURES`).
+  (k, m) is the action ``codec.encode(k, m)``
+  (:class:`~palgym.envs.features.CandidateFeatures`).
 - ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node,
   queue and time summaries (see :meth:`ObservationBuilder.cluster_feature_names`).
 
 Shapes depend on K (slots), T (tiers), M = 2T + 2 and G_n (GPUs per node) only, never on the
-trace. Times are log-scaled against a horizon of :data:`TIME_HORIZON_S` and clipped.
+trace. Times are log-scaled against a horizon of :data:`~palgym.envs.features.TIME_HORIZON_S`
+and clipped. This module is the numpy (reference) builder; the compiled one is
+:func:`palgym.envs.obs_kernel.decision`. Every feature is documented in ``docs/ENV.md``.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs import obs_kernel
+from palgym.envs.actions import ActionCodec
 from palgym.envs.candidates import EpisodeTables, WindowCandidates
 from palgym.envs.decisions import DecisionRound
+from palgym.envs.features import (
+    CANDIDATE,
+    CANDIDATE_FEATURES,
+    JOB,
+    JOB_FEATURES,
+    LOG_HORIZON,
+    TIME_HORIZON_S,
+    log_time,
+)
 from palgym.sim.engine import Simulator
-from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, BoolArray, JobStatus
+from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
 
-TIME_HORIZON_S: float = 365 * 24 * 3600.0
-"""Time that maps to 1.0 on the log scale (a year: even 30-day jobs stay inside the box)."""
-SLOWDOWN_MAX: float = 4.0
-LOCALITY_MAX: float = 4.0
-
-JOB_FEATURES: tuple[str, ...] = (
-    "present", "selectable", "num_gpus_frac",
-    *(f"class_{c}" for c in PERF_CLASS_NAMES),
-    "log_remaining_ideal_time", "log_waiting_time", "log_attained_service", "was_running",
-    "queue_position",
-)
-CANDIDATE_FEATURES: tuple[str, ...] = (
-    "feasible", "max_slowdown", "spans_nodes", "locality_penalty", "predicted_speed",
-    "best_tier_frac", "keeps_gpus",
-)
-_LOG_HORIZON = float(np.log1p(TIME_HORIZON_S))
-_RUNNING = int(JobStatus.RUNNING)
+__all__ = ["CANDIDATE_FEATURES", "JOB_FEATURES", "TIME_HORIZON_S", "ObservationBuilder"]
 
 
 def _log_time(seconds: np.ndarray | float) -> np.ndarray:
-    return np.clip(np.log1p(np.maximum(seconds, 0.0)) / _LOG_HORIZON, 0.0, 1.0)
+    return np.clip(np.log1p(np.maximum(seconds, 0.0)) / LOG_HORIZON, 0.0, 1.0)
 
 
 class ObservationBuilder:
     """Builds observations for a cluster of ``gpus_per_node`` GPUs per node.
 
     Args:
-        num_slots: K.
-        max_tiers: T.
+        codec: the action codec (K slots, T tiers, M candidates).
         gpus_per_node: G_n.
     """
 
-    def __init__(self, num_slots: int, max_tiers: int, gpus_per_node: int) -> None:
+    def __init__(self, codec: ActionCodec, gpus_per_node: int) -> None:
+        num_slots = codec.num_slots
+        self.codec = codec
         self.num_slots = num_slots
-        self.max_tiers = max_tiers
-        self.num_candidates = 2 * max_tiers + 2
+        self.max_tiers = codec.max_tiers
+        self.num_candidates = codec.num_candidates
         self.gpus_per_node = gpus_per_node
         self.logical_shapes: dict[str, tuple[int, ...]] = {
             "jobs": (num_slots, len(JOB_FEATURES)),
@@ -74,6 +70,11 @@ class ObservationBuilder:
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
         self._constants_round: DecisionRound | None = None
         self._constants = (0.0, 0.0)
+        self.candidate_layout = (codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates)
+        """The codec's indices the compiled kernel takes: best[0], Packed, Random, and M."""
+        sizes = [int(np.prod(shape)) for shape in self.logical_shapes.values()]
+        self.offsets = (sizes[0], sizes[0] + sizes[1], sum(sizes))
+        """End of ``jobs``, end of ``candidates`` and total size in one flat buffer."""
         self.space = spaces.Dict({
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()
@@ -106,65 +107,14 @@ class ObservationBuilder:
             for key, space in self.space.spaces.items()
         }
 
-    def build_compiled(
-        self, sim: Simulator, decision: DecisionRound, window: list[int], tables: EpisodeTables
-    ) -> tuple[WindowCandidates, dict[str, np.ndarray], BoolArray]:
-        """The window's candidates, the observation and the action mask, in one compiled call
-        (:func:`palgym.envs.obs_kernel.decision`); the observation's arrays are fresh.
-
-        Args:
-            sim: the engine (read only).
-            decision: the open round.
-            window: the window's jobs, slot order.
-            tables: the episode tables (with the kernel's buffers).
-
-        Returns:
-            (candidates, observation, mask bool (K * M + 1,)).
-        """
-        shapes = self.logical_shapes
-        job_rows = np.zeros(shapes["jobs"], np.float32)
-        candidate_rows = np.zeros(shapes["candidates"], np.float32)
-        cluster = np.zeros(shapes["cluster"], np.float32)
-        mask = np.zeros(self.num_slots * self.num_candidates + 1, np.bool_)
-        jobs = np.array(window, dtype=np.int64)
-        table = sim.jobs
-        out = tables.buffers
-        queued_frac, log_now = self._round_constants(sim, decision)
-        num_shapes = obs_kernel.decision(
-            decision.free, jobs, sim.job_of_gpu,
-            table.perf_class, table.num_gpus, table.iteration_time_s, table.total_iterations,
-            table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
-            tables.sf, tables.rank, tables.labels, tables.tiers, tables.num_tiers,
-            tables.max_tiers, tables.gpus_per_node, tables.strict_total, tables.lf_by_class,
-            tables.larger_rule,
-            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
-            sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", _LOG_HORIZON,
-            min(len(decision.pending) / self.num_slots, 1.0), queued_frac, log_now,
-            job_rows, candidate_rows, cluster, mask,
-        )
-        size = jobs.size
-        candidates = WindowCandidates(
-            jobs, out.shape_of_slot[:size], out.shape_gpus[:num_shapes],
-            out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
-            out.keeps[:size],
-        )
-        obs = {"jobs": job_rows.reshape(-1), "candidates": candidate_rows.reshape(-1),
-               "cluster": cluster}
-        return candidates, obs, mask
-
-    def _round_constants(self, sim: Simulator, decision: DecisionRound) -> tuple[float, float]:
-        """queued / 4K and log time, constant during a round (computed once per round)."""
+    def round_features(self, sim: Simulator, decision: DecisionRound) -> tuple[float, ...]:
+        """pending / K, queued / 4K and log time: the cluster row's last three entries (the
+        last two are constant during a round and computed once per round)."""
         if self._constants_round is not decision:
             queued = min(decision.num_active / (4.0 * self.num_slots), 1.0)
-            log_now = min(max(math.log1p(max(sim.now_s, 0.0)) / _LOG_HORIZON, 0.0), 1.0)
             self._constants_round = decision
-            self._constants = (queued, log_now)
-        return self._constants
-
-    def _round_features(self, sim: Simulator, decision: DecisionRound) -> tuple[float, ...]:
-        """pending / K, queued / 4K and log time: the cluster row's last three entries."""
-        queued, log_now = self._round_constants(sim, decision)
-        return min(len(decision.pending) / self.num_slots, 1.0), queued, log_now
+            self._constants = (queued, log_time(sim.now_s))
+        return (min(len(decision.pending) / self.num_slots, 1.0), *self._constants)
 
     def build(
         self,
@@ -173,8 +123,8 @@ class ObservationBuilder:
         candidates: WindowCandidates,
         tables: EpisodeTables,
     ) -> dict[str, np.ndarray]:
-        """The observation of the current decision in numpy (the reference of
-        :meth:`build_compiled`; fresh arrays every call).
+        """The observation of the current decision in numpy (the reference of the compiled
+        :func:`palgym.envs.obs_kernel.decision`; fresh arrays every call).
 
         Args:
             sim: the engine (read only).
@@ -187,12 +137,12 @@ class ObservationBuilder:
         if num_window:
             job_rows = obs["jobs"].reshape(self.logical_shapes["jobs"])
             job_rows[:num_window] = self._job_rows(sim, decision, candidates.jobs)
-            job_rows[:num_window, -1] = self._positions[:num_window]
+            job_rows[:num_window, JOB.queue_position] = self._positions[:num_window]
             if decision.sticky:
-                job_rows[1:num_window, 1] = 0.0
+                job_rows[1:num_window, JOB.selectable] = 0.0
             per_slot = obs["candidates"].reshape(self.logical_shapes["candidates"])
-            per_slot[:num_window, :, :-1] = candidates.features[candidates.shape_of_slot]
-            per_slot[:num_window, :, -1] = candidates.keeps
+            per_slot[:num_window] = candidates.features[candidates.shape_of_slot]
+            per_slot[:num_window, :, CANDIDATE.keeps_gpus] = candidates.keeps
         obs["cluster"][:] = self._cluster_row(sim, decision, tables)
         return obs
 
@@ -216,17 +166,17 @@ class ObservationBuilder:
     def _new_job_rows(self, sim: Simulator, window: np.ndarray) -> np.ndarray:
         jobs = sim.jobs
         rows = np.zeros((window.size, len(JOB_FEATURES)), np.float32)
-        rows[:, 0] = 1.0
-        rows[:, 1] = 1.0  # selectable; the caller clears it for sticky slots > 0
-        rows[:, 2] = np.minimum(jobs.num_gpus[window] / sim.cluster.num_gpus, 1.0)
-        rows[np.arange(window.size), 3 + jobs.perf_class[window]] = 1.0
+        rows[:, JOB.present] = 1.0
+        rows[:, JOB.selectable] = 1.0  # the caller clears it for sticky slots > 0
+        rows[:, JOB.num_gpus_frac] = np.minimum(jobs.num_gpus[window] / sim.cluster.num_gpus, 1.0)
+        rows[np.arange(window.size), JOB.class_A + jobs.perf_class[window]] = 1.0
         remaining = jobs.iteration_time_s[window] * np.maximum(
             jobs.total_iterations[window] - jobs.iterations_done[window], 0.0
         )
-        rows[:, 7] = _log_time(remaining)
-        rows[:, 8] = _log_time(sim.now_s - jobs.submit_time_s[window])
-        rows[:, 9] = _log_time(jobs.attained_service_s[window])
-        rows[:, 10] = jobs.status[window] == JobStatus.RUNNING
+        rows[:, JOB.log_remaining_ideal_time] = _log_time(remaining)
+        rows[:, JOB.log_waiting_time] = _log_time(sim.now_s - jobs.submit_time_s[window])
+        rows[:, JOB.log_attained_service] = _log_time(jobs.attained_service_s[window])
+        rows[:, JOB.was_running] = jobs.status[window] == JobStatus.RUNNING
         return rows
 
     def _cluster_row(
@@ -243,5 +193,5 @@ class ObservationBuilder:
         row[: tiers.size] = (tiers / num_gpus).ravel()
         row[tiers.size : tiers.size + histogram.size] = histogram / per_node.size
         row[-4] = np.count_nonzero(free) / num_gpus
-        row[-3:] = self._round_features(sim, decision)
+        row[-3:] = self.round_features(sim, decision)
         return row

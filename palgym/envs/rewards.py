@@ -136,13 +136,39 @@ class RewardTracker:
 
 def episode_metrics(sim: Simulator, num_invalid_actions: int) -> dict[str, float | int]:
     """The final ``info["episode_metrics"]`` of an episode (times in s, utilizations as
-    fractions; see :func:`palgym.sim.metrics.compute_metrics`)."""
+    fractions; see :func:`palgym.sim.metrics.compute_metrics`).
+
+    JCT statistics (``avg_jct_s``, ``p50_jct_s``, ``p99_jct_s``) and ``makespan_s`` cover the
+    ``num_completed`` of ``num_jobs`` measured jobs that completed (NaN when none did);
+    ``censored_avg_jct_s`` averages over all measured jobs, an unfinished job counted from its
+    submission to the episode's end (a lower bound of its JCT; equal to ``avg_jct_s`` when
+    every job completed).
+    """
     metrics = sim.metrics()
+    records = sim.records()
+    end_s = np.where(np.isnan(records.completion_time_s), sim.now_s, records.completion_time_s)
+    censored = end_s - records.submit_time_s
     return {
         "avg_jct_s": metrics.avg_jct_s, "p50_jct_s": metrics.p50_jct_s,
         "p99_jct_s": metrics.p99_jct_s, "makespan_s": metrics.makespan_s,
         "utilization_allocated": metrics.utilization_allocated,
         "utilization_effective": metrics.utilization_effective,
         "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
+        "num_unfinished": metrics.num_jobs - metrics.num_completed,
+        "censored_avg_jct_s": float(censored.mean()) if censored.size else float("nan"),
+        "num_rounds": int(sim.round_index),
         "num_invalid_actions": num_invalid_actions,
     }
+
+
+def episode_note(metrics: dict[str, float | int]) -> str:
+    """One sentence on what the final metrics cover (``info["episode_note"]``)."""
+    done, total = int(metrics["num_completed"]), int(metrics["num_jobs"])
+    if done == total:
+        return f"all {total} measured jobs completed"
+    cover = "are NaN (no job completed)" if done == 0 else f"cover the {done} completed jobs only"
+    return (
+        f"truncated after {metrics['num_rounds']} rounds with {total - done} of {total} "
+        f"measured jobs unfinished: avg/p50/p99_jct_s and makespan_s {cover}; "
+        "censored_avg_jct_s counts unfinished jobs up to the end of the episode"
+    )

@@ -1,0 +1,116 @@
+"""The env's action codec: one ``Discrete(K * M + 1)`` index <-> (window slot, candidate).
+
+Action ``slot * M + candidate`` gives the job in window slot ``slot`` (0 <= slot < K) its
+placement candidate ``candidate`` (0 <= candidate < M); action ``K * M`` ends the round. The
+candidates of a job, in order (M = 2T + 2, T = ``max_tiers``): T within-node tiers, T
+best-factor tiers, Packed, Random (:mod:`palgym.envs.candidates`).
+
+The codec is the one place that knows this arithmetic: the env, both decision backends and the
+heuristics take their indices from it (a numba kernel takes :attr:`ActionCodec.num_candidates`
+as a plain int).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from palgym.errors import ConfigError, InvalidActionError
+
+_INTEGERS = (int, np.integer)
+
+
+@dataclass(frozen=True)
+class ActionCodec:
+    """Encode and decode the actions of an env with K slots and T tiers.
+
+    Args:
+        num_slots: K, job slots of the window (>= 1).
+        max_tiers: T, slowdown tiers per class the candidates have room for (>= 1).
+
+    Attributes:
+        num_candidates: M = 2T + 2, candidates per slot.
+        n: K * M + 1, the number of actions.
+        END_ROUND: K * M, the action that ends the round.
+        PACKED: 2T, the candidate index of the Packed candidate.
+        RANDOM: 2T + 1, the candidate index of the Random candidate.
+
+    Raises:
+        ConfigError: ``num_slots`` or ``max_tiers`` is not an int >= 1 (naming it and its value).
+    """
+
+    num_slots: int
+    max_tiers: int
+    num_candidates: int = field(init=False)
+    n: int = field(init=False)
+    END_ROUND: int = field(init=False)  # noqa: N815 - a constant of the codec
+    PACKED: int = field(init=False)  # noqa: N815
+    RANDOM: int = field(init=False)  # noqa: N815
+
+    def __post_init__(self) -> None:
+        for name in ("num_slots", "max_tiers"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, _INTEGERS) or value < 1:
+                raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
+        candidates = 2 * int(self.max_tiers) + 2
+        object.__setattr__(self, "num_candidates", candidates)
+        object.__setattr__(self, "END_ROUND", int(self.num_slots) * candidates)
+        object.__setattr__(self, "n", int(self.num_slots) * candidates + 1)
+        object.__setattr__(self, "PACKED", 2 * int(self.max_tiers))
+        object.__setattr__(self, "RANDOM", 2 * int(self.max_tiers) + 1)
+
+    def within(self, tier: int) -> int:
+        """Candidate index of the within-node candidate at tier ``tier`` (0 <= tier < T)."""
+        return tier
+
+    def best(self, tier: int) -> int:
+        """Candidate index of the best-factor (PM-First) candidate at tier ``tier``."""
+        return self.max_tiers + tier
+
+    def encode(self, slot: int, candidate: int) -> int:
+        """The action giving the job of window slot ``slot`` its candidate ``candidate``.
+
+        Raises:
+            ValueError: ``slot`` not in [0, K) or ``candidate`` not in [0, M).
+        """
+        if not (0 <= slot < self.num_slots and 0 <= candidate < self.num_candidates):
+            raise ValueError(
+                f"(slot {slot}, candidate {candidate}) is outside [0, {self.num_slots}) x "
+                f"[0, {self.num_candidates})"
+            )
+        return slot * self.num_candidates + candidate
+
+    def decode(self, action: int) -> tuple[int, int]:
+        """(slot, candidate) of a placement action (not :attr:`END_ROUND`).
+
+        Raises:
+            ValueError: ``action`` is not in [0, K * M).
+        """
+        if not 0 <= action < self.END_ROUND:
+            raise ValueError(f"action {action} is not a placement action [0, {self.END_ROUND})")
+        return divmod(action, self.num_candidates)
+
+    def check(self, action: Any) -> int:
+        """``action`` as an int, if it belongs to ``Discrete(n)`` (an int or an integer numpy
+        scalar / 0-d array in [0, n)), as ``gymnasium.spaces.Discrete.contains`` decides.
+
+        Raises:
+            InvalidActionError: naming the action and the space otherwise.
+        """
+        if isinstance(action, _INTEGERS):
+            value = int(action)
+        elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            value = int(action)
+        else:
+            raise InvalidActionError(
+                f"action {action!r} (type {type(action).__name__}) is not in the action space "
+                f"Discrete({self.n}): an integer in [0, {self.n}) is expected"
+            )
+        if not 0 <= value < self.n:
+            raise InvalidActionError(
+                f"action {value} is outside the action space Discrete({self.n}) "
+                f"(valid actions are 0 .. {self.n - 1}; {self.END_ROUND} ends the round)"
+            )
+        return value

@@ -1,0 +1,86 @@
+"""The feature tables: one declaration shared by both builders, documented in docs/ENV.md,
+and the Decision value the env caches."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from palgym.envs import ClusterEnv
+from palgym.envs.decide import decide_numba, decide_numpy
+from palgym.envs.features import CANDIDATE, CANDIDATE_FEATURES, JOB, JOB_FEATURES
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "ENV.md"
+
+
+def _documented(section: str) -> list[str]:
+    """Names in the first column of the table under the ``### `section``` heading."""
+    text = DOCS.read_text().split(f"### `{section}`", 1)[1].split("\n#", 1)[0]
+    return re.findall(r"^\| `([^`]+)`", text, flags=re.MULTILINE)
+
+
+def test_docs_list_exactly_the_declared_features() -> None:
+    jobs = _documented("jobs")
+    expanded = [n for name in jobs for n in (
+        [f"class_{c}" for c in "ABCD"] if name == "class_A" else [name])]
+    assert expanded == list(JOB_FEATURES)
+    assert _documented("candidates") == list(CANDIDATE_FEATURES)
+    assert "clairvoyant" in DOCS.read_text().lower()
+
+
+def test_env_names_and_shapes_come_from_the_tables() -> None:
+    env = ClusterEnv("sia-philly-gen-0", window=20, num_slots=3, max_tiers=2)
+    assert env.observation_shapes["jobs"] == (3, len(JOB_FEATURES)) == (3, 12)
+    assert env.observation_shapes["candidates"] == (3, 6, len(CANDIDATE_FEATURES)) == (3, 6, 7)
+    assert env.feature_names["jobs"][JOB.log_waiting_time] == "slot0.log_waiting_time"
+    assert env.feature_names["candidates"][len(CANDIDATE) + CANDIDATE.keeps_gpus] == \
+        "slot0.cand1.keeps_gpus"
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_named_columns_hold_their_values(backend: str) -> None:
+    """Slot 0's waiting time, GPU share and class at the first decision, worked out from the
+    trace: a job submitted at s waits now - s, mapped by log1p(t) / log1p(365 days)."""
+    env = ClusterEnv("sia-philly-gen-0", window=20, backend=backend)
+    obs, _ = env.reset(seed=0)
+    rows = obs["jobs"].reshape(env.observation_shapes["jobs"])
+    sim = env.simulator
+    job = env._rounds.round.pending[0]
+    trace = env.episode.trace
+    waited = sim.now_s - float(trace.submit_time_s[job])
+    expected = min(math.log1p(waited) / math.log1p(365 * 24 * 3600.0), 1.0)
+    assert rows[0, JOB.log_waiting_time] == np.float32(expected)
+    assert rows[0, JOB.num_gpus_frac] == np.float32(int(trace.num_gpus[job]) / 64)
+    assert rows[0, JOB.present] == 1.0 and rows[0, JOB.queue_position] == 0.0
+    candidates = obs["candidates"].reshape(env.observation_shapes["candidates"])
+    mask = env.action_masks()
+    assert np.array_equal(candidates[:, :, CANDIDATE.feasible].ravel() > 0, mask[:-1])
+
+
+def test_both_backends_give_the_same_decision_and_it_is_frozen() -> None:
+    env = ClusterEnv("sia-philly-gen-1", window=40)
+    env.reset(seed=4)
+    args = (env.simulator, env._rounds.round, env._ctx.tables, env._ctx.factors,
+            env._observations)
+    reference, compiled = decide_numpy(*args), decide_numba(*args)
+    assert np.array_equal(reference.mask, compiled.mask)
+    for key, value in reference.observation.items():
+        assert np.array_equal(value, compiled.observation[key]), key
+    with pytest.raises(AttributeError):
+        compiled.mask = reference.mask  # type: ignore[misc]
+    with pytest.raises(ValueError, match="read-only"):
+        compiled.observation["jobs"][0] = 1.0
+
+
+def test_an_observation_can_be_handed_out_more_than_once() -> None:
+    """Queries between two steps (masks, heuristic actions) leave the decision as it was."""
+    env = ClusterEnv("sia-philly-gen-0", window=30)
+    obs, _ = env.reset(seed=0)
+    first = env._current()
+    env.action_masks()
+    env.heuristic_action("pal")
+    assert env._current() is first and all(first.observation[k] is obs[k] for k in obs)
