@@ -24,19 +24,10 @@ builds it. Without numba installed, :data:`AVAILABLE` is False and the env uses 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-try:  # numba is a dependency; the reference path keeps the env usable without it
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-    AVAILABLE = False
-
-    def njit(*args: Any, **kwargs: Any) -> Any:  # noqa: D103 - a no-op stand-in
-        return lambda function: function
-else:
-    AVAILABLE = True
+from palgym._numba import AVAILABLE as AVAILABLE  # re-exported for the env
+from palgym._numba import njit as njit  # re-exported for obs_kernel
 
 NUM_FEATURES = 6
 """Candidate features the kernel fills (the seventh, keeps_gpus, is per job)."""
