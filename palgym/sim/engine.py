@@ -43,6 +43,7 @@ from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
 from palgym.sim.state import KernelParams, SimState, job_columns, kernel_params, new_state
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 from palgym.sim.variability import VariabilityProfile
+from palgym.sim.views import SimView, view_of
 from palgym.sim.workload import Trace
 
 _RUNNING = np.int8(JobStatus.RUNNING)
@@ -152,6 +153,10 @@ class Simulator:
     def perfvar(self) -> FloatArray:
         """float64 (C, G), variability value of each perf class on each GPU."""
         return self._state.alloc.perfvar
+
+    def view(self) -> SimView:
+        """A read-only view of the simulation now (see :class:`palgym.sim.views.SimView`)."""
+        return view_of(self._state, self.cluster)
 
     # ----------------------------------------------------------------- queries
     @property
