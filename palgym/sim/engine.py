@@ -95,13 +95,26 @@ class Simulator:
         self._state: SimState = new_state(
             self.jobs, cluster, profile.take(cluster.num_gpus).perfvar
         )
+        self._counters = self._state.counters  # the same arrays for the whole episode
+        self._alloc = self._state.alloc
         self._next_arrival = 0
+        self._next_arrival_s = 0.0  # min(next trace submit, next background arrival) (s)
         self._background = random.Random(config.background_seed)
         self._next_background_s = math.inf
         self._background_count = 0
         if config.background_jobs_per_hour > 0:
             self._next_background_s = self._background_gap(float(trace.submit_time_s[-1]))
         self._admit()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickle and deepcopy support: the backend module is named, not copied."""
+        state = self.__dict__.copy()
+        del state["_step"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._step = step_backend(self.backend)
 
     # ----------------------------------------------------------------- state, read-only
     @property
@@ -117,42 +130,42 @@ class Simulator:
     @property
     def now_s(self) -> float:
         """The current round boundary t (s)."""
-        return float(self._state.counters.now_s[0])
+        return float(self._counters.now_s[0])
 
     @now_s.setter
     def now_s(self, value: float) -> None:  # for invariant tests that move the clock back
-        self._state.counters.now_s[0] = value
+        self._counters.now_s[0] = value
 
     @property
     def round_index(self) -> int:
         """Rounds advanced so far."""
-        return int(self._state.counters.round_index[0])
+        return int(self._counters.round_index[0])
 
     @property
     def events_since_commit(self) -> bool:
         """A completion, admission or starvation promotion happened since the last commit (or
         that commit promoted a job): a static queue order may now decide differently."""
-        return bool(self._state.counters.events_since_commit[0])
+        return bool(self._counters.events_since_commit[0])
 
     @property
     def job_of_gpu(self) -> IntArray:
         """int64 (G,), job index per GPU or FREE (-1); updated in place. Read-only for callers."""
-        return self._state.alloc.job_of_gpu
+        return self._alloc.job_of_gpu
 
     @property
     def node_of_gpu(self) -> IntArray:
         """int64 (G,), node index per GPU."""
-        return self._state.alloc.node_of_gpu
+        return self._alloc.node_of_gpu
 
     @node_of_gpu.setter
     def node_of_gpu(self, layout: IntArray) -> None:  # a non-contiguous layout, for tests
-        state = self._state
-        self._state = state._replace(alloc=state.alloc._replace(node_of_gpu=layout))
+        self._alloc = self._alloc._replace(node_of_gpu=layout)
+        self._state = self._state._replace(alloc=self._alloc)
 
     @property
     def perfvar(self) -> FloatArray:
         """float64 (C, G), variability value of each perf class on each GPU."""
-        return self._state.alloc.perfvar
+        return self._alloc.perfvar
 
     def view(self) -> SimView:
         """A read-only view of the simulation now (see :class:`palgym.sim.views.SimView`)."""
@@ -162,7 +175,7 @@ class Simulator:
     @property
     def done(self) -> bool:
         """True once every measured job has completed."""
-        return bool(self._state.counters.measured_left[0] == 0)
+        return bool(self._counters.measured_left[0] == 0)
 
     @property
     def truncated(self) -> bool:
@@ -171,13 +184,13 @@ class Simulator:
 
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
-        status: np.ndarray = self.jobs.status[: self._state.counters.admitted[0]]
+        status: np.ndarray = self.jobs.status[: self._counters.admitted[0]]
         active: IntArray = ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
         return active
 
     def running_jobs(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        status: np.ndarray = self.jobs.status[: self._state.counters.admitted[0]]
+        status: np.ndarray = self.jobs.status[: self._counters.admitted[0]]
         running: IntArray = (status == _RUNNING).nonzero()[0]
         return running
 
@@ -227,7 +240,8 @@ class Simulator:
             int64 (F,): indices of the jobs that completed at the new boundary.
         """
         finished = self._step.advance(self._state, self._params)
-        self._admit()
+        if self._counters.now_s[0] >= self._next_arrival_s:
+            self._admit()
         return finished
 
     def idle_rounds(self) -> int:
@@ -243,21 +257,20 @@ class Simulator:
         """
         if self.done or self.truncated:
             return 0
-        next_trace_s = (float(self.jobs.submit_time_s[self._next_arrival])
-                        if self._next_arrival < self.trace.num_jobs else math.inf)
-        next_arrival_s = min(next_trace_s, self._next_background_s)
-        rounds = self._step.idle_rounds(self._state, self._params, next_arrival_s)
-        self._admit()
+        rounds = self._step.idle_rounds(self._state, self._params, self._next_arrival_s)
+        if self._counters.now_s[0] >= self._next_arrival_s:
+            self._admit()
         return rounds
 
     # ----------------------------------------------------------------- admission
     def _admit(self) -> None:
         """Admit the trace jobs and background copies that have arrived by ``now_s``."""
-        counters = self._state.counters
+        counters = self._counters
         now_s = counters.now_s[0]
         jobs = self.jobs
+        num_trace_jobs = self.trace.num_jobs
         start = arrival = self._next_arrival
-        while arrival < self.trace.num_jobs and jobs.submit_time_s[arrival] <= now_s:
+        while arrival < num_trace_jobs and jobs.submit_time_s[arrival] <= now_s:
             arrival += 1
         if arrival > start:
             jobs.status[start:arrival] = _QUEUED
@@ -270,6 +283,9 @@ class Simulator:
                 self._add_background_job()
             if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
                 self._state = self._state._replace(jobs=job_columns(jobs))
+        next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
+                        else math.inf)
+        self._next_arrival_s = min(next_trace_s, self._next_background_s)
 
     def _add_background_job(self) -> None:
         jobs = self.jobs
@@ -279,7 +295,7 @@ class Simulator:
             row, int(self.trace.job_id.max()) + 1 + number, self._next_background_s
         )
         jobs.status[index] = _QUEUED
-        counters = self._state.counters
+        counters = self._counters
         counters.admitted[0] = index + 1
         counters.events_since_commit[0] = True
         self._background_count += 1
@@ -311,7 +327,7 @@ class Simulator:
 
     def usage_gpu_rounds(self) -> tuple[float, float]:
         """(allocated, effective) GPU-rounds counted so far (see :meth:`metrics`)."""
-        usage = self._state.counters.usage_gpu_rounds
+        usage = self._counters.usage_gpu_rounds
         return float(usage[0]), float(usage[1])
 
     def metrics(self) -> EpisodeMetrics:
@@ -319,5 +335,5 @@ class Simulator:
         allocated, effective = self.usage_gpu_rounds()
         return compute_metrics(
             self.records(), allocated, effective,
-            int(self._state.counters.usage_rounds[0]), self.cluster.num_gpus,
+            int(self._counters.usage_rounds[0]), self.cluster.num_gpus,
         )
