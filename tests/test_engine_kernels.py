@@ -25,7 +25,7 @@ from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.locality import locality_penalties, locality_penalty
-from palgym.sim.state import kernel_params
+from palgym.sim.state import ADMITTED, kernel_params
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
@@ -285,7 +285,7 @@ def test_idle_rounds_equal_the_repeated_calls(config_name: str) -> None:
     while not (twins.ref.done or twins.ref.truncated):
         twins.commit(random_target(twins.ref, rng))
         twins.advance()
-        arrivals = int(twins.ref.state.counters.admitted[0])
+        arrivals = int(twins.ref.state.counters.ints[ADMITTED])
         rounds = twins.fast.idle_rounds()
         assert twins.ref.idle_rounds() == rounds
         assert_same(twins.fast, twins.ref, f"idle rounds to t={twins.ref.now_s:g}")
@@ -293,7 +293,7 @@ def test_idle_rounds_equal_the_repeated_calls(config_name: str) -> None:
             stops.add("max_rounds")
         elif twins.ref.done:
             stops.add("done")
-        elif twins.ref.state.counters.admitted[0] > arrivals:
+        elif twins.ref.state.counters.ints[ADMITTED] > arrivals:
             stops.add("arrival")
         elif rounds > 1:
             stops.add("event after idle rounds")

@@ -40,7 +40,22 @@ from palgym.sim.config import SimConfig
 from palgym.sim.jobs import JobTable
 from palgym.sim.locality import locality_penalty
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
-from palgym.sim.state import KernelParams, SimState, job_columns, kernel_params, new_state
+from palgym.sim.state import (
+    ADMITTED,
+    ALLOCATED_GPU_ROUNDS,
+    COUNTING_USAGE,
+    EFFECTIVE_GPU_ROUNDS,
+    EVENTS_SINCE_COMMIT,
+    MEASURED_LEFT,
+    NOW_S,
+    ROUND_INDEX,
+    USAGE_ROUNDS,
+    KernelParams,
+    SimState,
+    job_columns,
+    kernel_params,
+    new_state,
+)
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView, view_of
@@ -130,22 +145,22 @@ class Simulator:
     @property
     def now_s(self) -> float:
         """The current round boundary t (s)."""
-        return float(self._counters.now_s[0])
+        return float(self._counters.floats[NOW_S])
 
     @now_s.setter
     def now_s(self, value: float) -> None:  # for invariant tests that move the clock back
-        self._counters.now_s[0] = value
+        self._counters.floats[NOW_S] = value
 
     @property
     def round_index(self) -> int:
         """Rounds advanced so far."""
-        return int(self._counters.round_index[0])
+        return int(self._counters.ints[ROUND_INDEX])
 
     @property
     def events_since_commit(self) -> bool:
         """A completion, admission or starvation promotion happened since the last commit (or
         that commit promoted a job): a static queue order may now decide differently."""
-        return bool(self._counters.events_since_commit[0])
+        return bool(self._counters.ints[EVENTS_SINCE_COMMIT])
 
     @property
     def job_of_gpu(self) -> IntArray:
@@ -175,7 +190,7 @@ class Simulator:
     @property
     def done(self) -> bool:
         """True once every measured job has completed."""
-        return bool(self._counters.measured_left[0] == 0)
+        return bool(self._counters.ints[MEASURED_LEFT] == 0)
 
     @property
     def truncated(self) -> bool:
@@ -184,13 +199,13 @@ class Simulator:
 
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
-        status: np.ndarray = self.jobs.status[: self._counters.admitted[0]]
+        status: np.ndarray = self.jobs.status[: self._counters.ints[ADMITTED]]
         active: IntArray = ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
         return active
 
     def running_jobs(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        status: np.ndarray = self.jobs.status[: self._counters.admitted[0]]
+        status: np.ndarray = self.jobs.status[: self._counters.ints[ADMITTED]]
         running: IntArray = (status == _RUNNING).nonzero()[0]
         return running
 
@@ -240,7 +255,7 @@ class Simulator:
             int64 (F,): indices of the jobs that completed at the new boundary.
         """
         finished = self._step.advance(self._state, self._params)
-        if self._counters.now_s[0] >= self._next_arrival_s:
+        if self._counters.floats[NOW_S] >= self._next_arrival_s:
             self._admit()
         return finished
 
@@ -258,7 +273,7 @@ class Simulator:
         if self.done or self.truncated:
             return 0
         rounds = self._step.idle_rounds(self._state, self._params, self._next_arrival_s)
-        if self._counters.now_s[0] >= self._next_arrival_s:
+        if self._counters.floats[NOW_S] >= self._next_arrival_s:
             self._admit()
         return rounds
 
@@ -266,7 +281,7 @@ class Simulator:
     def _admit(self) -> None:
         """Admit the trace jobs and background copies that have arrived by ``now_s``."""
         counters = self._counters
-        now_s = counters.now_s[0]
+        now_s = counters.floats[NOW_S]
         jobs = self.jobs
         num_trace_jobs = self.trace.num_jobs
         start = arrival = self._next_arrival
@@ -275,9 +290,9 @@ class Simulator:
         if arrival > start:
             jobs.status[start:arrival] = _QUEUED
             self._next_arrival = arrival
-            counters.admitted[0] = arrival
-            counters.counting_usage[0] = True
-            counters.events_since_commit[0] = True
+            counters.ints[ADMITTED] = arrival
+            counters.ints[COUNTING_USAGE] = True
+            counters.ints[EVENTS_SINCE_COMMIT] = True
         if self._next_background_s <= now_s:
             while self._next_background_s <= now_s:
                 self._add_background_job()
@@ -296,8 +311,8 @@ class Simulator:
         )
         jobs.status[index] = _QUEUED
         counters = self._counters
-        counters.admitted[0] = index + 1
-        counters.events_since_commit[0] = True
+        counters.ints[ADMITTED] = index + 1
+        counters.ints[EVENTS_SINCE_COMMIT] = True
         self._background_count += 1
         self._next_background_s = self._background_gap(self._next_background_s)
 
@@ -327,13 +342,13 @@ class Simulator:
 
     def usage_gpu_rounds(self) -> tuple[float, float]:
         """(allocated, effective) GPU-rounds counted so far (see :meth:`metrics`)."""
-        usage = self._counters.usage_gpu_rounds
-        return float(usage[0]), float(usage[1])
+        floats = self._counters.floats
+        return float(floats[ALLOCATED_GPU_ROUNDS]), float(floats[EFFECTIVE_GPU_ROUNDS])
 
     def metrics(self) -> EpisodeMetrics:
         """Episode metrics so far (see :func:`palgym.sim.metrics.compute_metrics`)."""
         allocated, effective = self.usage_gpu_rounds()
         return compute_metrics(
             self.records(), allocated, effective,
-            int(self._counters.usage_rounds[0]), self.cluster.num_gpus,
+            int(self._counters.ints[USAGE_ROUNDS]), self.cluster.num_gpus,
         )

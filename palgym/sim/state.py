@@ -6,7 +6,7 @@ both ``commit(state, params, target)``, ``advance(state, params)`` and ``idle_ro
 params, next_arrival_s)``). Every bundle is a NamedTuple of numpy arrays, which numba takes in
 nopython mode; the backends update the arrays in place, so a state stays the same object for an
 episode except when the job table grows (background copies, :func:`job_columns` rebuilds the
-bundle). Scalars that change (the clock, the counters) are 1-element arrays for that reason.
+bundle). Scalars that change (the clock, the counters) are array entries for that reason.
 
 Dimension names: G GPUs, C perf classes, J job-table rows (trace jobs, then background copies;
 only rows ``0..admitted-1`` are admitted).
@@ -23,7 +23,7 @@ from palgym.errors import InvalidActionError
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import LocalityRule, SimConfig
 from palgym.sim.jobs import PROMOTED_PRIORITY, JobTable
-from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
+from palgym.sim.types import FREE, FloatArray, IntArray
 
 
 class JobColumns(NamedTuple):
@@ -71,29 +71,29 @@ class Allocation(NamedTuple):
     perfvar: FloatArray
 
 
+NOW_S, ALLOCATED_GPU_ROUNDS, EFFECTIVE_GPU_ROUNDS = 0, 1, 2
+"""Positions in :attr:`Counters.floats`: the round boundary t (s); the allocated and the
+effective GPU-rounds counted so far."""
+ROUND_INDEX, ADMITTED, MEASURED_LEFT, USAGE_ROUNDS, COUNTING_USAGE, EVENTS_SINCE_COMMIT = range(6)
+"""Positions in :attr:`Counters.ints`: rounds advanced so far; job-table rows admitted
+(``0..admitted-1``); measured (trace) jobs not yet completed; rounds counted in the utilisation;
+1 once rounds are counted (from the first admission); 1 if a completion, admission or starvation
+promotion happened since the last commit (or the commit promoted a job)."""
+
+
 class Counters(NamedTuple):
-    """The clock and counters, each a 1-element array (so a backend updates it in place).
+    """The clock and counters, in two arrays that a backend updates in place (two arrays, not
+    one per counter: every array passed to a compiled kernel costs time at each call).
 
     Attributes:
-        now_s: float64 (1,), the current round boundary t (s).
-        round_index: int64 (1,), rounds advanced so far.
-        admitted: int64 (1,), job-table rows admitted (``0..admitted-1``).
-        measured_left: int64 (1,), measured (trace) jobs not yet completed.
-        usage_rounds: int64 (1,), rounds counted in the utilisation (from the first admission).
-        usage_gpu_rounds: float64 (2,), allocated and effective GPU-rounds counted so far.
-        counting_usage: bool (1,), rounds are counted (set at the first admission).
-        events_since_commit: bool (1,), a completion, admission or starvation promotion
-            happened since the last commit (or the commit promoted a job).
+        floats: float64 (3,), at :data:`NOW_S`, :data:`ALLOCATED_GPU_ROUNDS`,
+            :data:`EFFECTIVE_GPU_ROUNDS`.
+        ints: int64 (6,), at :data:`ROUND_INDEX`, :data:`ADMITTED`, :data:`MEASURED_LEFT`,
+            :data:`USAGE_ROUNDS`, :data:`COUNTING_USAGE`, :data:`EVENTS_SINCE_COMMIT`.
     """
 
-    now_s: FloatArray
-    round_index: IntArray
-    admitted: IntArray
-    measured_left: IntArray
-    usage_rounds: IntArray
-    usage_gpu_rounds: FloatArray
-    counting_usage: BoolArray
-    events_since_commit: BoolArray
+    floats: FloatArray
+    ints: IntArray
 
 
 class KernelParams(NamedTuple):
@@ -202,12 +202,10 @@ def new_state(table: JobTable, cluster: ClusterSpec, perfvar: FloatArray) -> Sim
     alloc = Allocation(
         np.full(cluster.num_gpus, FREE, dtype=np.int64), cluster.node_of_gpu(), perfvar
     )
-    counters = Counters(
-        now_s=np.zeros(1), round_index=np.zeros(1, np.int64), admitted=np.zeros(1, np.int64),
-        measured_left=np.full(1, table.num_measured, np.int64),
-        usage_rounds=np.zeros(1, np.int64), usage_gpu_rounds=np.zeros(2),
-        counting_usage=np.zeros(1, np.bool_), events_since_commit=np.ones(1, np.bool_),
-    )
+    ints = np.zeros(6, np.int64)
+    ints[MEASURED_LEFT] = table.num_measured
+    ints[EVENTS_SINCE_COMMIT] = 1
+    counters = Counters(floats=np.zeros(3), ints=ints)
     return SimState(job_columns(table), alloc, counters)
 
 

@@ -20,6 +20,15 @@ import numpy as np
 from palgym._numba import njit
 from palgym.sim import locality
 from palgym.sim.state import (
+    ADMITTED,
+    ALLOCATED_GPU_ROUNDS,
+    COUNTING_USAGE,
+    EFFECTIVE_GPU_ROUNDS,
+    EVENTS_SINCE_COMMIT,
+    MEASURED_LEFT,
+    NOW_S,
+    ROUND_INDEX,
+    USAGE_ROUNDS,
     Allocation,
     CommitOutcome,
     Committed,
@@ -50,7 +59,7 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
     """:func:`palgym.sim.step_numpy.commit` in one compiled call (same arguments, results,
     rejections: the same offending job in the same order of checks)."""
     if target is None and not params.starvation:
-        state.counters.events_since_commit[0] = False  # nothing else to do
+        state.counters.ints[EVENTS_SINCE_COMMIT] = False  # nothing else to do
         return _KEPT
     apply = target is not None
     code, job, value_1, value_2 = _commit(
@@ -99,12 +108,12 @@ def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, next_arrival_s):  # type
     jobs, alloc = JobColumns(*jobs_t), Allocation(*alloc_t)
     counters, params = Counters(*counters_t), KernelParams(*params_t)
     rounds = 0
-    while counters.round_index[0] < params.max_rounds:
+    while counters.ints[ROUND_INDEX] < params.max_rounds:
         _commit_step(jobs, alloc, counters, params, alloc.job_of_gpu, False)
         _advance_step(jobs, alloc, counters, params)
         rounds += 1
-        if (counters.events_since_commit[0] or counters.now_s[0] >= next_arrival_s
-                or counters.measured_left[0] == 0):
+        if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
+                or counters.ints[MEASURED_LEFT] == 0):
             break
     return rounds
 
@@ -122,17 +131,17 @@ def _commit_step(jobs, alloc, counters, params, target, apply):  # type: ignore[
     touched = np.empty(0, np.int64)  # jobs whose GPU set changed, ascending
     before = np.empty(0, np.int8)  # their status before
     code, job, value_1, value_2 = UNCHANGED, -1, 0, 0
-    admitted = counters.admitted[0]
+    admitted = counters.ints[ADMITTED]
     if apply:
         code, job, value_1, value_2, touched, before = _apply(
-            jobs, alloc, params, target, admitted, counters.now_s[0]
+            jobs, alloc, params, target, admitted, counters.floats[NOW_S]
         )
         if code < 0:
             return code, job, value_1, value_2
     promoted = False
     if params.starvation:
         promoted = _account_waiting(jobs, params, admitted, touched, before)
-    counters.events_since_commit[0] = promoted
+    counters.ints[EVENTS_SINCE_COMMIT] = promoted
     return code, job, value_1, value_2
 
 
@@ -280,7 +289,7 @@ def _advance_step(jobs, alloc, counters, params):  # type: ignore[no-untyped-def
     Returns:
         int64 (F,): the completed jobs, ascending.
     """
-    admitted = counters.admitted[0]
+    admitted = counters.ints[ADMITTED]
     round_s, restart_cost_s = params.round_duration_s, params.restart_cost_s
     effective = np.empty(admitted)
     finished = np.empty(admitted, np.int64)
@@ -307,18 +316,18 @@ def _advance_step(jobs, alloc, counters, params):  # type: ignore[no-untyped-def
         if jobs.iterations_done[j] >= jobs.total_iterations[j]:
             finished[num_finished] = j
             num_finished += 1
-    if counters.counting_usage[0]:
+    if counters.ints[COUNTING_USAGE]:
         if num_running:
-            counters.usage_gpu_rounds[0] += allocated
-            counters.usage_gpu_rounds[1] += 0.0 + pairwise_sum(effective, num_running)
-        counters.usage_rounds[0] += 1
-    counters.now_s[0] = counters.now_s[0] + round_s
-    counters.round_index[0] += 1
+            counters.floats[ALLOCATED_GPU_ROUNDS] += allocated
+            counters.floats[EFFECTIVE_GPU_ROUNDS] += 0.0 + pairwise_sum(effective, num_running)
+        counters.ints[USAGE_ROUNDS] += 1
+    counters.floats[NOW_S] = counters.floats[NOW_S] + round_s
+    counters.ints[ROUND_INDEX] += 1
     finished = finished[:num_finished].copy()
     if num_finished:
-        counters.measured_left[0] -= _complete(jobs, alloc, finished, counters.now_s[0],
+        counters.ints[MEASURED_LEFT] -= _complete(jobs, alloc, finished, counters.floats[NOW_S],
                                                params.num_measured)
-        counters.events_since_commit[0] = True
+        counters.ints[EVENTS_SINCE_COMMIT] = True
     return finished
 
 

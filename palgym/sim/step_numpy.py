@@ -21,6 +21,15 @@ import numpy as np
 
 from palgym.sim.locality import locality_penalties
 from palgym.sim.state import (
+    ADMITTED,
+    ALLOCATED_GPU_ROUNDS,
+    COUNTING_USAGE,
+    EFFECTIVE_GPU_ROUNDS,
+    EVENTS_SINCE_COMMIT,
+    MEASURED_LEFT,
+    NOW_S,
+    ROUND_INDEX,
+    USAGE_ROUNDS,
     Allocation,
     CommitOutcome,
     Committed,
@@ -56,14 +65,14 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
         Whether the allocation changed, or the target's rejection (nothing modified).
     """
     jobs, counters = state.jobs, state.counters
-    admitted = int(counters.admitted[0])
+    admitted = int(counters.ints[ADMITTED])
     was_running = jobs.status[:admitted] == _RUNNING if params.starvation else None
     committed = _KEPT
     if target is not None:
         committed = _apply(state, params, target, admitted)
         if committed.rejection is not None:
             return committed
-    counters.events_since_commit[0] = False
+    counters.ints[EVENTS_SINCE_COMMIT] = False
     if was_running is not None:
         _account_waiting(state, params, admitted, was_running)
     return committed
@@ -112,7 +121,7 @@ def _apply(state: SimState, params: KernelParams, target: IntArray, admitted: in
     jobs.status[stopped] = _QUEUED
     jobs.iteration_time_effective_s[stopped] = np.inf
     if started.size:
-        _start(jobs, state.alloc, params, float(state.counters.now_s[0]), started, gpus, first)
+        _start(jobs, state.alloc, params, float(state.counters.floats[NOW_S]), started, gpus, first)
     job_of_gpu[:] = target
     return _CHANGED
 
@@ -156,7 +165,7 @@ def _account_waiting(
     promote &= jobs.priority[:admitted] != params.promoted_priority
     if promote.any():
         jobs.priority[:admitted][promote] = params.promoted_priority
-        state.counters.events_since_commit[0] = True
+        state.counters.ints[EVENTS_SINCE_COMMIT] = True
 
 
 def advance(state: SimState, params: KernelParams) -> IntArray:
@@ -177,20 +186,19 @@ def advance(state: SimState, params: KernelParams) -> IntArray:
     """
     jobs, counters = state.jobs, state.counters
     duration = params.round_duration_s
-    running = (jobs.status[: counters.admitted[0]] == _RUNNING).nonzero()[0]
+    running = (jobs.status[: counters.ints[ADMITTED]] == _RUNNING).nonzero()[0]
     if running.size:
         _progress(jobs, params, running, duration)
-        if counters.counting_usage[0]:
+        if counters.ints[COUNTING_USAGE]:
             gpus = jobs.num_gpus[running]
-            usage = counters.usage_gpu_rounds
-            usage[0] += gpus.sum()
-            usage[1] += (
+            counters.floats[ALLOCATED_GPU_ROUNDS] += gpus.sum()
+            counters.floats[EFFECTIVE_GPU_ROUNDS] += (
                 gpus / (jobs.variability_penalty[running] * jobs.locality_penalty[running])
             ).sum()
-    if counters.counting_usage[0]:
-        counters.usage_rounds[0] += 1
-    counters.now_s[0] += duration
-    counters.round_index[0] += 1
+    if counters.ints[COUNTING_USAGE]:
+        counters.ints[USAGE_ROUNDS] += 1
+    counters.floats[NOW_S] += duration
+    counters.ints[ROUND_INDEX] += 1
     finished: IntArray = running[jobs.iterations_done[running] >= jobs.total_iterations[running]]
     if finished.size:
         _complete(state, params, finished)
@@ -214,13 +222,13 @@ def _progress(jobs: JobColumns, params: KernelParams, running: IntArray, duratio
 def _complete(state: SimState, params: KernelParams, finished: IntArray) -> None:
     jobs, counters, job_of_gpu = state.jobs, state.counters, state.alloc.job_of_gpu
     jobs.status[finished] = JobStatus.COMPLETED
-    jobs.completion_time_s[finished] = counters.now_s[0]
+    jobs.completion_time_s[finished] = counters.floats[NOW_S]
     jobs.iteration_time_effective_s[finished] = np.inf
     done = np.zeros(jobs.status.size + 1, dtype=bool)  # last entry: FREE
     done[finished] = True
     job_of_gpu[done[job_of_gpu]] = FREE
-    counters.measured_left[0] -= np.count_nonzero(finished < params.num_measured)
-    counters.events_since_commit[0] = True
+    counters.ints[MEASURED_LEFT] -= np.count_nonzero(finished < params.num_measured)
+    counters.ints[EVENTS_SINCE_COMMIT] = True
 
 
 def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) -> int:
@@ -238,11 +246,11 @@ def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) ->
     """
     counters = state.counters
     rounds = 0
-    while counters.round_index[0] < params.max_rounds:
+    while counters.ints[ROUND_INDEX] < params.max_rounds:
         commit(state, params, None)
         advance(state, params)
         rounds += 1
-        if (counters.events_since_commit[0] or counters.now_s[0] >= next_arrival_s
-                or counters.measured_left[0] == 0):
+        if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
+                or counters.ints[MEASURED_LEFT] == 0):
             break
     return rounds

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.state import JobColumns, SimState
+from palgym.sim.state import ADMITTED, NOW_S, ROUND_INDEX, JobColumns, SimState
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 
 _RUNNING = np.int8(JobStatus.RUNNING)
@@ -67,9 +67,9 @@ def view_of(state: SimState, cluster: ClusterSpec) -> SimView:
     """A :class:`SimView` of ``state`` on ``cluster`` (non-writeable views, nothing copied)."""
     counters, alloc = state.counters, state.alloc
     return SimView(
-        now_s=float(counters.now_s[0]),
-        round_index=int(counters.round_index[0]),
-        num_admitted=int(counters.admitted[0]),
+        now_s=float(counters.floats[NOW_S]),
+        round_index=int(counters.ints[ROUND_INDEX]),
+        num_admitted=int(counters.ints[ADMITTED]),
         cluster=cluster,
         jobs=JobColumns(*(_read_only(column) for column in state.jobs)),
         job_of_gpu=_read_only(alloc.job_of_gpu),
