@@ -25,7 +25,7 @@ from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.locality import locality_penalties, locality_penalty
-from palgym.sim.state import ADMITTED, kernel_params
+from palgym.sim.state import ADMITTED, JobColumns, columns_of, kernel_params
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
@@ -299,3 +299,13 @@ def test_idle_rounds_equal_the_repeated_calls(config_name: str) -> None:
             stops.add("event after idle rounds")
     assert stops >= ({"max_rounds"} if config_name == "truncating"
                      else {"done", "arrival", "event after idle rounds"}), stops
+
+
+def test_job_blocks_hold_every_column_at_its_row() -> None:
+    # columns_of (compiled by step_numba) must give each JobTable column, as a view of its row.
+    episode = make_episode(bundled_trace(0, 5))
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    columns = columns_of(*sim.state.job_blocks)
+    for name in JobColumns._fields:
+        assert np.shares_memory(getattr(columns, name), getattr(sim.jobs, name)), name
+        assert getattr(columns, name).tobytes() == getattr(sim.jobs, name).tobytes(), name

@@ -52,6 +52,7 @@ from palgym.sim.state import (
     USAGE_ROUNDS,
     KernelParams,
     SimState,
+    job_blocks,
     job_columns,
     kernel_params,
     new_state,
@@ -124,12 +125,14 @@ class Simulator:
     def __getstate__(self) -> dict[str, object]:
         """Pickle and deepcopy support: the backend module is named, not copied."""
         state = self.__dict__.copy()
-        del state["_step"]
+        del state["_step"], state["_state"]  # the state's job columns are views: rebuilt
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
         self._step = step_backend(self.backend)
+        self._state = SimState(job_columns(self.jobs), self._alloc, self._counters,
+                               job_blocks(self.jobs))
 
     # ----------------------------------------------------------------- state, read-only
     @property
@@ -297,7 +300,8 @@ class Simulator:
             while self._next_background_s <= now_s:
                 self._add_background_job()
             if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
-                self._state = self._state._replace(jobs=job_columns(jobs))
+                self._state = self._state._replace(jobs=job_columns(jobs),
+                                                   job_blocks=job_blocks(jobs))
         next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
                         else math.inf)
         self._next_arrival_s = min(next_trace_s, self._next_background_s)

@@ -55,6 +55,37 @@ class JobColumns(NamedTuple):
     priority: IntArray
 
 
+class JobBlocks(NamedTuple):
+    """The :class:`~palgym.sim.jobs.JobTable`'s storage: the same columns as
+    :class:`JobColumns`, as three arrays (what a compiled kernel is handed; see
+    :func:`columns_of`).
+
+    Attributes:
+        float_columns: float64 (13, J), rows in :data:`palgym.sim.jobs.FLOAT_COLUMNS` order.
+        int_columns: int64 (5, J), rows in :data:`palgym.sim.jobs.INT_COLUMNS` order.
+        status: int8 (J,).
+    """
+
+    float_columns: FloatArray
+    int_columns: IntArray
+    status: np.ndarray
+
+
+def columns_of(float_columns: FloatArray, int_columns: IntArray, status: np.ndarray) -> JobColumns:
+    """The :class:`JobColumns` that are rows of a :class:`JobBlocks` (views, nothing copied).
+
+    Written for numba too (:mod:`palgym.sim.step_numba` compiles it as is); the row numbers
+    follow :data:`palgym.sim.jobs.FLOAT_COLUMNS` and :data:`~palgym.sim.jobs.INT_COLUMNS`
+    (``tests/test_engine_kernels.py`` checks every column against the table's).
+    """
+    floats, ints = float_columns, int_columns
+    return JobColumns(
+        ints[0], floats[0], ints[1], floats[1], floats[2], ints[2], status, floats[3],
+        floats[4], floats[5], floats[6], floats[7], ints[3], floats[8], floats[9], floats[10],
+        floats[11], floats[12], ints[4],
+    )
+
+
 class Allocation(NamedTuple):
     """The GPUs: who holds each, where it is, how fast it runs each perf class.
 
@@ -132,6 +163,8 @@ class SimState(NamedTuple):
     jobs: JobColumns
     alloc: Allocation
     counters: Counters
+    job_blocks: JobBlocks
+    """The storage of ``jobs``' arrays (the compiled backend takes these)."""
 
 
 class CommitOutcome(IntEnum):
@@ -191,6 +224,11 @@ def job_columns(table: JobTable) -> JobColumns:
     return JobColumns(*(getattr(table, name) for name in JobColumns._fields))
 
 
+def job_blocks(table: JobTable) -> JobBlocks:
+    """The bundle of ``table``'s current storage (rebuild it after the table grows)."""
+    return JobBlocks(table.float_columns, table.int_columns, table.status)
+
+
 def new_state(table: JobTable, cluster: ClusterSpec, perfvar: FloatArray) -> SimState:
     """The state at t = 0: every GPU free, nothing admitted, every measured job left.
 
@@ -206,7 +244,7 @@ def new_state(table: JobTable, cluster: ClusterSpec, perfvar: FloatArray) -> Sim
     ints[MEASURED_LEFT] = table.num_measured
     ints[EVENTS_SINCE_COMMIT] = 1
     counters = Counters(floats=np.zeros(3), ints=ints)
-    return SimState(job_columns(table), alloc, counters)
+    return SimState(job_columns(table), alloc, counters, job_blocks(table))
 
 
 def kernel_params(config: SimConfig, cluster: ClusterSpec, num_measured: int) -> KernelParams:

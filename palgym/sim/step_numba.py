@@ -8,9 +8,11 @@ the one float reduction, the effective GPU-rounds of a round, repeats the pairwi
 ``np.sum`` (:func:`palgym.sim.summation.pairwise_sum`). The locality rule is
 :func:`palgym.sim.locality.locality_penalty` itself, compiled.
 
-The kernels take the state's bundles as plain tuples and rebuild the NamedTuples inside (numba
-types a plain tuple of arrays far faster than a NamedTuple when a call is dispatched); inside,
-every array is reached by name. Importing this module imports numba (see :mod:`palgym._numba`).
+The kernels take the state's bundles as plain tuples, the job table as its three storage arrays
+(:class:`~palgym.sim.state.JobBlocks`), and rebuild the NamedTuples inside: numba types a plain
+tuple far faster than a NamedTuple when a call is dispatched, and each array passed costs time.
+Inside, every array is reached by name. Importing this module imports numba (see
+:mod:`palgym._numba`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from palgym._numba import njit
 from palgym.sim import locality
+from palgym.sim import state as state_module
 from palgym.sim.state import (
     ADMITTED,
     ALLOCATED_GPU_ROUNDS,
@@ -33,7 +36,6 @@ from palgym.sim.state import (
     CommitOutcome,
     Committed,
     Counters,
-    JobColumns,
     KernelParams,
     Rejection,
     SimState,
@@ -53,6 +55,7 @@ _KEPT = Committed(False)
 _CHANGED = Committed(True)
 
 _locality_penalty = njit(cache=True, nogil=True, error_model="numpy")(locality.locality_penalty)
+_columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.columns_of)
 
 
 def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
@@ -63,7 +66,7 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
         return _KEPT
     apply = target is not None
     code, job, value_1, value_2 = _commit(
-        tuple(state.jobs), tuple(state.alloc), tuple(state.counters), tuple(params),
+        tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters), tuple(params),
         target if apply else state.alloc.job_of_gpu, apply,
     )
     if code >= 0:
@@ -80,32 +83,32 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
 def advance(state: SimState, params: KernelParams) -> IntArray:
     """:func:`palgym.sim.step_numpy.advance` in one compiled call."""
     return _advance(  # type: ignore[no-any-return]
-        tuple(state.jobs), tuple(state.alloc), tuple(state.counters), tuple(params)
+        tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters), tuple(params)
     )
 
 
 def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) -> int:
     """:func:`palgym.sim.step_numpy.idle_rounds` in one compiled loop of the same kernels."""
-    return int(_idle_rounds(tuple(state.jobs), tuple(state.alloc), tuple(state.counters),
+    return int(_idle_rounds(tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters),
                             tuple(params), float(next_arrival_s)))
 
 
 # ----------------------------------------------------------------------- kernels: entry points
 @njit(cache=True, nogil=True, error_model="numpy")
 def _commit(jobs, alloc, counters, params, target, apply):  # type: ignore[no-untyped-def]
-    return _commit_step(JobColumns(*jobs), Allocation(*alloc), Counters(*counters),
+    return _commit_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
                         KernelParams(*params), target, apply)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _advance(jobs, alloc, counters, params):  # type: ignore[no-untyped-def]
-    return _advance_step(JobColumns(*jobs), Allocation(*alloc), Counters(*counters),
+    return _advance_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
                          KernelParams(*params))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, next_arrival_s):  # type: ignore[no-untyped-def]  # noqa: E501
-    jobs, alloc = JobColumns(*jobs_t), Allocation(*alloc_t)
+    jobs, alloc = _columns_of(*jobs_t), Allocation(*alloc_t)
     counters, params = Counters(*counters_t), KernelParams(*params_t)
     rounds = 0
     while counters.ints[ROUND_INDEX] < params.max_rounds:
