@@ -25,6 +25,7 @@ from palgym.sim.config import PRESETS, SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.metrics import EpisodeMetrics, JobRecords
 from palgym.sim.variability import VariabilityProfile
+from palgym.sim.views import SimView
 from palgym.sim.workload import Trace
 from palgym.simulate import Episode, EpisodeResult, make_episode, run_episode, slowdown_factors
 
@@ -49,7 +50,8 @@ _register_envs()
 __all__ = [
     "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec", "ConfigError", "Episode",
     "EpisodeMetrics", "EpisodeResult", "InvalidActionError", "JobRecords", "PalgymError",
-    "ProfileError", "SimConfig", "Simulator", "Trace", "TraceFormatError", "VariabilityProfile",
+    "ProfileError", "SimConfig", "SimView", "Simulator", "Trace", "TraceFormatError",
+    "VariabilityProfile",
     "bundled_profile", "make_episode", "preset", "read_measurements", "read_profile",
     "read_sia_trace", "run_episode", "slowdown_factors", "write_profile",
 ]

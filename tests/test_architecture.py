@@ -1,8 +1,12 @@
 """Layering contracts of docs/ARCHITECTURE.md, enforced by an AST scan of every import.
 
-L0 errors / sim.types, L1 sim (numpy only), L2 policies, L3 simulate, L4 envs (gymnasium), L5
-traces, L6 agents, L7 CLIs. A module imports only from layers below it; ``palgym`` never imports
-``agents`` or ``traces``; the core has no I/O through environment variables and no prints.
+The layer table :data:`LAYERS` (the same table as in docs/ARCHITECTURE.md): a module imports only
+from its own layer or the layers below it, and no import cycle exists among palgym's modules
+(every import counts, lazy ones and ``TYPE_CHECKING`` ones too). No palgym module reaches into
+another object's private members (``x._name`` read, written or called, ``x`` not ``self`` /
+``cls``). The step backends never import the engine; numba is imported by ``palgym/_numba.py``
+alone. ``palgym`` never imports ``agents`` or ``traces``; the core has no I/O through
+environment variables and no prints.
 """
 
 from __future__ import annotations
@@ -89,11 +93,15 @@ def test_sim_core_imports_only_stdlib_numpy_and_itself() -> None:
     # plus numba in the compiled kernels (imported with the first simulator, see
     # test_import_stays_light).
     found = violations(python_files(PALGYM / "sim"),
-                       ("numpy", "numba", "palgym.sim", "palgym.errors"))
+                       ("numpy", "palgym.sim", "palgym.errors", "palgym._numba"))
     assert not found, found
-    numba_users = {path.name for path in python_files(PALGYM / "sim")
-                   for _, name, _ in imports_of(path) if name.split(".")[0] == "numba"}
-    assert numba_users <= {"kernels.py", "summation.py"}, numba_users
+
+
+def test_numba_is_imported_by_one_module() -> None:
+    # palgym/_numba.py is the one home of njit (and of its stand-in where numba is missing).
+    users = sorted(str(path.relative_to(REPO_ROOT)) for path in python_files(PALGYM)
+                   for _, name, _ in imports_of(path) if name.split(".")[0] == "numba")
+    assert users == ["palgym/_numba.py"], users
 
 
 def test_policies_import_only_lower_layers() -> None:
@@ -171,3 +179,155 @@ def test_import_stays_light(statement: str) -> None:
                           cwd=REPO_ROOT, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"{statement!r} imported: {done.stdout.strip()}"
+
+
+# ----------------------------------------------------------------------------- the layer table
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("L0", ("palgym.errors", "palgym.sim.types", "palgym._numba")),
+    ("L1", ("palgym.sim",)),
+    ("L2", ("palgym.policies", "palgym.io", "palgym.bundled")),
+    ("L3", ("palgym.simulate", "palgym.testing", "palgym.tracesets", "palgym.report",
+            "palgym.plots")),
+    ("L4", ("palgym.envs",)),
+    ("L5", ("palgym",)),
+    ("L6", ("traces",)),
+    ("L7", ("agents",)),
+    ("L8", ("train", "evaluate")),
+)
+"""Layer of every first-party module, by longest matching module prefix (docs/ARCHITECTURE.md)."""
+
+SCANNED = [PALGYM, REPO_ROOT / "traces", REPO_ROOT / "agents", REPO_ROOT / "train.py",
+           REPO_ROOT / "evaluate.py"]
+PRIVATE_API_OF_NAMEDTUPLE = frozenset({"_replace", "_asdict", "_make", "_fields",
+                                       "_field_defaults"})
+
+
+def layer_of(module: str) -> int:
+    """Index in :data:`LAYERS` of ``module``'s layer (longest prefix), or -1 if none."""
+    best, best_length = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_length:
+                best, best_length = index, len(prefix)
+    return best
+
+
+def first_party_files() -> dict[str, Path]:
+    files: list[Path] = []
+    for place in SCANNED:
+        files += python_files(place) if place.is_dir() else [place]
+    return {module_name(path): path for path in files}
+
+
+def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the first-party modules it imports (``from P import N`` names ``P.N`` if that
+    is a module, else ``P``; a name outside ``files`` is cut back to its longest known prefix)."""
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        targets: set[str | None] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets.update(known(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package[: len(package) - node.level + 1],
+                                     *([node.module] if node.module else [])])
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    targets.add(full if full in files else known(base))
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph.get(node, ()))
+    return seen
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of more than one module that import each other (directly or not), sorted."""
+    reach = {node: reachable(graph, node) for node in graph}
+    groups = {tuple(sorted({node} | {o for o in reach[node] if node in reach.get(o, ())}))
+              for node in graph if node in reach[node]}
+    return sorted(list(group) for group in groups if len(group) > 1)
+
+
+def private_reaches(path: Path, root: Path = REPO_ROOT) -> list[str]:
+    """``x._name`` in ``path`` with ``x`` not ``self`` / ``cls``: reads, writes and calls of
+    another object's private members (NamedTuple's ``_replace`` and kin are public API)."""
+    found = []
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+            continue
+        if node.attr.startswith("__") or node.attr in PRIVATE_API_OF_NAMEDTUPLE:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        access = "writes" if isinstance(node.ctx, ast.Store) else "reads or calls"
+        found.append(f"{path.relative_to(root)}:{node.lineno} {access} "
+                     f"{ast.unparse(node)}")
+    return found
+
+
+def test_every_first_party_module_has_a_layer() -> None:
+    files = first_party_files()
+    assert {"palgym.sim.engine", "palgym.sim.step_numba", "palgym.envs.cluster_env",
+            "agents.training", "train"} <= set(files)
+    assert not [m for m in files if layer_of(m) < 0]
+
+
+def test_imports_go_down_the_layer_table() -> None:
+    graph = import_graph(first_party_files())
+    upward = [f"{module} (L{layer_of(module)}) imports {target} (L{layer_of(target)})"
+              for module, targets in graph.items() for target in targets
+              if layer_of(target) > layer_of(module)]
+    assert not upward, upward
+
+
+def test_no_import_cycle_among_palgym_modules() -> None:
+    files = {m: p for m, p in first_party_files().items() if m.split(".")[0] == "palgym"}
+    assert not cycles(import_graph(files)), cycles(import_graph(files))
+
+
+def test_cycle_scan_finds_a_cycle() -> None:
+    # Guard against a vacuous scan: a two-module loop and a three-module loop are found.
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": set(), "x": {"y"}, "y": {"z"}, "z": {"x"}}
+    assert cycles(graph) == [["a", "b"], ["x", "y", "z"]]
+
+
+def test_no_module_reaches_into_another_objects_private_members() -> None:
+    found = [hit for path in python_files(PALGYM) for hit in private_reaches(path)]
+    assert not found, found
+
+
+def test_private_scan_sees_writes_and_calls(tmp_path: Path) -> None:
+    # Guard against a vacuous scan: the engine's old kernels did both of these.
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f(sim):\n    sim._left -= 1\n    sim._admit()\n"
+                      "    return sim.state._replace(jobs=None)\n", encoding="utf-8")
+    hits = private_reaches(sample, root=tmp_path)
+    assert hits == ["sample.py:2 writes sim._left", "sample.py:3 reads or calls sim._admit"]
+
+
+def test_step_backends_never_import_the_engine() -> None:
+    graph = import_graph(first_party_files())
+    backends = ("palgym.sim.state", "palgym.sim.locality", "palgym.sim.step_numpy",
+                "palgym.sim.step_numba", "palgym.sim.backend")
+    found = [m for m in backends if "palgym.sim.engine" in graph[m]]
+    assert not found, found

@@ -1,4 +1,4 @@
-"""The engine's compiled commit / advance (palgym.sim.kernels) against its numpy reference.
+"""The engine's two step backends (palgym.sim.step_numba against the step_numpy reference).
 
 Twin simulators, one on each path, get the same targets (random valid ones, and the real
 policies' ones) and must hold bit-identical state after every commit and every advance: every
@@ -15,15 +15,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from palgym._numba import AVAILABLE
 from palgym.bundled import bundled_trace_paths
-from palgym.errors import InvalidActionError
+from palgym.errors import ConfigError, InvalidActionError
 from palgym.io import read_sia_trace
 from palgym.policies import PLACEMENT_NAMES, make_placement, make_queue_order, make_sampler
-from palgym.sim import kernels
+from palgym.sim.backend import Backend
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
-from palgym.sim.fast_forward import idle_rounds
+from palgym.sim.locality import locality_penalties, locality_penalty
+from palgym.sim.state import ADMITTED, JobColumns, columns_of, kernel_params
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
@@ -62,8 +64,10 @@ def state(sim: Simulator) -> dict[str, Any]:
     out["job_of_gpu"] = (sim.job_of_gpu.dtype, sim.job_of_gpu.tobytes())
     out["now_s"] = np.float64(sim.now_s).tobytes()
     out["usage"] = np.asarray(sim.usage_gpu_rounds()).tobytes()
-    for name in ("round_index", "events_since_commit", "done", "_admitted", "_measured_left",
-                 "_usage_rounds", "_counting_usage", "_next_arrival", "_next_background_s"):
+    for name, value in sim.state.counters._asdict().items():
+        out[f"counters.{name}"] = (value.dtype, value.tobytes())
+    for name in ("round_index", "events_since_commit", "done", "_next_arrival",
+                 "_next_background_s"):
         out[name] = getattr(sim, name)
     records = sim.records()
     for name in vars(records):
@@ -82,8 +86,8 @@ class Twins:
 
     def __init__(self, episode: Episode) -> None:
         args = (episode.trace, episode.profile, episode.cluster, episode.config)
-        self.fast = Simulator(*args, compiled=True)
-        self.ref = Simulator(*args, compiled=False)
+        self.fast = Simulator(*args, backend="numba")
+        self.ref = Simulator(*args, backend=Backend.NUMPY)
         assert_same(self.fast, self.ref, "start")
 
     def commit(self, target: np.ndarray | None) -> bool:
@@ -234,19 +238,43 @@ def test_pairwise_sum_equals_np_sum(size: int) -> None:
         assert np.float64(0.0 + pairwise_sum(values, size)).tobytes() == expected.tobytes()
 
 
-def test_compiled_is_the_default_when_numba_is_installed() -> None:
+def test_numba_is_the_default_backend_when_installed() -> None:
     episode = make_episode(bundled_trace(0, 5))
-    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
-    assert sim._compiled is kernels.AVAILABLE
-    assert not Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
-                         compiled=False)._compiled
+    args = (episode.trace, episode.profile, episode.cluster, episode.config)
+    assert Simulator(*args).backend is (Backend.NUMBA if AVAILABLE else Backend.NUMPY)
+    assert Simulator(*args, backend="numpy").backend is Backend.NUMPY
+    with pytest.raises(ConfigError, match="backend must be one of"):
+        Simulator(*args, backend="fortran")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("larger_than_node", [False, True])
+def test_locality_rule_scalar_and_vector_forms_agree(larger_than_node: bool) -> None:
+    # 2 GPUs per node; class penalties (A..D) 1.16, 1.0, 1.3, 1.1. Worked by hand: under
+    # spans-nodes a job pays iff its set spans nodes; under larger-than-node iff it needs > 2.
+    config = preset("default", locality_penalty_by_class=(1.16, 1.0, 1.3, 1.1),
+                    locality_rule="larger-than-node" if larger_than_node else "spans-nodes")
+    params = kernel_params(config, ClusterSpec(2, 2), num_measured=1)
+    perf_class = np.array([0, 0, 2, 3, 2])
+    num_gpus = np.array([1, 2, 3, 4, 2])
+    spans = np.array([False, True, True, False, False])
+    expected = ([1.0, 1.0, 1.3, 1.1, 1.0] if larger_than_node else [1.0, 1.16, 1.3, 1.0, 1.0])
+    vector = locality_penalties(params, perf_class, num_gpus, spans)
+    scalar = [locality_penalty(params, int(c), int(n), bool(s))
+              for c, n, s in zip(perf_class, num_gpus, spans, strict=True)]
+    assert vector.tolist() == expected and scalar == expected
+
+
+def test_locality_penalties_fall_back_to_the_scalar_penalty() -> None:
+    assert preset("default", locality_penalty=2.5).locality_penalties == (2.5,) * 4
+    by_class = (1.16, 1.0, 1.0, 1.1)
+    assert preset("default", locality_penalty_by_class=by_class).locality_penalties == by_class
 
 
 @pytest.mark.parametrize("config_name", [*CONFIGS, "truncating"])
 def test_idle_rounds_equal_the_repeated_calls(config_name: str) -> None:
-    """fast_forward.idle_rounds in one compiled loop leaves the state of repeated
-    commit(None) + advance() calls (the reference engine makes them), round count included:
-    it stops after a completion or promotion, at an arrival, at the end and at max_rounds."""
+    """Simulator.idle_rounds in one compiled loop leaves the state of the numpy backend's
+    repeated commit(None) + advance(), round count included: it stops after a completion or
+    promotion, at an arrival, at the end and at max_rounds."""
     rng = np.random.default_rng(7)
     config = (preset("default", max_rounds=150) if config_name == "truncating"
               else CONFIGS[config_name])
@@ -257,17 +285,27 @@ def test_idle_rounds_equal_the_repeated_calls(config_name: str) -> None:
     while not (twins.ref.done or twins.ref.truncated):
         twins.commit(random_target(twins.ref, rng))
         twins.advance()
-        arrivals = twins.ref._admitted
-        rounds = idle_rounds(twins.fast)
-        assert idle_rounds(twins.ref) == rounds
+        arrivals = int(twins.ref.state.counters.ints[ADMITTED])
+        rounds = twins.fast.idle_rounds()
+        assert twins.ref.idle_rounds() == rounds
         assert_same(twins.fast, twins.ref, f"idle rounds to t={twins.ref.now_s:g}")
         if twins.ref.truncated:
             stops.add("max_rounds")
         elif twins.ref.done:
             stops.add("done")
-        elif twins.ref._admitted > arrivals:
+        elif twins.ref.state.counters.ints[ADMITTED] > arrivals:
             stops.add("arrival")
         elif rounds > 1:
             stops.add("event after idle rounds")
     assert stops >= ({"max_rounds"} if config_name == "truncating"
                      else {"done", "arrival", "event after idle rounds"}), stops
+
+
+def test_job_blocks_hold_every_column_at_its_row() -> None:
+    # columns_of (compiled by step_numba) must give each JobTable column, as a view of its row.
+    episode = make_episode(bundled_trace(0, 5))
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    columns = columns_of(*sim.state.job_blocks)
+    for name in JobColumns._fields:
+        assert np.shares_memory(getattr(columns, name), getattr(sim.jobs, name)), name
+        assert getattr(columns, name).tobytes() == getattr(sim.jobs, name).tobytes(), name

@@ -25,25 +25,10 @@ builds it. Without numba installed, :data:`AVAILABLE` is False and the env uses 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-
-def _no_jit(*args: Any, **kwargs: Any) -> Any:
-    """A no-op stand-in for ``numba.njit`` (the kernels then run as plain Python)."""
-    return lambda function: function
-
-
-njit: Any = _no_jit
-try:  # numba is a dependency; the numpy backend keeps the env usable without it
-    import numba
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-    AVAILABLE = False
-else:
-    AVAILABLE = True
-    njit = numba.njit
-
+from palgym._numba import AVAILABLE as AVAILABLE  # re-exported for the env
+from palgym._numba import njit as njit  # re-exported for obs_kernel
 
 
 @njit(cache=True, nogil=True)

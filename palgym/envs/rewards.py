@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from palgym.envs import kernel
+from palgym._numba import AVAILABLE, njit
 from palgym.sim.engine import Simulator
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FloatArray
@@ -43,14 +43,14 @@ def system_time_s(
         now_s: the time up to which to count.
         weights: optional float64 (J,), contiguous.
     """
-    if not kernel.AVAILABLE:
+    if not AVAILABLE:
         return system_time_reference(submit_s, completion_s, now_s, weights)
     weighted = weights is not None
     return float(_system_time(submit_s, completion_s, float(now_s),
                               weights if weighted else submit_s, weighted))
 
 
-@kernel.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _system_time(submit_s, completion_s, now_s, weights, weighted):  # type: ignore[no-untyped-def]
     size = submit_s.size
     spans = np.empty(size)

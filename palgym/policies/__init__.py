@@ -44,8 +44,7 @@ def make_placement(name: str, factors: SlowdownFactors, config: SimConfig) -> Pl
         ConfigError: for an unknown name (listing the known ones).
     """
     if name == "pal":
-        by_class = config.locality_penalty_by_class or (config.locality_penalty,) * 4
-        return PAL(factors, (by_class[0], by_class[1], by_class[2], by_class[3]))
+        return PAL(factors, config.locality_penalties)
     if name == "pm-first":
         return PMFirst(factors)
     simple: dict[str, PlacementPolicy] = {

@@ -127,6 +127,15 @@ class SimConfig:
         ):
             object.__setattr__(self, name, _coerce(enum, getattr(self, name), name))
 
+    @property
+    def locality_penalties(self) -> tuple[float, float, float, float]:
+        """The locality penalty of each perf class (A, B, C, D): ``locality_penalty_by_class``
+        if given, else ``locality_penalty`` for every class. The one home of this fallback."""
+        by_class = self.locality_penalty_by_class
+        if by_class is None:
+            return (self.locality_penalty,) * 4
+        return (by_class[0], by_class[1], by_class[2], by_class[3])
+
     def with_options(self, **options: Any) -> SimConfig:
         """A copy with some options changed.
 

@@ -20,23 +20,46 @@ kept for bit-exactness)::
 A job completes at the first boundary where ``iterations_done >= total_iterations``; JCT =
 that boundary - submit time. Same-time events follow one fixed order: progress, completions (GPUs
 freed), arrivals (in trace order, then background copies), then the placement at that boundary.
+
+The engine owns the state (:class:`palgym.sim.state.SimState`) and admits arrivals; the per-round
+work is a step backend's (:mod:`palgym.sim.step_numpy` or :mod:`palgym.sim.step_numba`, chosen
+once by the ``backend`` argument), which updates the state's arrays in place.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from types import ModuleType
 
 import numpy as np
 
 from palgym.errors import InvalidActionError, TraceFormatError
+from palgym.sim.backend import Backend, BackendName, resolve_backend, step_backend
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.config import LocalityRule, SimConfig
-from palgym.sim.jobs import PROMOTED_PRIORITY, JobTable
+from palgym.sim.config import SimConfig
+from palgym.sim.jobs import JobTable
+from palgym.sim.locality import locality_penalty
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
-from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray, JobStatus
+from palgym.sim.state import (
+    ADMITTED,
+    ALLOCATED_GPU_ROUNDS,
+    COUNTING_USAGE,
+    EFFECTIVE_GPU_ROUNDS,
+    EVENTS_SINCE_COMMIT,
+    MEASURED_LEFT,
+    NOW_S,
+    ROUND_INDEX,
+    USAGE_ROUNDS,
+    KernelParams,
+    SimState,
+    job_blocks,
+    job_columns,
+    kernel_params,
+    new_state,
+)
+from palgym.sim.types import FloatArray, IntArray, JobStatus
 from palgym.sim.variability import VariabilityProfile
+from palgym.sim.views import SimView, view_of
 from palgym.sim.workload import Trace
 
 _RUNNING = np.int8(JobStatus.RUNNING)
@@ -51,23 +74,24 @@ class Simulator:
         profile: variability values; its first G GPUs are used.
         cluster: cluster shape (G = nodes x GPUs per node).
         config: simulation options.
-        compiled: run commit and advance as single calls of :mod:`palgym.sim.kernels`
-            (bit-identical results); False: the numpy reference; None: compiled if numba is.
+        backend: the step backend, :class:`~palgym.sim.backend.Backend` or its name:
+            ``"numba"`` (compiled kernels) or ``"numpy"`` (the reference); both give
+            bit-identical results. None: numba if it is installed.
 
     Raises:
         TraceFormatError: if a job needs more GPUs than the cluster has (never silently queued).
         ProfileError: if the profile covers fewer GPUs than the cluster.
+        ConfigError: for an unknown backend, or ``"numba"`` without numba installed.
 
     Attributes:
-        now_s: current round boundary t (s).
-        round_index: rounds advanced so far.
-        job_of_gpu: int64 (G,), job index per GPU or FREE (-1). Read-only for callers.
-        jobs: the :class:`JobTable`.
+        trace, cluster, config: as given.
+        jobs: the :class:`JobTable` (its columns are the state's :class:`JobColumns`).
+        backend: the :class:`~palgym.sim.backend.Backend` in use.
     """
 
     def __init__(
         self, trace: Trace, profile: VariabilityProfile, cluster: ClusterSpec, config: SimConfig,
-        compiled: bool | None = None,
+        backend: BackendName | None = None,
     ) -> None:
         too_big = np.flatnonzero(trace.num_gpus > cluster.num_gpus)
         if too_big.size:
@@ -80,33 +104,96 @@ class Simulator:
         self.trace = trace
         self.cluster = cluster
         self.config = config
-        self.perfvar: FloatArray = profile.take(cluster.num_gpus).perfvar
-        self.node_of_gpu: IntArray = cluster.node_of_gpu()
+        self.backend: Backend = resolve_backend(backend)
+        self._step = step_backend(self.backend)
         self.jobs = JobTable(trace)
-        self.job_of_gpu: IntArray = np.full(cluster.num_gpus, FREE, dtype=np.int64)
-        self.now_s = 0.0
-        self.round_index = 0
-        self.events_since_commit = True
+        self._params: KernelParams = kernel_params(config, cluster, trace.num_jobs)
+        self._state: SimState = new_state(
+            self.jobs, cluster, profile.take(cluster.num_gpus).perfvar
+        )
+        self._counters = self._state.counters  # the same arrays for the whole episode
+        self._alloc = self._state.alloc
         self._next_arrival = 0
-        self._admitted = 0
-        self._measured_left = trace.num_jobs
+        self._next_arrival_s = 0.0  # min(next trace submit, next background arrival) (s)
         self._background = random.Random(config.background_seed)
         self._next_background_s = math.inf
         self._background_count = 0
-        self._usage = np.zeros(2)  # allocated, effective GPU-rounds
-        self._usage_rounds = 0
-        self._counting_usage = False
-        self._compiled = compiled is not False and (compiled or _load_kernels().AVAILABLE)
-        self._kernel_args = _load_kernels().config_args(config, cluster) if self._compiled else ()
         if config.background_jobs_per_hour > 0:
             self._next_background_s = self._background_gap(float(trace.submit_time_s[-1]))
         self._admit()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickle and deepcopy support: the backend module is named, not copied."""
+        state = self.__dict__.copy()
+        del state["_step"], state["_state"]  # the state's job columns are views: rebuilt
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._step = step_backend(self.backend)
+        self._state = SimState(job_columns(self.jobs), self._alloc, self._counters,
+                               job_blocks(self.jobs))
+
+    # ----------------------------------------------------------------- state, read-only
+    @property
+    def state(self) -> SimState:
+        """The live state (arrays updated in place by every call; do not write to them)."""
+        return self._state
+
+    @property
+    def params(self) -> KernelParams:
+        """What the step backends read of the configuration."""
+        return self._params
+
+    @property
+    def now_s(self) -> float:
+        """The current round boundary t (s)."""
+        return float(self._counters.floats[NOW_S])
+
+    @now_s.setter
+    def now_s(self, value: float) -> None:  # for invariant tests that move the clock back
+        self._counters.floats[NOW_S] = value
+
+    @property
+    def round_index(self) -> int:
+        """Rounds advanced so far."""
+        return int(self._counters.ints[ROUND_INDEX])
+
+    @property
+    def events_since_commit(self) -> bool:
+        """A completion, admission or starvation promotion happened since the last commit (or
+        that commit promoted a job): a static queue order may now decide differently."""
+        return bool(self._counters.ints[EVENTS_SINCE_COMMIT])
+
+    @property
+    def job_of_gpu(self) -> IntArray:
+        """int64 (G,), job index per GPU or FREE (-1); updated in place. Read-only for callers."""
+        return self._alloc.job_of_gpu
+
+    @property
+    def node_of_gpu(self) -> IntArray:
+        """int64 (G,), node index per GPU."""
+        return self._alloc.node_of_gpu
+
+    @node_of_gpu.setter
+    def node_of_gpu(self, layout: IntArray) -> None:  # a non-contiguous layout, for tests
+        self._alloc = self._alloc._replace(node_of_gpu=layout)
+        self._state = self._state._replace(alloc=self._alloc)
+
+    @property
+    def perfvar(self) -> FloatArray:
+        """float64 (C, G), variability value of each perf class on each GPU."""
+        return self._alloc.perfvar
+
+    def view(self) -> SimView:
+        """A read-only view of the simulation now (see :class:`palgym.sim.views.SimView`)."""
+        return view_of(self._state, self.cluster)
 
     # ----------------------------------------------------------------- queries
     @property
     def done(self) -> bool:
         """True once every measured job has completed."""
-        return self._measured_left == 0
+        return bool(self._counters.ints[MEASURED_LEFT] == 0)
 
     @property
     def truncated(self) -> bool:
@@ -115,24 +202,34 @@ class Simulator:
 
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
-        status = self.jobs.status[: self._admitted]
-        return ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
+        status: np.ndarray = self.jobs.status[: self._counters.ints[ADMITTED]]
+        active: IntArray = ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
+        return active
 
     def running_jobs(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        return (self.jobs.status[: self._admitted] == _RUNNING).nonzero()[0]
+        status: np.ndarray = self.jobs.status[: self._counters.ints[ADMITTED]]
+        running: IntArray = (status == _RUNNING).nonzero()[0]
+        return running
 
     def has_future_arrivals(self) -> bool:
         """True if trace jobs (or background copies) are still to arrive."""
         return self._next_arrival < self.trace.num_jobs or math.isfinite(self._next_background_s)
 
-    # ----------------------------------------------------------------- commit
+    def locality_penalty_of(self, perf_class: int, num_gpus: int, gpus: IntArray) -> float:
+        """Locality penalty of a job of ``perf_class`` needing ``num_gpus`` on GPU set ``gpus``
+        (:func:`palgym.sim.locality.locality_penalty`)."""
+        nodes = self.node_of_gpu[gpus]
+        spans = bool(nodes.size) and bool(nodes.min() != nodes.max())
+        return float(locality_penalty(self._params, perf_class, num_gpus, spans))
+
+    # ----------------------------------------------------------------- the round
     def commit(self, target: IntArray | None) -> bool:
         """Make ``target`` the allocation for the round starting at ``now_s``.
 
         Jobs whose GPU set changes are stopped (a preemption if they were running) and, if they
         hold GPUs in ``target``, started on the new set with penalties recomputed. Jobs keeping
-        exactly their set are untouched.
+        exactly their set are untouched. Then waiting time is accounted (starvation option).
 
         Args:
             target: int64 (G,), job index per GPU or FREE; None keeps the current allocation.
@@ -142,197 +239,72 @@ class Simulator:
 
         Raises:
             InvalidActionError: if ``target`` has the wrong shape, names a job that is not
-                admitted and uncompleted, or gives a job other than ``num_gpus`` GPUs.
+                admitted and uncompleted, or gives a job other than ``num_gpus`` GPUs (nothing
+                is modified then).
         """
-        if self._compiled:
-            return (_kernels or _load_kernels()).commit_step(self, target)  # type: ignore[no-any-return]
-        was_running = self.jobs.status[: self._admitted] == _RUNNING
-        changed = False
         if target is not None:
-            changed = self._apply(np.asarray(target, dtype=np.int64))
-        self.events_since_commit = False
-        if self.config.starvation_threshold_s is not None:
-            self._account_waiting(was_running)
-        return changed
+            target = np.asarray(target, dtype=np.int64)
+            if target.shape != self.job_of_gpu.shape:
+                raise InvalidActionError(f"target must have shape {self.job_of_gpu.shape}")
+        committed = self._step.commit(self._state, self._params, target)
+        if committed.rejection is not None:
+            raise committed.rejection.error()
+        return committed.changed
 
-    def _apply(self, target: IntArray) -> bool:
-        """Stop and start the jobs whose GPU sets change (vectorised over jobs)."""
-        if target.shape != self.job_of_gpu.shape:
-            raise InvalidActionError(f"target must have shape {self.job_of_gpu.shape}")
-        differs = self.job_of_gpu != target
-        if not differs.any():
-            return False
-        bad = target[differs]
-        bad = bad[(bad != FREE) & ((bad < 0) | (bad >= self._admitted))]
-        if bad.size:
-            raise InvalidActionError(
-                f"target names unknown or unadmitted job index {int(bad.min())}"
-            )
-        # a job-indexed table (last entry for FREE) instead of np.unique / np.isin
-        mark = np.zeros(self._admitted + 1, dtype=bool)
-        mark[self.job_of_gpu[differs]] = True
-        mark[target[differs]] = True
-        mark[-1] = False
-        touched = np.flatnonzero(mark)
-        jobs = self.jobs
-        # the touched jobs' GPUs in target, grouped by job (ascending), GPUs ascending
-        gpus = np.flatnonzero(mark[target])
-        owners = target[gpus]
-        order = np.argsort(owners, kind="stable")
-        gpus, owners = gpus[order], owners[order]
-        first = np.flatnonzero(np.concatenate(([owners.size > 0], owners[1:] != owners[:-1])))
-        started = owners[first]
-        counts = np.diff(np.append(first, owners.size))
-        held = np.zeros(touched.size, np.int64)
-        held[np.searchsorted(touched, started)] = counts
-        status = jobs.status[touched]
-        bad_status = (status != _RUNNING) & (status != _QUEUED)
-        bad_count = (held != 0) & (held != jobs.num_gpus[touched])
-        if (bad_status | bad_count).any():
-            i = int(np.argmax(bad_status | bad_count))
-            job = int(touched[i])
-            if bad_status[i]:
-                raise InvalidActionError(f"job index {job} is not active (status {status[i]})")
-            raise InvalidActionError(
-                f"job index {job} needs {jobs.num_gpus[job]} GPUs, target gives {held[i]}"
-            )
-        jobs.num_preemptions[touched[status == _RUNNING]] += 1
-        stopped = touched[held == 0]
-        jobs.status[stopped] = _QUEUED
-        jobs.iteration_time_effective_s[stopped] = np.inf
-        if started.size:
-            self._start(started, gpus, first)
-        self.job_of_gpu = target.copy()
-        return True
-
-    def _start(self, started: IntArray, gpus: IntArray, first: IntArray) -> None:
-        """Start jobs ``started`` (int64 (S,) ascending) on ``gpus`` (int64 (sum N,), grouped
-        by job; group s begins at ``first[s]``): penalties, effective iteration time, status.
-
-        Source: PAL artifact ``simulator.py`` progress model, ``T_eff = (vp * lp) * T_it``.
-        """
-        jobs = self.jobs
-        perf_class = jobs.perf_class[started]
-        owner_class = np.repeat(perf_class, np.diff(np.append(first, gpus.size)))
-        variability = np.maximum.reduceat(self.perfvar[owner_class, gpus], first)
-        config = self.config
-        num_gpus = jobs.num_gpus[started]
-        if config.locality_rule is LocalityRule.LARGER_THAN_NODE:
-            pays = num_gpus > self.cluster.gpus_per_node
-        else:
-            nodes = self.node_of_gpu[gpus]
-            pays = np.maximum.reduceat(nodes, first) != np.minimum.reduceat(nodes, first)
-        by_class = config.locality_penalty_by_class
-        penalty = (np.asarray(by_class, dtype=np.float64)[perf_class] if by_class is not None
-                   else config.locality_penalty)
-        locality = np.where(pays, penalty, 1.0)
-        jobs.variability_penalty[started] = variability
-        jobs.locality_penalty[started] = locality
-        jobs.iteration_time_effective_s[started] = (variability * locality) * (
-            jobs.iteration_time_s[started]
-        )
-        jobs.status[started] = _RUNNING
-        jobs.restart_left_s[started] = config.restart_cost_s
-        never = started[np.isnan(jobs.first_start_time_s[started])]
-        jobs.first_start_time_s[never] = self.now_s
-
-    def locality_penalty_of(self, perf_class: int, num_gpus: int, gpus: IntArray) -> float:
-        """Locality penalty of a job of ``perf_class`` needing ``num_gpus`` on GPU set ``gpus``."""
-        config = self.config
-        if config.locality_rule is LocalityRule.LARGER_THAN_NODE:
-            pays = num_gpus > self.cluster.gpus_per_node
-        else:
-            nodes = self.node_of_gpu[gpus]
-            pays = bool(nodes.min() != nodes.max())
-        if not pays:
-            return 1.0
-        by_class = config.locality_penalty_by_class
-        return float(by_class[perf_class]) if by_class is not None else config.locality_penalty
-
-    def _account_waiting(self, was_running: BoolArray) -> None:
-        jobs = self.jobs
-        status = jobs.status[: self._admitted]
-        waiting = (status == _QUEUED) & ~was_running
-        jobs.waiting_s[: self._admitted][waiting] += self.config.round_duration_s
-        jobs.waiting_s[: self._admitted][~waiting] = 0.0
-        threshold = self.config.starvation_threshold_s
-        assert threshold is not None
-        promote = waiting & (jobs.waiting_s[: self._admitted] >= threshold)
-        promote &= jobs.priority[: self._admitted] != PROMOTED_PRIORITY
-        if promote.any():
-            jobs.priority[: self._admitted][promote] = PROMOTED_PRIORITY
-            self.events_since_commit = True
-
-    # ----------------------------------------------------------------- advance
     def advance(self) -> IntArray:
         """Account the round [t, t+R), move to t+R, complete finished jobs, admit arrivals.
 
         Returns:
             int64 (F,): indices of the jobs that completed at the new boundary.
         """
-        if self._compiled:
-            return (_kernels or _load_kernels()).advance_step(self)  # type: ignore[no-any-return]
-        jobs = self.jobs
-        duration = self.config.round_duration_s
-        running = self.running_jobs()
-        if running.size:
-            self._progress(running, duration)
-            if self._counting_usage:
-                gpus = jobs.num_gpus[running]
-                self._usage[0] += gpus.sum()
-                self._usage[1] += (
-                    gpus / (jobs.variability_penalty[running] * jobs.locality_penalty[running])
-                ).sum()
-        if self._counting_usage:
-            self._usage_rounds += 1
-        self.now_s += duration
-        self.round_index += 1
-        finished = running[jobs.iterations_done[running] >= jobs.total_iterations[running]]
-        if finished.size:
-            self._complete(finished)
-        self._admit()
+        finished = self._step.advance(self._state, self._params)
+        if self._counters.floats[NOW_S] >= self._next_arrival_s:
+            self._admit()
         return finished
 
-    def _progress(self, running: IntArray, duration: float) -> None:
-        jobs = self.jobs
-        if self.config.restart_cost_s > 0:
-            lost = np.minimum(jobs.restart_left_s[running], duration)
-            jobs.restart_left_s[running] -= lost
-            useful = duration - lost
-        else:
-            useful = duration  # type: ignore[assignment]
-        jobs.iterations_done[running] = (
-            useful / jobs.iteration_time_effective_s[running] + jobs.iterations_done[running]
-        )
-        jobs.attained_service_s[running] += duration
-        jobs.gpu_service_s[running] += duration * jobs.num_gpus[running]
+    def idle_rounds(self) -> int:
+        """Repeat ``commit(None); advance()`` until a round has an event (a completion, an
+        admission or a promotion: :attr:`events_since_commit`), every measured job has
+        completed, or :attr:`truncated`, in one backend call; bit-identical to the calls.
 
-    def _complete(self, finished: IntArray) -> None:
-        jobs = self.jobs
-        jobs.status[finished] = JobStatus.COMPLETED
-        jobs.completion_time_s[finished] = self.now_s
-        jobs.iteration_time_effective_s[finished] = np.inf
-        done = np.zeros(self.jobs.size + 1, dtype=bool)  # last entry: FREE
-        done[finished] = True
-        self.job_of_gpu[done[self.job_of_gpu]] = FREE
-        self._measured_left -= int(np.count_nonzero(finished < jobs.num_measured))
-        self.events_since_commit = True
+        A driver with a static queue order faces the identical decision at the next boundary
+        after a round without events (e.g. a sticky queue whose head job does not fit).
 
+        Returns:
+            The number of rounds run (0 if the episode had already ended).
+        """
+        if self.done or self.truncated:
+            return 0
+        rounds = self._step.idle_rounds(self._state, self._params, self._next_arrival_s)
+        if self._counters.floats[NOW_S] >= self._next_arrival_s:
+            self._admit()
+        return rounds
+
+    # ----------------------------------------------------------------- admission
     def _admit(self) -> None:
+        """Admit the trace jobs and background copies that have arrived by ``now_s``."""
+        counters = self._counters
+        now_s = counters.floats[NOW_S]
         jobs = self.jobs
-        trace_size = self.trace.num_jobs
-        start = self._next_arrival
-        while self._next_arrival < trace_size and (
-            jobs.submit_time_s[self._next_arrival] <= self.now_s
-        ):
-            self._next_arrival += 1
-        if self._next_arrival > start:
-            jobs.status[start : self._next_arrival] = _QUEUED
-            self._admitted = self._next_arrival
-            self._counting_usage = True
-            self.events_since_commit = True
-        while self._next_background_s <= self.now_s:
-            self._add_background_job()
+        num_trace_jobs = self.trace.num_jobs
+        start = arrival = self._next_arrival
+        while arrival < num_trace_jobs and jobs.submit_time_s[arrival] <= now_s:
+            arrival += 1
+        if arrival > start:
+            jobs.status[start:arrival] = _QUEUED
+            self._next_arrival = arrival
+            counters.ints[ADMITTED] = arrival
+            counters.ints[COUNTING_USAGE] = True
+            counters.ints[EVENTS_SINCE_COMMIT] = True
+        if self._next_background_s <= now_s:
+            while self._next_background_s <= now_s:
+                self._add_background_job()
+            if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
+                self._state = self._state._replace(jobs=job_columns(jobs),
+                                                   job_blocks=job_blocks(jobs))
+        next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
+                        else math.inf)
+        self._next_arrival_s = min(next_trace_s, self._next_background_s)
 
     def _add_background_job(self) -> None:
         jobs = self.jobs
@@ -342,10 +314,11 @@ class Simulator:
             row, int(self.trace.job_id.max()) + 1 + number, self._next_background_s
         )
         jobs.status[index] = _QUEUED
-        self._admitted = index + 1
+        counters = self._counters
+        counters.ints[ADMITTED] = index + 1
+        counters.ints[EVENTS_SINCE_COMMIT] = True
         self._background_count += 1
         self._next_background_s = self._background_gap(self._next_background_s)
-        self.events_since_commit = True
 
     def _background_gap(self, last_arrival_s: float) -> float:
         """Next background arrival: last + ceil(-ln(1 - U) / rate x 3600) s, U ~ Random(seed).
@@ -373,26 +346,13 @@ class Simulator:
 
     def usage_gpu_rounds(self) -> tuple[float, float]:
         """(allocated, effective) GPU-rounds counted so far (see :meth:`metrics`)."""
-        return float(self._usage[0]), float(self._usage[1])
+        floats = self._counters.floats
+        return float(floats[ALLOCATED_GPU_ROUNDS]), float(floats[EFFECTIVE_GPU_ROUNDS])
 
     def metrics(self) -> EpisodeMetrics:
         """Episode metrics so far (see :func:`palgym.sim.metrics.compute_metrics`)."""
+        allocated, effective = self.usage_gpu_rounds()
         return compute_metrics(
-            self.records(),
-            float(self._usage[0]),
-            float(self._usage[1]),
-            self._usage_rounds,
-            self.cluster.num_gpus,
+            self.records(), allocated, effective,
+            int(self._counters.ints[USAGE_ROUNDS]), self.cluster.num_gpus,
         )
-
-
-_kernels: ModuleType | None = None
-
-
-def _load_kernels() -> ModuleType:
-    """:mod:`palgym.sim.kernels`, imported on first use, not with palgym (numba is slow)."""
-    global _kernels
-    from palgym.sim import kernels
-
-    _kernels = kernels
-    return kernels

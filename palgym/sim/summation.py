@@ -8,16 +8,9 @@ A compiled kernel that must reproduce a numpy reduction bit for bit calls :func:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-try:  # numba is a dependency; without it these run as plain Python
-    from numba import njit
-except ImportError:  # pragma: no cover - exercised only where numba is missing
-
-    def njit(*args: Any, **kwargs: Any) -> Any:  # type: ignore[no-redef]  # noqa: D103
-        return lambda function: function
+from palgym._numba import njit
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -1,0 +1,36 @@
+"""numba's ``njit``, or a stand-in that leaves functions as plain Python where numba is missing.
+
+The one place palgym imports numba. A compiled twin (``palgym.sim.step_numba``, the env's
+kernels, the reward's sum) imports :func:`njit` and :data:`AVAILABLE` from here; callers choose
+the compiled path only when :data:`AVAILABLE` is True. Importing this module imports numba
+(slow), so modules imported by ``import palgym`` import it lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+try:  # numba is a dependency; without it the numpy reference paths keep palgym usable
+    import numba as _numba
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    _numba = None  # type: ignore[assignment]
+
+AVAILABLE: bool = _numba is not None
+"""True if numba is installed (then :func:`njit` compiles)."""
+
+
+def njit(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """``numba.njit(*args, **kwargs)`` as a decorator; without numba, a decorator that returns
+    the function unchanged.
+
+    Args:
+        *args, **kwargs: numba's options (``cache=True``, ``nogil=True``, ``error_model=...``);
+            ignored without numba.
+
+    Returns:
+        A decorator.
+    """
+    if _numba is None:  # pragma: no cover - exercised only where numba is missing
+        return lambda function: function
+    return _numba.njit(*args, **kwargs)  # type: ignore[no-any-return]

@@ -1,0 +1,355 @@
+"""The compiled (numba) step backend: :mod:`palgym.sim.step_numpy`'s functions, one kernel each.
+
+Same signatures, same results: ``tests/test_engine_kernels.py`` checks that both backends leave
+every job column, the allocation, the clock and the counters bit-for-bit identical and reject
+the same targets the same way. Every float is computed with the same operations in the same
+order (no fast-math, no fused multiply-add; divisions as numpy's, ``error_model="numpy"``), and
+the one float reduction, the effective GPU-rounds of a round, repeats the pairwise summation of
+``np.sum`` (:func:`palgym.sim.summation.pairwise_sum`). The locality rule is
+:func:`palgym.sim.locality.locality_penalty` itself, compiled.
+
+The kernels take the state's bundles as plain tuples, the job table as its three storage arrays
+(:class:`~palgym.sim.state.JobBlocks`), and rebuild the NamedTuples inside: numba types a plain
+tuple far faster than a NamedTuple when a call is dispatched, and each array passed costs time.
+Inside, every array is reached by name. Importing this module imports numba (see
+:mod:`palgym._numba`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym._numba import njit
+from palgym.sim import locality
+from palgym.sim import state as state_module
+from palgym.sim.state import (
+    ADMITTED,
+    ALLOCATED_GPU_ROUNDS,
+    COUNTING_USAGE,
+    EFFECTIVE_GPU_ROUNDS,
+    EVENTS_SINCE_COMMIT,
+    MEASURED_LEFT,
+    NOW_S,
+    ROUND_INDEX,
+    USAGE_ROUNDS,
+    Allocation,
+    CommitOutcome,
+    Committed,
+    Counters,
+    KernelParams,
+    Rejection,
+    SimState,
+)
+from palgym.sim.summation import pairwise_sum
+from palgym.sim.types import FREE, IntArray, JobStatus
+
+QUEUED = int(JobStatus.QUEUED)
+RUNNING = int(JobStatus.RUNNING)
+COMPLETED = int(JobStatus.COMPLETED)
+UNCHANGED = int(CommitOutcome.UNCHANGED)
+CHANGED = int(CommitOutcome.CHANGED)
+BAD_INDEX = int(CommitOutcome.BAD_INDEX)
+INACTIVE = int(CommitOutcome.INACTIVE)
+BAD_COUNT = int(CommitOutcome.BAD_COUNT)
+_KEPT = Committed(False)
+_CHANGED = Committed(True)
+
+_locality_penalty = njit(cache=True, nogil=True, error_model="numpy")(locality.locality_penalty)
+_columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.columns_of)
+
+
+def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
+    """:func:`palgym.sim.step_numpy.commit` in one compiled call (same arguments, results,
+    rejections: the same offending job in the same order of checks)."""
+    if target is None and not params.starvation:
+        state.counters.ints[EVENTS_SINCE_COMMIT] = False  # nothing else to do
+        return _KEPT
+    apply = target is not None
+    code, job, value_1, value_2 = _commit(
+        tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters), tuple(params),
+        target if apply else state.alloc.job_of_gpu, apply,
+    )
+    if code >= 0:
+        return _CHANGED if code == CHANGED else _KEPT
+    outcome = CommitOutcome(code)
+    if outcome is CommitOutcome.INACTIVE:
+        return Committed(False, Rejection(outcome, int(job), job_status=int(value_1)))
+    if outcome is CommitOutcome.BAD_COUNT:
+        return Committed(False, Rejection(outcome, int(job), num_gpus=int(value_1),
+                                          gpus_given=int(value_2)))
+    return Committed(False, Rejection(outcome, int(job)))
+
+
+def advance(state: SimState, params: KernelParams) -> IntArray:
+    """:func:`palgym.sim.step_numpy.advance` in one compiled call."""
+    return _advance(  # type: ignore[no-any-return]
+        tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters), tuple(params)
+    )
+
+
+def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) -> int:
+    """:func:`palgym.sim.step_numpy.idle_rounds` in one compiled loop of the same kernels."""
+    return int(_idle_rounds(tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters),
+                            tuple(params), float(next_arrival_s)))
+
+
+# ----------------------------------------------------------------------- kernels: entry points
+@njit(cache=True, nogil=True, error_model="numpy")
+def _commit(jobs, alloc, counters, params, target, apply):  # type: ignore[no-untyped-def]
+    return _commit_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
+                        KernelParams(*params), target, apply)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _advance(jobs, alloc, counters, params):  # type: ignore[no-untyped-def]
+    return _advance_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
+                         KernelParams(*params))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, next_arrival_s):  # type: ignore[no-untyped-def]  # noqa: E501
+    jobs, alloc = _columns_of(*jobs_t), Allocation(*alloc_t)
+    counters, params = Counters(*counters_t), KernelParams(*params_t)
+    rounds = 0
+    while counters.ints[ROUND_INDEX] < params.max_rounds:
+        _commit_step(jobs, alloc, counters, params, alloc.job_of_gpu, False)
+        _advance_step(jobs, alloc, counters, params)
+        rounds += 1
+        if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
+                or counters.ints[MEASURED_LEFT] == 0):
+            break
+    return rounds
+
+
+# ----------------------------------------------------------------------- kernels: commit
+@njit(cache=True, nogil=True, error_model="numpy")
+def _commit_step(jobs, alloc, counters, params, target, apply):  # type: ignore[no-untyped-def]
+    """Apply ``target`` (if ``apply``), then account waiting (if ``params.starvation``).
+
+    Returns:
+        (code, job, value_1, value_2): code a :class:`CommitOutcome` value; for a rejection the
+        offending job and its status (INACTIVE), or its ``num_gpus`` and the GPUs ``target``
+        gives it (BAD_COUNT).
+    """
+    touched = np.empty(0, np.int64)  # jobs whose GPU set changed, ascending
+    before = np.empty(0, np.int8)  # their status before
+    code, job, value_1, value_2 = UNCHANGED, -1, 0, 0
+    admitted = counters.ints[ADMITTED]
+    if apply:
+        code, job, value_1, value_2, touched, before = _apply(
+            jobs, alloc, params, target, admitted, counters.floats[NOW_S]
+        )
+        if code < 0:
+            return code, job, value_1, value_2
+    promoted = False
+    if params.starvation:
+        promoted = _account_waiting(jobs, params, admitted, touched, before)
+    counters.ints[EVENTS_SINCE_COMMIT] = promoted
+    return code, job, value_1, value_2
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _account_waiting(jobs, params, admitted, touched, before):  # type: ignore[no-untyped-def]
+    """A job queued now and not running before waits one more round, any other job's count is
+    reset; a waiting job reaching the threshold is promoted. Returns whether one was."""
+    status, waiting_s, priority = jobs.status, jobs.waiting_s, jobs.priority
+    promoted = False
+    k = 0
+    for j in range(admitted):
+        was_running = status[j] == RUNNING
+        if k < touched.size and touched[k] == j:
+            was_running = before[k] == RUNNING
+            k += 1
+        if status[j] == QUEUED and not was_running:
+            waiting_s[j] += params.round_duration_s
+            if (waiting_s[j] >= params.starvation_threshold_s
+                    and priority[j] != params.promoted_priority):
+                priority[j] = params.promoted_priority
+                promoted = True
+        else:
+            waiting_s[j] = 0.0
+    return promoted
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _apply(jobs, alloc, params, target, admitted, now_s):  # type: ignore[no-untyped-def]
+    """Stop and start the jobs whose GPU sets change, then copy ``target`` into the allocation:
+    (code, job, value_1, value_2) as :func:`_commit_step`, then the touched jobs (int64,
+    ascending) and their status before (int8). All checks come before any write."""
+    job_of_gpu = alloc.job_of_gpu
+    changed, bad = _scan(target, job_of_gpu, admitted)
+    touched = _touched(target, job_of_gpu) if changed and bad == FREE else np.empty(0, np.int64)
+    before = np.empty(touched.size, np.int8)
+    if not changed:
+        return UNCHANGED, -1, 0, 0, touched, before
+    if bad != FREE:
+        return BAD_INDEX, bad, 0, 0, touched, before
+    held, variability, spans = _gather(target, touched, jobs.perf_class, alloc)
+    code, job, value_1, value_2 = _first_error(touched, held, jobs.status, jobs.num_gpus)
+    if code != CHANGED:
+        return code, job, value_1, value_2, touched, before
+    for k in range(touched.size):
+        j = touched[k]
+        before[k] = jobs.status[j]
+        if jobs.status[j] == RUNNING:
+            jobs.num_preemptions[j] += 1
+        if held[k] == 0:
+            jobs.status[j] = QUEUED
+            jobs.iteration_time_effective_s[j] = np.inf
+            continue
+        penalty = _locality_penalty(params, jobs.perf_class[j], jobs.num_gpus[j], spans[k])
+        jobs.variability_penalty[j] = variability[k]
+        jobs.locality_penalty[j] = penalty
+        jobs.iteration_time_effective_s[j] = (variability[k] * penalty) * jobs.iteration_time_s[j]
+        jobs.status[j] = RUNNING
+        jobs.restart_left_s[j] = params.restart_cost_s
+        if np.isnan(jobs.first_start_time_s[j]):
+            jobs.first_start_time_s[j] = now_s
+    for g in range(target.size):
+        job_of_gpu[g] = target[g]
+    return CHANGED, -1, 0, 0, touched, before
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _scan(target, job_of_gpu, admitted):  # type: ignore[no-untyped-def]
+    """(any GPU changes owner, smallest new owner that is neither FREE nor admitted, or FREE)."""
+    changed = False
+    bad = FREE
+    for g in range(target.size):
+        new = target[g]
+        if new != job_of_gpu[g]:
+            changed = True
+            if new != FREE and (new < 0 or new >= admitted) and (bad == FREE or new < bad):
+                bad = new
+    return changed, bad
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _touched(target, job_of_gpu):  # type: ignore[no-untyped-def]
+    """int64, ascending: the distinct jobs holding a GPU that changes owner, before or after."""
+    jobs = np.empty(2 * target.size, np.int64)
+    n = 0
+    for g in range(target.size):
+        if target[g] != job_of_gpu[g]:
+            for j in (job_of_gpu[g], target[g]):
+                if j != FREE:
+                    jobs[n] = j
+                    n += 1
+    jobs = np.sort(jobs[:n])
+    distinct = 0
+    for i in range(n):
+        if i == 0 or jobs[i] != jobs[i - 1]:
+            jobs[distinct] = jobs[i]
+            distinct += 1
+    return jobs[:distinct]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _first_error(touched, held, status, num_gpus):  # type: ignore[no-untyped-def]
+    """The first touched job (ascending index) that is not active, or else is given a GPU count
+    other than 0 and ``num_gpus``: (code, job, value_1, value_2) as :func:`_commit_step`, or
+    (CHANGED, -1, 0, 0) if there is none."""
+    for k in range(touched.size):
+        j = touched[k]
+        if status[j] != RUNNING and status[j] != QUEUED:
+            return INACTIVE, j, np.int64(status[j]), np.int64(0)
+        if held[k] != 0 and held[k] != num_gpus[j]:
+            return BAD_COUNT, j, num_gpus[j], held[k]
+    return CHANGED, np.int64(-1), np.int64(0), np.int64(0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _gather(target, touched, perf_class, alloc):  # type: ignore[no-untyped-def]
+    """Per touched job (int64 ascending), over its GPUs in ``target``: their count (int64), the
+    max perfvar of its class (float64; NaN propagates, as ``np.maximum``), whether they span
+    nodes (bool)."""
+    held = np.zeros(touched.size, np.int64)
+    variability = np.full(touched.size, -np.inf)
+    spans = np.zeros(touched.size, np.bool_)
+    node = np.zeros(touched.size, np.int64)
+    for g in range(target.size):
+        j = target[g]
+        k = np.searchsorted(touched, j)
+        if j == FREE or k == touched.size or touched[k] != j:
+            continue
+        value = alloc.perfvar[perf_class[j], g]
+        if value > variability[k] or value != value:
+            variability[k] = value
+        if held[k] == 0:
+            node[k] = alloc.node_of_gpu[g]
+        elif alloc.node_of_gpu[g] != node[k]:
+            spans[k] = True
+        held[k] += 1
+    return held, variability, spans
+
+
+# ----------------------------------------------------------------------- kernels: advance
+@njit(cache=True, nogil=True, error_model="numpy")
+def _advance_step(jobs, alloc, counters, params):  # type: ignore[no-untyped-def]
+    """Account the round [t, t + R) of the running jobs, move to t + R, complete the finished
+    ones (as :func:`palgym.sim.step_numpy.advance`; the usage sum as ``np.sum`` does).
+
+    Returns:
+        int64 (F,): the completed jobs, ascending.
+    """
+    admitted = counters.ints[ADMITTED]
+    round_s, restart_cost_s = params.round_duration_s, params.restart_cost_s
+    effective = np.empty(admitted)
+    finished = np.empty(admitted, np.int64)
+    num_running = 0
+    num_finished = 0
+    allocated = 0
+    for j in range(admitted):
+        if jobs.status[j] != RUNNING:
+            continue
+        useful = round_s
+        if restart_cost_s > 0:
+            left = jobs.restart_left_s[j]
+            lost = round_s if round_s < left else left  # np.minimum, NaN kept
+            jobs.restart_left_s[j] = left - lost
+            useful = round_s - lost
+        jobs.iterations_done[j] = useful / jobs.iteration_time_effective_s[j] + (
+            jobs.iterations_done[j])
+        jobs.attained_service_s[j] += round_s
+        jobs.gpu_service_s[j] += round_s * jobs.num_gpus[j]
+        allocated += jobs.num_gpus[j]
+        effective[num_running] = jobs.num_gpus[j] / (
+            jobs.variability_penalty[j] * jobs.locality_penalty[j])
+        num_running += 1
+        if jobs.iterations_done[j] >= jobs.total_iterations[j]:
+            finished[num_finished] = j
+            num_finished += 1
+    if counters.ints[COUNTING_USAGE]:
+        if num_running:
+            counters.floats[ALLOCATED_GPU_ROUNDS] += allocated
+            counters.floats[EFFECTIVE_GPU_ROUNDS] += 0.0 + pairwise_sum(effective, num_running)
+        counters.ints[USAGE_ROUNDS] += 1
+    counters.floats[NOW_S] = counters.floats[NOW_S] + round_s
+    counters.ints[ROUND_INDEX] += 1
+    finished = finished[:num_finished].copy()
+    if num_finished:
+        counters.ints[MEASURED_LEFT] -= _complete(jobs, alloc, finished, counters.floats[NOW_S],
+                                               params.num_measured)
+        counters.ints[EVENTS_SINCE_COMMIT] = True
+    return finished
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _complete(jobs, alloc, finished, now_s, num_measured):  # type: ignore[no-untyped-def]
+    """Complete the jobs ``finished`` (int64 (F,), ascending) at ``now_s`` and free their GPUs;
+    returns how many of them are measured."""
+    measured = 0
+    for j in finished:
+        jobs.status[j] = COMPLETED
+        jobs.completion_time_s[j] = now_s
+        jobs.iteration_time_effective_s[j] = np.inf
+        if j < num_measured:
+            measured += 1
+    job_of_gpu = alloc.job_of_gpu
+    for g in range(job_of_gpu.size):
+        j = job_of_gpu[g]
+        if j != FREE and jobs.status[j] == COMPLETED:
+            k = np.searchsorted(finished, j)
+            if k < finished.size and finished[k] == j:
+                job_of_gpu[g] = FREE
+    return measured
