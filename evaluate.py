@@ -49,11 +49,10 @@ from palgym.report import (
     EvaluationSetup,
     evaluate,
     find_trace_files,
-    format_report,
     load_traces,
     policies_to_run,
-    write_results_csv,
 )
+from palgym.report_output import format_report, write_results_csv, write_results_json
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, preset
 from palgym.sim.workload import Trace
@@ -148,7 +147,8 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
         help="second policy every policy is paired with (default: %(default)s)")
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
-    add("--json", type=Path, metavar="FILE", help="everything as JSON")
+    add("--json", type=Path, metavar="FILE",
+        help="everything as JSON (also for the heuristic table)")
     add("--confidence", type=float, default=0.95, help="bootstrap interval level")
     add("--bootstrap-resamples", type=int, default=10_000, metavar="B")
     add("--bootstrap-seed", type=int, default=0, metavar="N")
@@ -353,6 +353,8 @@ def run(args: argparse.Namespace) -> int:
     written: list[Path] = []
     if args.output is not None:
         written.append(write_results_csv(evaluation, args.output))
+    if args.json is not None:
+        written.append(write_results_json(evaluation, args.json))
     if args.plot is not None:
         written.extend(write_plots(evaluation, args.plot))
     if not args.quiet:

@@ -26,7 +26,7 @@ from agents.rollout import EpisodeOutcome
 from agents.runs import plain
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
-from palgym.report import format_columns, without_negative_zero
+from palgym.report_output import format_columns, without_negative_zero
 
 EPISODE_COLUMNS: tuple[str, ...] = (
     "trace", "seed", "episode_seed", "episode_hash", "policy", "kind", "num_jobs",
