@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from palgym.cli import run_cli
 from palgym.errors import ConfigError, PalgymError, TraceFormatError
 from palgym.io import read_profile
 from palgym.io.sia import has_sia_header, read_sia_trace
@@ -87,6 +88,26 @@ def _at_least_one(text: str) -> float:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed must be >= 0, got {value}")
+    return value
+
+
+def _window(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"window must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"window must be >= 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
@@ -118,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
              + ", ".join(TRACE_FORMAT_NAMES))
     add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
-    add("--seed", type=int, default=0, help="episode seed (default: %(default)s)")
+    add("--seed", type=_seed, default=0, help="episode seed (>= 0; default: %(default)s)")
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
@@ -140,10 +161,11 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")
     add("--split", choices=("train", "validation", "test"), default="test",
         help="split of the trace sets (default: %(default)s)")
-    add("--seeds", nargs="+", type=int, metavar="N", help="reset seeds (default: --seed)")
-    add("--window", type=int, metavar="JOBS",
-        help="episodes are windows of JOBS consecutive jobs, drawn per seed (default: whole "
-             "traces)")
+    add("--seeds", nargs="+", type=_seed, metavar="N",
+        help="reset seeds, each >= 0 (default: --seed)")
+    add("--window", type=_window, metavar="JOBS",
+        help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
+             "whole traces; a window as long as a trace or longer is that whole trace)")
     add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
         help="second policy every policy is paired with (default: %(default)s)")
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
@@ -297,6 +319,16 @@ def _env_id(args: argparse.Namespace) -> str:
     return "palgym/PALPlacement-v0"
 
 
+def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> None:
+    """Say once which traces a ``--window`` covers whole (it is not shorter than them)."""
+    whole = [f"{t.name} ({t.num_jobs} jobs)" for t in traces
+             if window is not None and window >= t.num_jobs]
+    if whole:
+        logging.getLogger("evaluate").warning(
+            "--window %d is not shorter than %s: each such episode is the whole trace",
+            window, ", ".join(whole))
+
+
 def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
     """Learned agents and heuristics on identical episodes; returns the files written."""
     from agents.evaluation_report import format_comparison, write_outputs
@@ -308,6 +340,7 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
 
         torch.set_num_threads(args.num_threads)
     traces, source = _side_by_side_traces(args)
+    _note_whole_trace_windows(args.window, traces)
     request = SideBySide(
         env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
         heuristics=tuple(args.policy or PLACEMENT_NAMES), traces=tuple(traces),
@@ -384,4 +417,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from palgym.cli import run_cli
 from palgym.errors import ConfigError, PalgymError
 from traces.bundle import write_bundle
 from traces.canonical_io import write_canonical
@@ -148,4 +149,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
