@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from palgym.cli import run_cli
 from palgym.errors import ConfigError, PalgymError, TraceFormatError
 from palgym.io import read_profile
+from palgym.io.pipes import run_cli
 from palgym.io.sia import has_sia_header, read_sia_trace
 from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES

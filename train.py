@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from palgym.cli import run_cli
+from palgym.io.pipes import run_cli
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

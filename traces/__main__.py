@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from palgym.cli import run_cli
 from palgym.errors import ConfigError, PalgymError
+from palgym.io.pipes import run_cli
 from traces.bundle import write_bundle
 from traces.canonical_io import write_canonical
 from traces.cli_data import add_data_commands, command_text, run_data_command

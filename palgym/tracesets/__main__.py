@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from palgym.bundled import natural_key
-from palgym.cli import run_cli
 from palgym.errors import PalgymError
+from palgym.io.pipes import run_cli
 from palgym.tracesets.manifest import load_trace_set, write_manifest
 from palgym.tracesets.sets import SPLITS, SplitSpec, TraceSet, TraceSetError, make_trace_set
 

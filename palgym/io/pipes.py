@@ -1,4 +1,4 @@
-"""Shared behaviour of the command-line entry points (``evaluate.py``, ``train.py``,
+"""Standard output of the command-line entry points (``evaluate.py``, ``train.py``,
 ``python -m traces``, ``python -m palgym.tracesets``)."""
 
 from __future__ import annotations
