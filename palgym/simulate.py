@@ -5,8 +5,8 @@ RNG discipline: one ``numpy.random.SeedSequence(seed)`` spawns the variability a
 streams; the pal-artifact preset instead replays the artifact's ``random.Random`` streams
 (profile seed 42, shared with Random placement; background arrivals seed 1).
 
-An episode that cannot finish (e.g. LAS starving long jobs behind the artifact's endless
-background stream) stops early, reported as truncated with its reason, when the
+An episode that cannot finish (LAS starving long jobs behind the artifact's endless,
+overloading background stream) stops early, reported as truncated with its reason, when the
 :class:`StallDetector` fires, or after ``config.max_rounds`` (PAL_MODEL section 6,
 "Unfinished episodes"). Stopping never changes a finished episode's result.
 """
@@ -30,7 +30,7 @@ from palgym.policies import make_placement, make_queue_order, make_sampler
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.config import SimConfig, preset
+from palgym.sim.config import AttainedService, SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.jobs import JobTable
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, with_end
@@ -179,7 +179,8 @@ def run_episode(
     order = make_queue_order(queue_order)
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
-    stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor)
+    stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
+                          queue_order)
     reason = drive(sim, order, placement, make_sampler(rng), stall=stall)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=queue_order,
@@ -199,41 +200,62 @@ def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics
 
 DEFAULT_STALL_FACTOR = 10.0
 """Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
+DEFAULT_ROUND_CAP = 200_000
+"""Rounds after which :class:`StallDetector` stops any unfinished episode: 10 x the longest
+finishing episode seen over the Sia-Philly workloads and random small bundled windows
+(19,414 rounds; PAL_MODEL section 6)."""
 
 
 class StallDetector:
-    """Stops an episode that is not finishing: no measured job completed for F times the time
-    its unfinished measured jobs would need alone, one after another, on the slowest GPUs.
+    """Stops an episode whose unfinished measured jobs can never complete: under LAS (and the
+    artifact's Tiresias, which is LAS) behind a background stream that overloads the cluster
+    below their service need, once no measured job has completed for a long time.
 
-    At the start and at every measured completion (the anchor, time ``a``) it computes
-    ``W = sum over unfinished measured jobs j of remaining_iterations_j x T_it_j x
-    max_g perfvar[class_j, g] x lf_max`` (lf_max: the largest locality penalty) and fires at
-    the first boundary ``t > max(a, last measured submission) + F x W + n x R`` (n unfinished
-    jobs, R the round length). Without background jobs and restart cost, every round in which a
-    measured job runs shortens W by at least R, so an episode whose policy runs a measured job
-    in every round finishes before F = 1 fires; F (default 10) leaves room for rounds taken by
-    background jobs. The detector only reads the simulator.
+    Both conditions must hold (PAL_MODEL section 6, "Unfinished episodes"):
+
+    1. Overload: for every unfinished measured job j, ``rho(need_j) >= 1``, where ``rho(x)``
+       is the GPU work per second, over the cluster's G GPUs, that background copies bring
+       before their attained service reaches x: ``rho(x) = lambda / 3600 / J x sum over the J
+       trace rows r of N_r x min(s_r, x) / G`` (wall-clock attained service; with GPU-time
+       service ``min(N_r x s_r, x)`` and ``need_j = N_j x s_j``), ``lambda`` the background
+       jobs per hour, ``s_r`` a lower bound of row r's run time (iterations x T_it x the class's
+       smallest perfvar x the smallest locality penalty if it needs more GPUs than a node, else
+       1). Copies below j's level then take the whole cluster, so LAS never brings j its need.
+    2. Horizon: at the start and at each measured completion (time a) W = sum over unfinished
+       measured jobs of remaining iterations x T_it x the class's largest perfvar x the largest
+       locality penalty; it fires at the first boundary ``t > max(a, last measured
+       submission) + F x W + n x R`` (n unfinished jobs, R the round length).
+
+    Other queue orders, or no background stream, are never stopped by this test. Apart from
+    it, the detector stops any episode still unfinished after ``round_cap`` rounds. It only
+    reads the simulator.
 
     Args:
         sim: a fresh engine.
-        factor: F (> 0; ``math.inf`` disables the detector).
+        factor: F (> 0; ``math.inf`` disables the detector, the round cap included).
+        queue_order: the episode's queue order name (None: no overload test).
+        round_cap: rounds after which an unfinished episode stops (>= 1).
 
     Raises:
-        ConfigError: if ``factor`` is not > 0.
+        ConfigError: if ``factor`` is not > 0 or ``round_cap`` < 1.
     """
 
-    def __init__(self, sim: Simulator, factor: float = DEFAULT_STALL_FACTOR) -> None:
-        if not factor > 0:
-            raise ConfigError(f"stall factor must be > 0, got {factor}")
+    def __init__(self, sim: Simulator, factor: float = DEFAULT_STALL_FACTOR,
+                 queue_order: str | None = None, round_cap: int = DEFAULT_ROUND_CAP) -> None:
+        if not factor > 0 or round_cap < 1:
+            raise ConfigError(f"stall factor must be > 0 and round cap >= 1, got {factor} "
+                              f"and {round_cap}")
         self.factor = float(factor)
+        self.round_cap = int(round_cap)
         jobs: JobTable = sim.jobs
         measured = slice(0, jobs.num_measured)
         config = sim.config
-        lf_max = max(config.locality_penalty, *(config.locality_penalty_by_class or ()), 1.0)
-        slowest = sim.perfvar.max(axis=1)  # (classes,)
+        penalties = (config.locality_penalty, *(config.locality_penalty_by_class or ()))
+        klass, base = jobs.perf_class[measured], jobs.iteration_time_s[measured]
         self._worst_s_per_iteration: FloatArray = (
-            jobs.iteration_time_s[measured] * slowest[jobs.perf_class[measured]] * lf_max)
+            base * sim.perfvar.max(axis=1)[klass] * max(*penalties, 1.0))
         self._last_submit_s = float(jobs.submit_time_s[measured].max(initial=0.0))
+        self.overload: FloatArray = _background_overload(sim, min(penalties), queue_order)
         self._completed = -1
         self.work_s = math.inf
         self.deadline_s = math.inf
@@ -254,12 +276,38 @@ class StallDetector:
             self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
             self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
                                + int(np.count_nonzero(left)) * sim.config.round_duration_s)
-        if sim.done or sim.now_s <= self.deadline_s:
+        if not sim.done and sim.round_index >= self.round_cap:
+            return (f"round cap ({self.round_cap}) reached with {jobs.num_measured - completed} "
+                    f"of {jobs.num_measured} measured jobs unfinished")
+        if sim.done or sim.now_s <= self.deadline_s or not np.all(self.overload[left] >= 1.0):
             return ""
         return (f"stalled: {jobs.num_measured - completed} of {jobs.num_measured} measured jobs "
-                f"unfinished at t={sim.now_s / 3600:.1f} h, past {self.factor:g} x "
-                f"{self.work_s / 3600:.1f} h (their time alone on the slowest GPUs) since the "
-                "last completion")
+                f"can never complete (background work below their service need: "
+                f"{float(self.overload[left].min()):.2f} x the cluster or more); none completed "
+                f"for {self.factor:g} x {self.work_s / 3600:.1f} h (their time alone on the "
+                f"slowest GPUs), stopped at t={sim.now_s / 3600:.1f} h")
+
+
+def _background_overload(sim: Simulator, min_penalty: float, queue_order: str | None
+                         ) -> FloatArray:
+    """float64 (M,): ``rho(need_j)`` of :class:`StallDetector` per measured job (zeros when
+    the order is not LAS-like or there is no background stream)."""
+    jobs, config, cluster = sim.jobs, sim.config, sim.cluster
+    count = jobs.num_measured
+    las_like = queue_order == "las" or (
+        queue_order == "tiresias" and config.las_service is AttainedService.WALL_CLOCK)
+    if not las_like or config.background_jobs_per_hour <= 0 or count == 0:
+        return np.zeros(count)
+    gpus = jobs.num_gpus[:count].astype(np.float64)
+    run_s = (jobs.total_iterations[:count] * jobs.iteration_time_s[:count]
+             * sim.perfvar.min(axis=1)[jobs.perf_class[:count]]
+             * np.where(gpus > cluster.gpus_per_node, min_penalty, 1.0))
+    wall = config.las_service is AttainedService.WALL_CLOCK
+    need = run_s if wall else gpus * run_s
+    below = (gpus * np.minimum(run_s[None, :], need[:, None]) if wall
+             else np.minimum((gpus * run_s)[None, :], need[:, None]))  # (job, row)
+    rate: FloatArray = config.background_jobs_per_hour / 3600.0 * below.mean(axis=1)
+    return rate / cluster.num_gpus
 
 
 _COMPLETED = np.int8(JobStatus.COMPLETED)

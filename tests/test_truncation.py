@@ -18,7 +18,13 @@ from palgym.report_output import format_report, results_csv, results_json
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 from palgym.sim.engine import Simulator
-from palgym.simulate import DEFAULT_STALL_FACTOR, StallDetector, make_episode, run_episode
+from palgym.simulate import (
+    DEFAULT_ROUND_CAP,
+    DEFAULT_STALL_FACTOR,
+    StallDetector,
+    make_episode,
+    run_episode,
+)
 
 R = 360.0
 LF = 1.7  # the default preset's locality penalty
@@ -43,10 +49,10 @@ def test_a_starving_job_is_reported_truncated_with_censored_jct() -> None:
     # By hand: at job 1's completion (t = 720) the unfinished work is job 0's 640 iterations x
     # T_it 1 s x slowest perfvar 1.0 x lf 1.7 = 1088 s; deadline 720 + 10 x 1088 + 1 x 360 =
     # 11960 s; the first boundary after it is 34 x 360 = 12240 s.
-    assert DEFAULT_STALL_FACTOR == 10.0
+    assert DEFAULT_STALL_FACTOR == 10.0 and DEFAULT_ROUND_CAP == 200_000
     assert metrics.truncated and (metrics.num_completed, metrics.num_jobs) == (1, 2)
     assert metrics.completed_text == "1/2"
-    assert metrics.truncation_reason.startswith("stalled: 1 of 2 measured jobs unfinished")
+    assert metrics.truncation_reason.startswith("stalled: 1 of 2 measured jobs can never complete")
     assert result.num_rounds == 34 and metrics.end_time_s == 12240.0
     assert np.isnan(result.records.completion_time_s[0])
     assert result.records.completion_time_s[1] == 720.0
@@ -86,8 +92,35 @@ def test_detector_deadline_and_bad_factor() -> None:
     assert detector.work_s == pytest.approx(1100.0 * LF)
     assert detector.deadline_s == pytest.approx(2 * 1100.0 * LF + 2 * R)
     assert StallDetector(sim, math.inf).check(sim) == ""
+    # overload by hand (GPU-time LAS, 1 GPU, 1000 copies/h of rows s = 1000 s and 100 s):
+    # rho(1000) = 1000 / 3600 x (min(1000, 1000) + min(100, 1000)) / 2 = 152.78 (job 0);
+    # rho(100) = 1000 / 3600 x (100 + 100) / 2 = 27.78 (job 1)
+    las = StallDetector(sim, 2.0, "las")
+    assert list(las.overload) == pytest.approx([1000 / 3600 * 550, 1000 / 3600 * 100])
+    assert not detector.overload.any()  # no queue order given: never fires
+    assert not StallDetector(sim, 2.0, "fifo").overload.any()
     with pytest.raises(ConfigError, match="stall factor must be > 0"):
         StallDetector(sim, 0.0)
+    with pytest.raises(ConfigError, match="round cap >= 1"):
+        StallDetector(sim, 1.0, round_cap=0)
+
+
+def test_round_cap_stops_any_order() -> None:
+    # SRTF (no overload test) on the starving stream with a cap of 25 rounds: job 1 (100 s)
+    # runs first and completes at 360; job 0 (1000 s) never runs, as a fresh copy of job 1
+    # (100 s left) always comes first; the cap stops it after 25 rounds.
+    episode = starving_episode()
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    detector = StallDetector(sim, 10.0, "srtf", round_cap=25)
+    assert not detector.overload.any()
+    from palgym.policies import make_placement, make_queue_order, make_sampler
+    from palgym.simulate import drive, slowdown_factors
+
+    placement = make_placement("packed-non-sticky", slowdown_factors(episode), episode.config)
+    reason = drive(sim, make_queue_order("srtf"), placement,
+                   make_sampler(np.random.default_rng(0)), stall=detector)
+    assert reason == "round cap (25) reached with 1 of 2 measured jobs unfinished"
+    assert sim.round_index == 25 and sim.jobs.completion_time_s[1] == 360.0
 
 
 def _truncated_evaluation() -> Evaluation:
