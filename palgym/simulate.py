@@ -198,7 +198,7 @@ def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics
     return with_end(sim.metrics(), sim.records(), sim.now_s, truncation_reason)
 
 
-DEFAULT_STALL_FACTOR = 10.0
+DEFAULT_STALL_FACTOR = 3.0
 """Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
 DEFAULT_ROUND_CAP = 200_000
 """Rounds after which :class:`StallDetector` stops any unfinished episode: 10 x the longest

@@ -47,18 +47,18 @@ def test_a_starving_job_is_reported_truncated_with_censored_jct() -> None:
     result = run_episode(starving_episode(), "packed-non-sticky", "las")
     metrics = result.metrics
     # By hand: at job 1's completion (t = 720) the unfinished work is job 0's 640 iterations x
-    # T_it 1 s x slowest perfvar 1.0 x lf 1.7 = 1088 s; deadline 720 + 10 x 1088 + 1 x 360 =
-    # 11960 s; the first boundary after it is 34 x 360 = 12240 s.
-    assert DEFAULT_STALL_FACTOR == 10.0 and DEFAULT_ROUND_CAP == 200_000
+    # T_it 1 s x slowest perfvar 1.0 x lf 1.7 = 1088 s; deadline 720 + 3 x 1088 + 1 x 360 =
+    # 4344 s; the first boundary after it is 13 x 360 = 4680 s.
+    assert DEFAULT_STALL_FACTOR == 3.0 and DEFAULT_ROUND_CAP == 200_000
     assert metrics.truncated and (metrics.num_completed, metrics.num_jobs) == (1, 2)
     assert metrics.completed_text == "1/2"
     assert metrics.truncation_reason.startswith("stalled: 1 of 2 measured jobs can never complete")
-    assert result.num_rounds == 34 and metrics.end_time_s == 12240.0
+    assert result.num_rounds == 13 and metrics.end_time_s == 4680.0
     assert np.isnan(result.records.completion_time_s[0])
     assert result.records.completion_time_s[1] == 720.0
     assert metrics.avg_jct_s == 720.0  # completed jobs only
-    assert metrics.censored_avg_jct_s == (12240.0 + 720.0) / 2  # job 0 counted up to 12240
-    assert metrics.censored_p99_jct_s == pytest.approx(720.0 + 0.99 * (12240.0 - 720.0))
+    assert metrics.censored_avg_jct_s == (4680.0 + 720.0) / 2  # job 0 counted up to 4680
+    assert metrics.censored_p99_jct_s == pytest.approx(720.0 + 0.99 * (4680.0 - 720.0))
 
 
 def test_max_rounds_truncates_with_its_reason() -> None:
@@ -137,17 +137,17 @@ def test_reports_show_completed_of_total_and_warn() -> None:
     row = next(line for line in text.splitlines() if line.startswith("toy"))
     cells = row.split()
     assert cells[3] == "1/2"
-    assert cells[4] == f">={6480.0 / 3600:.3f}"  # censored avg JCT (12240 + 720) / 2 s
+    assert cells[4] == f">={2700.0 / 3600:.3f}"  # censored avg JCT (4680 + 720) / 2 s
     assert "WARNING: 1 of 1 episodes did not finish" in text
     assert "toy packed-non-sticky las: 1/2 jobs completed; stalled:" in text
     rows = list(csv.DictReader(results_csv(evaluation).splitlines()))
     assert rows[0]["num_completed"] == "1" and rows[0]["num_jobs"] == "2"
-    assert rows[0]["truncated"] == "True" and rows[0]["censored_avg_jct_s"] == "6480.0"
+    assert rows[0]["truncated"] == "True" and rows[0]["censored_avg_jct_s"] == "2700.0"
     assert rows[0]["truncation_reason"].startswith("stalled:")
     content = json.loads(results_json(evaluation))
     assert content["num_unfinished"] == 1
     assert content["results"][0]["num_completed"] == 1
-    assert content["results"][0]["end_time_s"] == 12240.0
+    assert content["results"][0]["end_time_s"] == 4680.0
 
 
 def test_evaluate_cli_json_in_heuristic_mode(tmp_path: Path) -> None:
