@@ -20,7 +20,6 @@ Examples::
     python evaluate.py
     python evaluate.py --trace workload-1.csv --preset pal-artifact \\
         --variability-data /path/to/variability/longhorn_pal --output results.csv --plot figures
-    python evaluate.py --trace philly_week.csv --trace-format philly --cluster 16x4
     python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
         --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
@@ -74,38 +73,22 @@ def _cluster(text: str) -> ClusterSpec:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
+def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
+    """An argparse type: ``kind(text)``, which must be > ``low`` (``strict``) or >= ``low``."""
+    relation = ">" if strict else ">="
 
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be {'an integer' if kind is int else 'a number'} {relation} "
+                f"{low:g}, got {text!r}") from None
+        if not (value > low if strict else value >= low):
+            raise argparse.ArgumentTypeError(f"{name} must be {relation} {low:g}, got {text}")
+        return value
 
-def _at_least_one(text: str) -> float:
-    value = float(text)
-    if not value >= 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed must be >= 0, got {value}")
-    return value
-
-
-def _window(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"window must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"window must be >= 1, got {value}")
-    return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,16 +113,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="per-GPU variability profile CSV (default: the bundled profile)")
     add("--cluster", type=_cluster, default=None, metavar="NxG",
         help="nodes x GPUs per node (default: 16x4; side by side: the first agent's)")
-    add("--locality-penalty", type=_at_least_one, metavar="LF",
+    add("--locality-penalty", type=_bounded(float, "LF", 1), metavar="LF",
         help="override the preset's locality penalty (>= 1; both presets use 1.7)")
-    add("--round-duration", type=_positive, metavar="SECONDS",
+    add("--round-duration", type=_bounded(float, "SECONDS", 0, strict=True), metavar="SECONDS",
         help="override the preset's round length (> 0; both presets use 360)")
     add("--trace-format", choices=TRACE_FORMAT_NAMES, default=None,
         help="format of the --trace files (default: detected from each file's header): "
              + ", ".join(TRACE_FORMAT_NAMES))
     add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
-    add("--seed", type=_seed, default=0, help="episode seed (>= 0; default: %(default)s)")
+    add("--seed", type=_bounded(int, "seed", 0), default=0,
+        help="episode seed (>= 0; default: %(default)s)")
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
@@ -161,9 +145,9 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")
     add("--split", choices=("train", "validation", "test"), default="test",
         help="split of the trace sets (default: %(default)s)")
-    add("--seeds", nargs="+", type=_seed, metavar="N",
+    add("--seeds", nargs="+", type=_bounded(int, "seed", 0), metavar="N",
         help="reset seeds, each >= 0 (default: --seed)")
-    add("--window", type=_window, metavar="JOBS",
+    add("--window", type=_bounded(int, "window", 1), metavar="JOBS",
         help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
              "whole traces; a window as long as a trace or longer is that whole trace)")
     add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
@@ -199,13 +183,12 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
 
 
 class _NoBar:
-    """Stand-in for a disabled progress bar."""
+    """Stand-in for a disabled progress bar (ignores progress, nothing to close)."""
 
-    def update(self, count: int = 1) -> None:
-        """Ignore progress."""
+    def update(self, count: int = 1) -> None:  # noqa: D102
+        pass
 
-    def close(self) -> None:
-        """Nothing to close."""
+    close = update
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:
@@ -222,15 +205,9 @@ def _load_traces(paths: Sequence[str | Path], duration_unit: str,
                  trace_format: str | None = None) -> list[Trace]:
     """Read trace files (the one place evaluate.py reads traces from paths).
 
-    Sia / PAL CSV files are read by palgym's own reader; any other format of
-    :data:`traces.TRACE_FORMATS` (given, or detected from the header) by
-    :func:`traces.load_trace`.
-
-    Args:
-        paths: trace files.
-        duration_unit: ``iterations`` or ``seconds`` (Sia / PAL CSV; the other formats fix
-            their own unit).
-        trace_format: a format name, or None to detect it per file.
+    Sia / PAL CSV files are read by palgym's own reader (``duration_unit``: ``iterations`` or
+    ``seconds``); any other format of :data:`traces.TRACE_FORMATS` (``trace_format``, or
+    detected from the header when None) by :func:`traces.load_trace`.
 
     Raises:
         TraceFormatError: naming file, line and field.
