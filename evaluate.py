@@ -76,16 +76,17 @@ def _cluster(text: str) -> ClusterSpec:
 def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
     """An argparse type: ``kind(text)``, which must be > ``low`` (``strict``) or >= ``low``."""
     relation = ">" if strict else ">="
+    name = f"{name} " if name else ""
 
     def parse(text: str) -> Any:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"{name} must be {'an integer' if kind is int else 'a number'} {relation} "
+                f"{name}must be {'an integer' if kind is int else 'a number'} {relation} "
                 f"{low:g}, got {text!r}") from None
         if not (value > low if strict else value >= low):
-            raise argparse.ArgumentTypeError(f"{name} must be {relation} {low:g}, got {text}")
+            raise argparse.ArgumentTypeError(f"{name}must be {relation} {low:g}, got {text}")
         return value
 
     return parse
@@ -113,9 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="per-GPU variability profile CSV (default: the bundled profile)")
     add("--cluster", type=_cluster, default=None, metavar="NxG",
         help="nodes x GPUs per node (default: 16x4; side by side: the first agent's)")
-    add("--locality-penalty", type=_bounded(float, "LF", 1), metavar="LF",
+    add("--locality-penalty", type=_bounded(float, "", 1), metavar="LF",
         help="override the preset's locality penalty (>= 1; both presets use 1.7)")
-    add("--round-duration", type=_bounded(float, "SECONDS", 0, strict=True), metavar="SECONDS",
+    add("--round-duration", type=_bounded(float, "", 0, strict=True), metavar="SECONDS",
         help="override the preset's round length (> 0; both presets use 360)")
     add("--trace-format", choices=TRACE_FORMAT_NAMES, default=None,
         help="format of the --trace files (default: detected from each file's header): "
