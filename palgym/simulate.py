@@ -180,7 +180,7 @@ def run_episode(
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
-                          queue_order)
+                          None if placement.sticky else queue_order)
     reason = drive(sim, order, placement, make_sampler(rng), stall=stall)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=queue_order,
@@ -201,9 +201,7 @@ def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics
 DEFAULT_STALL_FACTOR = 3.0
 """Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
 DEFAULT_ROUND_CAP = 200_000
-"""Rounds after which :class:`StallDetector` stops any unfinished episode: 10 x the longest
-finishing episode seen over the Sia-Philly workloads and random small bundled windows
-(19,414 rounds; PAL_MODEL section 6)."""
+"""Rounds after which :class:`StallDetector` stops any unfinished episode (PAL_MODEL 6)."""
 
 
 class StallDetector:
@@ -226,14 +224,17 @@ class StallDetector:
        locality penalty; it fires at the first boundary ``t > max(a, last measured
        submission) + F x W + n x R`` (n unfinished jobs, R the round length).
 
-    Other queue orders, or no background stream, are never stopped by this test. Apart from
+    Other queue orders, sticky placements (a running job keeps its GPUs while the head of
+    the queue is blocked, so LAS does not decide alone who runs) and episodes without a
+    background stream are never stopped by this test. Apart from
     it, the detector stops any episode still unfinished after ``round_cap`` rounds. It only
     reads the simulator.
 
     Args:
         sim: a fresh engine.
         factor: F (> 0; ``math.inf`` disables the detector, the round cap included).
-        queue_order: the episode's queue order name (None: no overload test).
+        queue_order: the episode's queue order name (None, e.g. for a sticky placement: no
+            overload test).
         round_cap: rounds after which an unfinished episode stops (>= 1).
 
     Raises:
