@@ -35,6 +35,7 @@ from agents.runs import plain
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 from palgym.report_output import format_columns, without_negative_zero
+from palgym.sim.metrics import censored_mean_at
 
 EPISODE_COLUMNS: tuple[str, ...] = (
     "trace", "seed", "episode_seed", "episode_hash", "policy", "kind", "num_jobs",
@@ -123,6 +124,17 @@ def avg_jct_s(outcome: EpisodeOutcome) -> float:
     return float(outcome.metrics.get("censored_avg_jct_s", outcome.metrics["avg_jct_s"]))
 
 
+def comparable(a: EpisodeOutcome, b: EpisodeOutcome) -> tuple[float, float]:
+    """Average JCTs of two outcomes of one episode, comparable: plain if both finished, else
+    both censored at the earlier end time (see :func:`palgym.report.comparable_avg_jct_s`)."""
+    if not (is_unfinished(a) or is_unfinished(b)) or not (a.submit_time_s and b.submit_time_s):
+        return avg_jct_s(a), avg_jct_s(b)
+    horizon = min(float(a.metrics["end_time_s"]), float(b.metrics["end_time_s"]))
+    return tuple(censored_mean_at(np.asarray(o.submit_time_s),  # type: ignore[return-value]
+                                  np.asarray(o.submit_time_s) + np.asarray(o.jct_s), horizon)
+                 for o in (a, b))
+
+
 def is_unfinished(outcome: EpisodeOutcome) -> bool:
     """True if some measured job did not complete in the episode."""
     metrics = outcome.metrics
@@ -165,8 +177,8 @@ def summarise(
         raise ConfigError(f"bootstrap unit must be one of {list(BOOTSTRAP_UNITS)}")
 
     def ratio(label: str, other: str) -> RatioSummary:
-        values = [avg_jct_s(o) for o in outcomes[label]]
-        base = [avg_jct_s(o) for o in outcomes[other]]
+        pairs = [comparable(a, b) for a, b in zip(outcomes[label], outcomes[other], strict=True)]
+        values, base = [a for a, _ in pairs], [b for _, b in pairs]
         groups = [o.trace for o in outcomes[label]] if bootstrap_unit == "trace" else None
         return bootstrap_geomean(paired_ratios(np.array(values), np.array(base)),
                                  confidence=confidence, num_resamples=resamples,
@@ -194,20 +206,20 @@ def summarise(
 def episode_rows(comparison: Comparison) -> list[dict[str, Any]]:
     """One dict per (trace, seed, policy) with :data:`EPISODE_COLUMNS`."""
     rows = []
-    reference = comparison.avg_jct(comparison.reference)
-    baseline = comparison.avg_jct(comparison.baseline)
     num_seeds = len(comparison.seeds)
     for c in comparison.contenders:
         for position, o in enumerate(comparison.outcomes[c.label]):
             avg = avg_jct_s(o)
+            vs_reference = comparable(o, comparison.outcomes[comparison.reference][position])
+            vs_baseline = comparable(o, comparison.outcomes[comparison.baseline][position])
             rows.append({
                 "trace": o.trace, "seed": comparison.seeds[position % num_seeds],
                 "episode_seed": o.seed, "episode_hash": o.episode_hash, "policy": c.label,
                 "kind": c.kind, **{k: o.metrics.get(k, _MISSING.get(k)) for k in _METRICS},
                 "truncated": is_unfinished(o), "censored_avg_jct_s": avg,
                 "episode_return": o.episode_return, "num_steps": o.num_steps,
-                "ratio_vs_reference": avg / float(reference[position]),
-                "ratio_vs_baseline": avg / float(baseline[position]),
+                "ratio_vs_reference": vs_reference[0] / vs_reference[1],
+                "ratio_vs_baseline": vs_baseline[0] / vs_baseline[1],
                 "truncation_reason": str(o.metrics.get("truncation_reason", "")),
             })
     return rows
@@ -353,7 +365,8 @@ def format_warnings(comparison: Comparison) -> str:
         lines.append(
             f"WARNING: {len(unfinished)} of {total} episodes did not finish. Their avg JCT "
             "(marked >=) counts each unfinished job up to the truncation time (censored, a "
-            "lower bound), and the ratios and means above use it:")
+            "lower bound); ratios compare each pair with an unfinished run censored at the "
+            "pair's earlier end time:")
         lines += [f"  {o.trace} seed {seed} {label}: {completed_text(o)} jobs completed; "
                   f"{o.metrics.get('truncation_reason', 'unfinished')}"
                   for label, seed, o in unfinished]

@@ -58,6 +58,7 @@ def _outcome(name: str, info: Mapping[str, Any], result: EpisodeResult, reward_s
         episode_return=-float(np.sum(censored_jct_s(result.records, metrics.end_time_s)))
         / reward_scale, num_steps=0,
         metrics=values, jct_s=tuple(float(v) for v in jct),
+        submit_time_s=tuple(float(v) for v in result.records.submit_time_s),
     )
 
 

@@ -44,6 +44,7 @@ class EpisodeOutcome:
             them (``num_completed`` of ``num_jobs``, ``truncated``, ``truncation_reason``,
             ``censored_avg_jct_s``, ``end_time_s``; PAL_MODEL section 6).
         jct_s: per measured job (trace order), its JCT in seconds (NaN if not completed).
+        submit_time_s: per measured job, its submit time in seconds.
     """
 
     policy: str
@@ -56,6 +57,7 @@ class EpisodeOutcome:
     num_steps: int
     metrics: dict[str, Any]
     jct_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
+    submit_time_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
 
 def rollout(
@@ -100,7 +102,7 @@ def rollout(
                 seed=int(info["seed"]), episode_hash=str(info["episode_hash"]),
                 episode_return=total, num_steps=steps,
                 metrics=_with_truncation(dict(step_info.get("episode_metrics", {})), env),
-                jct_s=_jct_s(env),
+                jct_s=_jct_s(env), submit_time_s=_submit_s(env),
             )
 
 
@@ -118,6 +120,11 @@ def _with_truncation(metrics: dict[str, Any], env: gym.Env[Any, Any]) -> dict[st
     for key in TRUNCATION_KEYS:
         metrics.setdefault(key, getattr(final, key))
     return metrics
+
+
+def _submit_s(env: gym.Env[Any, Any]) -> tuple[float, ...]:
+    simulator: Any = env.unwrapped.simulator  # type: ignore[attr-defined]
+    return tuple(float(v) for v in simulator.records().submit_time_s)
 
 
 def _jct_s(env: gym.Env[Any, Any]) -> tuple[float, ...]:

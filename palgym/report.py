@@ -5,9 +5,9 @@ one episode per trace and compare each policy with a baseline on the same trace 
 order; :mod:`palgym.report_output` renders the outcome as text tables, CSV and JSON,
 :mod:`palgym.plots` as PNG figures. Nothing here prints.
 
-An unfinished (truncated) episode is compared through its censored average JCT (unfinished
-jobs counted up to the truncation time, a lower bound; PAL_MODEL section 6), which equals the
-average JCT of every finished episode.
+A pair of runs with an unfinished (truncated) one is compared through censored average JCTs
+(every job counted up to the earlier of the two end times, lower bounds at one horizon;
+PAL_MODEL section 6); two finished runs through their average JCTs.
 
 Improvement of policy P over baseline B on one trace = 1 - avgJCT(P) / avgJCT(B); across
 traces, 1 - geomean of the ratios. Source: PAL, SC24, Figure 10; PAL_MODEL sections 6-7 (the
@@ -29,7 +29,7 @@ from palgym.io import read_sia_trace
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
-from palgym.sim.metrics import geomean_improvement, improvement
+from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
@@ -103,23 +103,32 @@ class Evaluation:
         """1 - avgJCT(result) / avgJCT(baseline) on the same trace and queue order (censored
         averages: equal to the plain ones for finished episodes)."""
         reference = self.result(result.trace, result.queue_order, baseline or self.baseline)
-        return improvement(result.metrics.censored_avg_jct_s,
-                           reference.metrics.censored_avg_jct_s)
+        return improvement(*comparable_avg_jct_s(result, reference))
 
     def geomean_improvement(self, policy: str, queue_order: str, baseline: str | None = None
                             ) -> float:
         """1 - geomean over traces of avgJCT(policy) / avgJCT(baseline) (PAL Figure 10 style;
         censored averages, see :meth:`improvement`)."""
-        ratios = [
-            self.result(trace, queue_order, policy).metrics.censored_avg_jct_s
-            / self.result(trace, queue_order, baseline or self.baseline).metrics.censored_avg_jct_s
-            for trace in self.traces
-        ]
+        pairs = [comparable_avg_jct_s(self.result(trace, queue_order, policy),
+                                      self.result(trace, queue_order, baseline or self.baseline))
+                 for trace in self.traces]
+        ratios = [a / b for a, b in pairs]
         return geomean_improvement(np.asarray(ratios, dtype=np.float64))
 
     def unfinished(self) -> tuple[EpisodeResult, ...]:
         """The runs that stopped before every measured job completed."""
         return tuple(r for r in self.results if r.metrics.truncated)
+
+
+def comparable_avg_jct_s(a: EpisodeResult, b: EpisodeResult) -> tuple[float, float]:
+    """The average JCTs of two runs of one episode, comparable: the plain ones if both
+    finished, else both censored at the earlier of their end times (lower bounds at one
+    horizon; PAL_MODEL section 6)."""
+    if not (a.metrics.truncated or b.metrics.truncated):
+        return a.metrics.avg_jct_s, b.metrics.avg_jct_s
+    horizon = min(a.metrics.end_time_s, b.metrics.end_time_s)
+    return tuple(censored_mean_at(r.records.submit_time_s, r.records.completion_time_s, horizon)
+                 for r in (a, b))  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- traces and runs

@@ -147,8 +147,8 @@ def format_unfinished(evaluation: Evaluation) -> str:
     lines = [
         f"WARNING: {len(unfinished)} of {len(evaluation.results)} episodes did not finish. "
         "Their JCT and makespan figures (marked >=) count each unfinished job up to the "
-        "truncation time (censored, lower bounds), and the improvements and geomeans above "
-        "use them:",
+        "truncation time (censored, lower bounds); improvements and geomeans compare each "
+        "pair with an unfinished run censored at the pair's earlier end time:",
     ]
     lines += [
         f"  {r.trace} {r.policy} {r.queue_order}: {r.metrics.completed_text} jobs completed; "

@@ -161,3 +161,22 @@ def test_evaluate_cli_json_in_heuristic_mode(tmp_path: Path) -> None:
     content = json.loads(out.read_text(encoding="utf-8"))
     assert content["num_unfinished"] == 0
     assert {r["num_completed"] for r in content["results"]} == {1}
+
+
+def test_runs_truncated_at_different_times_are_compared_at_the_earlier_end() -> None:
+    """Packed-Non-Sticky stalls at 4680 s; Packed-Sticky (no overload test) runs to the cap
+    of 20 rounds, 7200 s. Both complete job 1 at 720 s and never job 0, so censored at the
+    common horizon 4680 s both average (720 + 4680) / 2 = 2700 s: improvement 0, not the
+    1 - 2700 / 3960 of their own end times."""
+    episode = starving_episode(stall_rounds=20)
+    setup = EvaluationSetup(cluster=episode.cluster, config=episode.config,
+                            profile=episode.profile)
+    evaluation = evaluate([episode.trace], ["packed-non-sticky"], ["las"], setup,
+                          baseline="packed-sticky")
+    cut = evaluation.result("toy", "las", "packed-non-sticky")
+    capped = evaluation.result("toy", "las", "packed-sticky")
+    assert (cut.metrics.end_time_s, capped.metrics.end_time_s) == (4680.0, 7200.0)
+    assert capped.metrics.truncation_reason == "max_rounds (20) reached"
+    assert capped.metrics.censored_avg_jct_s == (720.0 + 7200.0) / 2
+    assert evaluation.improvement(cut) == 0.0
+    assert evaluation.geomean_improvement("packed-non-sticky", "las") == 0.0

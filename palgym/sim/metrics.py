@@ -189,6 +189,22 @@ def censored_jct_s(records: JobRecords, end_time_s: float | None) -> FloatArray 
     return np.where(done, jct, np.maximum(end_time_s - records.submit_time_s, 0.0))
 
 
+def censored_mean_at(submit_time_s: FloatArray, completion_time_s: FloatArray,
+                     time_s: float) -> float:
+    """Mean JCT with every job censored at ``time_s``: ``min(completion, time_s) - submit``
+    (0 for a job submitted later; NaN completion = not completed). Two episodes truncated at
+    different times are compared with both censored at the earlier end (PAL_MODEL section 6).
+
+    Args:
+        submit_time_s: float64 (M,), submit times (s).
+        completion_time_s: float64 (M,), completion times (s), NaN if not completed.
+        time_s: the censoring time (s).
+    """
+    done = np.isfinite(completion_time_s) & (completion_time_s <= time_s)
+    end = np.where(done, completion_time_s, time_s)
+    return _mean(np.maximum(end - submit_time_s, 0.0))
+
+
 def _mean(values: FloatArray) -> float:
     return float(np.mean(values)) if values.size else math.nan
 
