@@ -8,9 +8,10 @@ agents; ``ppo`` / ``dqn`` rely on the env's fallback) and the mean episode retur
 depends on wall-clock time: equal inputs give byte-identical CSV and JSON.
 
 Unfinished (truncated) episodes are shown, never hidden: every table has the completed /
-total jobs, ratios and means use the censored average JCT (unfinished jobs counted up to the
-truncation time, a lower bound; equal to the average JCT of a finished episode; PAL_MODEL
-section 6), which the text marks ``>=``, and a warning lists each unfinished episode. With a
+total jobs, means use the censored average JCT (unfinished jobs counted up to the truncation
+time, a lower bound; equal to the average JCT of a finished episode; PAL_MODEL section 6),
+which the text marks ``>=``, ratios of a pair with an unfinished run censor both at the
+pair's earlier end time, and a warning lists each unfinished episode. With a
 single resampling unit (one episode, or one trace under ``--bootstrap-unit trace``) no
 interval is printed (NaN in CSV, null in JSON).
 """
