@@ -20,7 +20,6 @@ Examples::
     python evaluate.py
     python evaluate.py --trace workload-1.csv --preset pal-artifact \\
         --variability-data /path/to/variability/longhorn_pal --output results.csv --plot figures
-    python evaluate.py --trace philly_week.csv --trace-format philly --cluster 16x4
     python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
         --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
@@ -40,6 +39,7 @@ from typing import Any
 
 from palgym.errors import ConfigError, PalgymError, TraceFormatError
 from palgym.io import read_profile
+from palgym.io.pipes import run_cli
 from palgym.io.sia import has_sia_header, read_sia_trace
 from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
@@ -49,11 +49,10 @@ from palgym.report import (
     EvaluationSetup,
     evaluate,
     find_trace_files,
-    format_report,
     load_traces,
     policies_to_run,
-    write_results_csv,
 )
+from palgym.report_output import format_report, write_results_csv, write_results_json
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, preset
 from palgym.sim.workload import Trace
@@ -74,18 +73,23 @@ def _cluster(text: str) -> ClusterSpec:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
+def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
+    """An argparse type: ``kind(text)``, which must be > ``low`` (``strict``) or >= ``low``."""
+    relation = ">" if strict else ">="
+    name = f"{name} " if name else ""
 
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name}must be {'an integer' if kind is int else 'a number'} {relation} "
+                f"{low:g}, got {text!r}") from None
+        if not (value > low if strict else value >= low):
+            raise argparse.ArgumentTypeError(f"{name}must be {relation} {low:g}, got {text}")
+        return value
 
-def _at_least_one(text: str) -> float:
-    value = float(text)
-    if not value >= 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,16 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="per-GPU variability profile CSV (default: the bundled profile)")
     add("--cluster", type=_cluster, default=None, metavar="NxG",
         help="nodes x GPUs per node (default: 16x4; side by side: the first agent's)")
-    add("--locality-penalty", type=_at_least_one, metavar="LF",
+    add("--locality-penalty", type=_bounded(float, "", 1), metavar="LF",
         help="override the preset's locality penalty (>= 1; both presets use 1.7)")
-    add("--round-duration", type=_positive, metavar="SECONDS",
+    add("--round-duration", type=_bounded(float, "", 0, strict=True), metavar="SECONDS",
         help="override the preset's round length (> 0; both presets use 360)")
     add("--trace-format", choices=TRACE_FORMAT_NAMES, default=None,
         help="format of the --trace files (default: detected from each file's header): "
              + ", ".join(TRACE_FORMAT_NAMES))
     add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
-    add("--seed", type=int, default=0, help="episode seed (default: %(default)s)")
+    add("--seed", type=_bounded(int, "seed", 0), default=0,
+        help="episode seed (>= 0; default: %(default)s)")
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
@@ -141,14 +146,16 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")
     add("--split", choices=("train", "validation", "test"), default="test",
         help="split of the trace sets (default: %(default)s)")
-    add("--seeds", nargs="+", type=int, metavar="N", help="reset seeds (default: --seed)")
-    add("--window", type=int, metavar="JOBS",
-        help="episodes are windows of JOBS consecutive jobs, drawn per seed (default: whole "
-             "traces)")
+    add("--seeds", nargs="+", type=_bounded(int, "seed", 0), metavar="N",
+        help="reset seeds, each >= 0 (default: --seed)")
+    add("--window", type=_bounded(int, "window", 1), metavar="JOBS",
+        help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
+             "whole traces; a window as long as a trace or longer is that whole trace)")
     add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
         help="second policy every policy is paired with (default: %(default)s)")
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
-    add("--json", type=Path, metavar="FILE", help="everything as JSON")
+    add("--json", type=Path, metavar="FILE",
+        help="everything as JSON (also for the heuristic table)")
     add("--confidence", type=float, default=0.95, help="bootstrap interval level")
     add("--bootstrap-resamples", type=int, default=10_000, metavar="B")
     add("--bootstrap-seed", type=int, default=0, metavar="N")
@@ -181,13 +188,12 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
 
 
 class _NoBar:
-    """Stand-in for a disabled progress bar."""
+    """Stand-in for a disabled progress bar (ignores progress, nothing to close)."""
 
-    def update(self, count: int = 1) -> None:
-        """Ignore progress."""
+    def update(self, count: int = 1) -> None:  # noqa: D102
+        pass
 
-    def close(self) -> None:
-        """Nothing to close."""
+    close = update
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:
@@ -204,15 +210,9 @@ def _load_traces(paths: Sequence[str | Path], duration_unit: str,
                  trace_format: str | None = None) -> list[Trace]:
     """Read trace files (the one place evaluate.py reads traces from paths).
 
-    Sia / PAL CSV files are read by palgym's own reader; any other format of
-    :data:`traces.TRACE_FORMATS` (given, or detected from the header) by
-    :func:`traces.load_trace`.
-
-    Args:
-        paths: trace files.
-        duration_unit: ``iterations`` or ``seconds`` (Sia / PAL CSV; the other formats fix
-            their own unit).
-        trace_format: a format name, or None to detect it per file.
+    Sia / PAL CSV files are read by palgym's own reader (``duration_unit``: ``iterations`` or
+    ``seconds``); any other format of :data:`traces.TRACE_FORMATS` (``trace_format``, or
+    detected from the header when None) by :func:`traces.load_trace`.
 
     Raises:
         TraceFormatError: naming file, line and field.
@@ -301,6 +301,16 @@ def _env_id(args: argparse.Namespace) -> str:
     return "palgym/PALPlacement-v0"
 
 
+def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> None:
+    """Say once which traces a ``--window`` covers whole (it is not shorter than them)."""
+    whole = [f"{t.name} ({t.num_jobs} jobs)" for t in traces
+             if window is not None and window >= t.num_jobs]
+    if whole:
+        logging.getLogger("evaluate").warning(
+            "--window %d is not shorter than %s: each such episode is the whole trace",
+            window, ", ".join(whole))
+
+
 def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
     """Learned agents and heuristics on identical episodes; returns the files written."""
     from agents.evaluation_report import format_comparison, write_outputs
@@ -312,6 +322,7 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
 
         torch.set_num_threads(args.num_threads)
     traces, source = _side_by_side_traces(args)
+    _note_whole_trace_windows(args.window, traces)
     request = SideBySide(
         env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
         heuristics=tuple(args.policy or PLACEMENT_NAMES), traces=tuple(traces),
@@ -361,6 +372,8 @@ def run(args: argparse.Namespace) -> int:
     written: list[Path] = []
     if args.output is not None:
         written.append(write_results_csv(evaluation, args.output))
+    if args.json is not None:
+        written.append(write_results_json(evaluation, args.json))
     if args.plot is not None:
         written.extend(write_plots(evaluation, args.plot))
     if not args.quiet:
@@ -390,4 +403,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

@@ -29,6 +29,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from palgym.io.pipes import run_cli
+
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -209,4 +211,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

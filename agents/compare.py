@@ -12,8 +12,9 @@ Resampling whole episodes keeps the pairing.
 Episodes of one trace under different seeds are not independent (for a deterministic policy
 on a fixed profile they may even be replicas), so ``groups`` (e.g. the trace of each episode)
 switches to the cluster bootstrap: resample whole groups with replacement and take the geomean
-over all episodes of the resampled groups. With one group the interval has zero width: one
-trace says nothing about trace-to-trace variation.
+over all episodes of the resampled groups. With a single resampling unit (one episode, or one
+group) there is no interval: every resample is the data itself, so its zero width would say
+nothing about variation; ``ci_low`` and ``ci_high`` are NaN then.
 
 Source: B. Efron and R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall,
 1993, chapter 13 (the percentile interval); A. C. Davison and D. V. Hinkley, *Bootstrap
@@ -23,6 +24,7 @@ clusters of hierarchical data). Quantiles with numpy's default (linear) interpol
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,6 +49,7 @@ class RatioSummary:
         ci_high: upper bound.
         confidence: the interval's nominal coverage (e.g. 0.95).
         num_episodes: n, the number of paired episodes.
+        num_units: resampling units (episodes, or groups); below 2 the interval is NaN.
     """
 
     geomean: float
@@ -54,6 +57,12 @@ class RatioSummary:
     ci_high: float
     confidence: float
     num_episodes: int
+    num_units: int = 0
+
+    @property
+    def has_interval(self) -> bool:
+        """True when the interval exists (at least 2 resampling units)."""
+        return self.num_units >= 2
 
 
 def paired_ratios(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
@@ -106,7 +115,8 @@ def bootstrap_geomean(
             equal intervals bit for bit.
 
     Returns:
-        The summary. Constant ratios give ``ci_low == ci_high == geomean``.
+        The summary. Constant ratios give ``ci_low == ci_high == geomean``; a single episode
+        or group gives ``ci_low`` and ``ci_high`` NaN (no interval).
 
     Raises:
         ConfigError: for no ratio, a non-positive or non-finite ratio, ``confidence`` outside
@@ -121,6 +131,10 @@ def bootstrap_geomean(
     if num_resamples < 1:
         raise ConfigError(f"num_resamples must be >= 1, got {num_resamples}")
     sums, counts = _group_sums(logs, groups)
+    if sums.size < 2:
+        return RatioSummary(geomean=float(np.exp(logs.mean())), ci_low=math.nan,
+                            ci_high=math.nan, confidence=confidence, num_episodes=logs.size,
+                            num_units=int(sums.size))
     rng = np.random.default_rng(seed)
     size = sums.size
     chunk = max(1, _CHUNK_VALUES // size)
@@ -132,7 +146,8 @@ def bootstrap_geomean(
     tail = (1.0 - confidence) / 2.0
     low, high = np.exp(np.quantile(means, [tail, 1.0 - tail]))
     return RatioSummary(geomean=float(np.exp(logs.mean())), ci_low=float(low),
-                        ci_high=float(high), confidence=confidence, num_episodes=logs.size)
+                        ci_high=float(high), confidence=confidence, num_episodes=logs.size,
+                        num_units=int(size))
 
 
 def _group_sums(logs: np.ndarray, groups: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,8 @@ from agents.evaluation import learning_curve_files
 from agents.evaluation_report import Comparison
 from palgym.io.atomic import atomic_write_bytes
 from palgym.plots import (
+    cdf_points,
+    curve_label,
     figure_png,
     png_bytes,
     render_figure,
@@ -30,19 +32,28 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+def jct_cdf_data(comparison: Comparison, trace: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Legend label -> :func:`palgym.plots.cdf_points` of every policy on ``trace``, jobs
+    pooled over seeds (and job windows), normalised by all of them (what the CDF plots)."""
+    data = {}
+    for c in comparison.contenders:
+        runs = [o for i, o in enumerate(comparison.outcomes[c.label])
+                if comparison.source_trace(i) == trace]
+        jobs = np.asarray([v for o in runs for v in o.jct_s], dtype=np.float64)
+        completed = int(np.count_nonzero(np.isfinite(jobs)))
+        data[curve_label(c.label, completed, jobs.size)] = cdf_points(jobs)
+    return data
+
+
 def jct_cdf_png(comparison: Comparison, trace: str) -> bytes:
-    """CDF of per-job JCT (hours, log x) of every policy on ``trace``, pooled over seeds
-    (and over the job windows drawn from it)."""
+    """CDF of per-job JCT (hours, log x) of every policy on ``trace`` (:func:`jct_cdf_data`)."""
+    kinds = [c.kind for c in comparison.contenders]
 
     def draw(axes: Axes) -> None:
-        for c in comparison.contenders:
-            jobs = [v for i, o in enumerate(comparison.outcomes[c.label])
-                    if comparison.source_trace(i) == trace for v in o.jct_s]
-            jct_h = np.sort(np.asarray(jobs, dtype=np.float64)) / 3600.0
-            jct_h = jct_h[np.isfinite(jct_h)]
-            fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
-            axes.step(jct_h, fraction, where="post", label=c.label,
-                      linestyle="-" if c.kind == "learned" else "--")
+        for kind, (label, (jct_h, fraction)) in zip(
+                kinds, jct_cdf_data(comparison, trace).items(), strict=True):
+            axes.step(jct_h, fraction, where="post", label=label,
+                      linestyle="-" if kind == "learned" else "--")
         style_jct_cdf(axes, f"JCT CDF: {trace} ({len(comparison.seeds)} seed(s))")
 
     return png_bytes(draw, (6.4, 4.4))
@@ -62,8 +73,9 @@ def normalised_figure(comparison: Comparison) -> Figure:
     def draw(axes: Axes) -> None:
         y = np.arange(len(summaries))[::-1]
         ratios = np.array([s.vs_baseline.geomean for s in summaries])
-        low = ratios - np.array([s.vs_baseline.ci_low for s in summaries])
-        high = np.array([s.vs_baseline.ci_high for s in summaries]) - ratios
+        # no interval (a single episode or trace): a dot without a bar
+        low = np.nan_to_num(ratios - np.array([s.vs_baseline.ci_low for s in summaries]))
+        high = np.nan_to_num(np.array([s.vs_baseline.ci_high for s in summaries]) - ratios)
         for kind, color in (("learned", "tab:orange"), ("heuristic", "tab:blue")):
             pick = np.array([s.kind == kind for s in summaries])
             if pick.any():

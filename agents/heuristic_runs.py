@@ -9,7 +9,10 @@ heuristic runs on it. Non-sticky heuristics take thousands of env decisions per 
 episode, so this is many times faster. The outcome matches the env's: same metrics,
 ``num_invalid_actions`` 0, and, for the ``jct`` reward, the return ``-sum(JCT) /
 reward_scale`` (the env's reward identity, equal to the env's summed return up to floating-point
-summation order); ``num_steps`` is 0 (no env decisions were taken).
+summation order; an unfinished job counts up to the truncation time); ``num_steps`` is 0 (no
+env decisions were taken). An unfinished episode stops at the simulator's stall detector
+(:class:`palgym.simulate.StallDetector`), the env's at its ``max_rounds``: both are reported
+as truncated, with completed / total jobs.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import gymnasium as gym
 import numpy as np
 
 from agents.ids import gym_id
-from agents.rollout import EpisodeOutcome
+from agents.rollout import TRUNCATION_KEYS, EpisodeOutcome
 from palgym.envs.episodes import job_window
 from palgym.errors import ConfigError
+from palgym.sim.metrics import censored_jct_s
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
 
@@ -32,6 +36,8 @@ ENV_METRICS: tuple[str, ...] = (
     "utilization_effective", "num_jobs", "num_completed",
 )
 """``info["episode_metrics"]`` keys the env reports (plus ``num_invalid_actions``)."""
+OUTCOME_METRICS: tuple[str, ...] = tuple(dict.fromkeys((*ENV_METRICS, *TRUNCATION_KEYS)))
+"""The metrics of a direct outcome: the env's, then the truncation keys of every outcome."""
 
 
 def can_run_direct(env_kwargs: Mapping[str, Any]) -> bool:
@@ -42,15 +48,17 @@ def can_run_direct(env_kwargs: Mapping[str, Any]) -> bool:
 def _outcome(name: str, info: Mapping[str, Any], result: EpisodeResult, reward_scale: float,
              window_start: int) -> EpisodeOutcome:
     metrics = result.metrics
-    values: dict[str, float] = {key: getattr(metrics, key) for key in ENV_METRICS}
+    values: dict[str, Any] = {key: getattr(metrics, key) for key in OUTCOME_METRICS}
     values["num_invalid_actions"] = 0
     jct = result.records.jct_s
     return EpisodeOutcome(
         policy=name, trace=str(info["trace"]), window_start=window_start,
         profile=str(info["profile"]), seed=int(info["seed"]),
         episode_hash=str(info["episode_hash"]),
-        episode_return=-float(np.sum(jct[np.isfinite(jct)])) / reward_scale, num_steps=0,
+        episode_return=-float(np.sum(censored_jct_s(result.records, metrics.end_time_s)))
+        / reward_scale, num_steps=0,
         metrics=values, jct_s=tuple(float(v) for v in jct),
+        submit_time_s=tuple(float(v) for v in result.records.submit_time_s),
     )
 
 

@@ -179,7 +179,40 @@ def detect_algo(path: str | Path) -> str:
         return "dqn"
     if module.startswith("stable_baselines3.common.policies") and "clip_range" in data:
         return "ppo"
+    algo = _algo_of_policy_class(data)  # e.g. agents.policies.CandidateScoringPolicy
+    if algo is not None:
+        return algo
     raise ConfigError(f"{zip_path}: unsupported model (policy module {module!r})")
+
+
+def _algo_of_policy_class(data: dict[str, Any]) -> str | None:
+    """The algorithm of a saved policy class outside SB3's modules (e.g. this project's
+    :class:`agents.policies.CandidateScoringPolicy`): the class is unpickled as
+    ``Model.load`` would, then classified by its SB3 base class; None if it cannot be."""
+    serialized = data.get("policy_class", {}).get(":serialized:")
+    if not isinstance(serialized, str):
+        return None
+    try:
+        import base64
+
+        import cloudpickle
+
+        policy_class = cloudpickle.loads(base64.b64decode(serialized.encode()))
+    except Exception:  # noqa: BLE001 - any unpickling failure means "cannot tell"
+        return None
+    if not isinstance(policy_class, type):
+        return None
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.policies import ActorCriticPolicy
+    from stable_baselines3.dqn.policies import DQNPolicy
+
+    if issubclass(policy_class, MaskableActorCriticPolicy):
+        return "maskable_ppo"
+    if issubclass(policy_class, DQNPolicy):
+        return "dqn"
+    if issubclass(policy_class, ActorCriticPolicy) and "clip_range" in data:
+        return "ppo"
+    return None
 
 
 def load_agent(

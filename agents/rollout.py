@@ -19,6 +19,7 @@ import numpy as np
 
 from agents.base import Agent, HeuristicAgent
 from agents.ids import gym_id
+from palgym.simulate import final_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +39,12 @@ class EpisodeOutcome:
         episode_return: sum of rewards.
         num_steps: decisions taken.
         metrics: the env's final ``info["episode_metrics"]`` (avg_jct_s, p99_jct_s,
-            makespan_s, utilizations, num_invalid_actions, ...).
-        jct_s: per measured job (trace order), its JCT in seconds (inf if not completed).
+            makespan_s, utilizations, num_invalid_actions, ...), completed with
+            :data:`TRUNCATION_KEYS` from the env's simulator where the env does not report
+            them (``num_completed`` of ``num_jobs``, ``truncated``, ``truncation_reason``,
+            ``censored_avg_jct_s``, ``end_time_s``; PAL_MODEL section 6).
+        jct_s: per measured job (trace order), its JCT in seconds (NaN if not completed).
+        submit_time_s: per measured job, its submit time in seconds.
     """
 
     policy: str
@@ -50,8 +55,9 @@ class EpisodeOutcome:
     episode_hash: str
     episode_return: float
     num_steps: int
-    metrics: dict[str, float]
+    metrics: dict[str, Any]
     jct_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
+    submit_time_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
 
 def rollout(
@@ -95,13 +101,34 @@ def rollout(
                 window_start=int(info["window_start"]), profile=str(info["profile"]),
                 seed=int(info["seed"]), episode_hash=str(info["episode_hash"]),
                 episode_return=total, num_steps=steps,
-                metrics=dict(step_info.get("episode_metrics", {})),
-                jct_s=_jct_s(env),
+                metrics=_with_truncation(dict(step_info.get("episode_metrics", {})), env),
+                jct_s=_jct_s(env), submit_time_s=_submit_s(env),
             )
 
 
+TRUNCATION_KEYS: tuple[str, ...] = (
+    "num_jobs", "num_completed", "truncated", "truncation_reason", "censored_avg_jct_s",
+    "end_time_s",
+)
+"""Episode-metrics keys every outcome carries (see :class:`EpisodeOutcome`)."""
+
+
+def _with_truncation(metrics: dict[str, Any], env: gym.Env[Any, Any]) -> dict[str, Any]:
+    """``metrics`` plus the :data:`TRUNCATION_KEYS` it lacks, from the env's simulator."""
+    simulator: Any = env.unwrapped.simulator  # type: ignore[attr-defined]
+    final = final_metrics(simulator)
+    for key in TRUNCATION_KEYS:
+        metrics.setdefault(key, getattr(final, key))
+    return metrics
+
+
+def _submit_s(env: gym.Env[Any, Any]) -> tuple[float, ...]:
+    simulator: Any = env.unwrapped.simulator  # type: ignore[attr-defined]
+    return tuple(float(v) for v in simulator.records().submit_time_s)
+
+
 def _jct_s(env: gym.Env[Any, Any]) -> tuple[float, ...]:
-    """Per measured job, its JCT (s) in the env's finished episode (inf: not completed)."""
+    """Per measured job, its JCT (s) in the env's finished episode (NaN: not completed)."""
     simulator: Any = env.unwrapped.simulator  # type: ignore[attr-defined]
     return tuple(float(v) for v in simulator.records().jct_s)
 

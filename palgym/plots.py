@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,7 +79,9 @@ def render_figure(draw: Callable[[Axes], None], size_in: tuple[float, float]) ->
 def _grow_to_fit(figure: Figure, rounds: int = 6, pad_in: float = 0.1) -> None:
     """Enlarge ``figure`` until its content fits (see :func:`render_figure`)."""
     for _ in range(rounds):
-        figure.draw_without_rendering()  # runs the constrained layout
+        with warnings.catch_warnings():  # a first layout too small for a wide legend: it grows
+            warnings.filterwarnings("ignore", message="constrained_layout not applied")
+            figure.draw_without_rendering()  # runs the constrained layout
         renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
         width, height = figure.get_size_inches()
         content = figure.get_tightbbox(renderer)  # inches
@@ -118,25 +121,57 @@ def png_bytes(draw: Callable[[Axes], None], size_in: tuple[float, float]) -> byt
 
 
 def style_jct_cdf(axes: Axes, title: str) -> None:
-    """Axes, labels, limits, grid and legend of a JCT CDF plot (log time axis, hours)."""
+    """Axes, labels, limits, grid and legend of a JCT CDF plot (log time axis, hours); the
+    legend sits outside the axes, right of them, off the curves' tails."""
     axes.set_xscale("log")
     axes.set_xlabel("job completion time (h)")
-    axes.set_ylabel("fraction of jobs")
+    axes.set_ylabel("fraction of jobs completed")
     axes.set_ylim(0.0, 1.0)
     axes.set_title(title)
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(loc="lower right", fontsize="small")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+
+
+def cdf_points(jct_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The JCT CDF of a set of jobs, normalised by **all** of them.
+
+    Args:
+        jct_s: float64 (N,), JCT per job in seconds; NaN (or inf) for a job that did not
+            complete.
+
+    Returns:
+        ``(jct_h, fraction)``: float64 (k,) the k completed jobs' JCTs in hours, ascending, and
+        float64 (k,) ``1/N .. k/N``, the fraction of all N jobs completed by then; the CDF of a
+        truncated run stops at k/N < 1.
+    """
+    jct = np.asarray(jct_s, dtype=np.float64)
+    done = np.sort(jct[np.isfinite(jct)]) / SECONDS_PER_HOUR
+    return done, np.arange(1, done.size + 1) / max(jct.size, 1)
+
+
+def curve_label(name: str, completed: int, total: int) -> str:
+    """A CDF legend entry: ``name``, plus ``(completed/total)`` when some job did not finish."""
+    return name if completed == total else f"{name} ({completed}/{total} completed)"
+
+
+def jct_cdf_data(evaluation: Evaluation, trace: str, queue_order: str
+                 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Legend label -> :func:`cdf_points` of every policy on one trace (what the CDF plots)."""
+    data = {}
+    for policy in evaluation.policies:
+        result = evaluation.result(trace, queue_order, policy)
+        label = curve_label(policy, result.metrics.num_completed, result.metrics.num_jobs)
+        data[label] = cdf_points(result.records.jct_s)
+    return data
 
 
 def jct_cdf_png(evaluation: Evaluation, trace: str, queue_order: str) -> bytes:
-    """PNG of the JCT CDF of every policy on one trace (hours, log x axis)."""
+    """PNG of the JCT CDF of every policy on one trace (hours, log x axis; normalised by all
+    measured jobs, see :func:`cdf_points`)."""
 
     def draw(axes: Axes) -> None:
-        for policy in evaluation.policies:
-            jct_h = evaluation.result(trace, queue_order, policy).records.jct_s / SECONDS_PER_HOUR
-            jct_h = np.sort(jct_h[np.isfinite(jct_h)])
-            fraction = np.arange(1, jct_h.size + 1) / max(jct_h.size, 1)
-            axes.step(jct_h, fraction, where="post", label=policy)
+        for label, (jct_h, fraction) in jct_cdf_data(evaluation, trace, queue_order).items():
+            axes.step(jct_h, fraction, where="post", label=label)
         style_jct_cdf(axes, f"JCT CDF: {trace} ({queue_order})")
 
     return png_bytes(draw, (6.4, 4.4))
@@ -147,27 +182,40 @@ def normalised_jct_png(evaluation: Evaluation, queue_order: str) -> bytes:
     return figure_png(normalised_jct_figure(evaluation, queue_order))
 
 
-def normalised_jct_figure(evaluation: Evaluation, queue_order: str) -> Figure:
-    """avgJCT(policy) / avgJCT(baseline) per trace and policy (plus the geomean over traces
-    when there are several); the figure grows to fit long trace and policy names."""
+def normalised_jct_data(evaluation: Evaluation, queue_order: str
+                        ) -> tuple[list[str], dict[str, list[float]]]:
+    """``(groups, {policy: ratios})``: avgJCT(policy) / avgJCT(baseline) per trace (censored
+    averages for unfinished runs), plus the geomean over traces when there are several."""
     many = len(evaluation.traces) > 1
     groups = [*evaluation.traces, "geomean"] if many else list(evaluation.traces)
+    ratios: dict[str, list[float]] = {}
+    for policy in evaluation.policies:
+        values = [1.0 - evaluation.improvement(evaluation.result(trace, queue_order, policy))
+                  for trace in evaluation.traces]
+        if many:
+            values.append(1.0 - evaluation.geomean_improvement(policy, queue_order))
+        ratios[policy] = values
+    return groups, ratios
+
+
+def normalised_jct_figure(evaluation: Evaluation, queue_order: str) -> Figure:
+    """avgJCT(policy) / avgJCT(baseline) per trace and policy as dots on a ratio axis around
+    1 (not bars from 0, which hide differences of a few percent), a line marking 1; the figure
+    grows to fit long trace and policy names."""
+    groups, ratios = normalised_jct_data(evaluation, queue_order)
+    markers = "osD^v<>ph*"
 
     def draw(axes: Axes) -> None:
-        width = 0.8 / len(evaluation.policies)
-        for index, policy in enumerate(evaluation.policies):
-            ratios = [
-                1.0 - evaluation.improvement(evaluation.result(trace, queue_order, policy))
-                for trace in evaluation.traces
-            ]
-            if many:
-                ratios.append(1.0 - evaluation.geomean_improvement(policy, queue_order))
-            offsets = np.arange(len(groups)) + (index - (len(evaluation.policies) - 1) / 2) * width
-            axes.bar(offsets, ratios, width, label=policy)
+        step = 0.8 / len(ratios)
+        for index, (policy, values) in enumerate(ratios.items()):
+            offsets = np.arange(len(groups)) + (index - (len(ratios) - 1) / 2) * step
+            axes.plot(offsets, values, linestyle="none", marker=markers[index % len(markers)],
+                      label=policy)
         axes.axhline(1.0, color="black", linewidth=0.8)
         axes.set_xticks(np.arange(len(groups)), groups, rotation=20, ha="right")
         axes.set_ylabel(f"avg JCT / avg JCT of {evaluation.baseline}")
         axes.set_title(f"normalised average JCT ({queue_order})")
+        axes.grid(True, axis="y", alpha=0.3)
         axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
     return render_figure(draw, (max(6.4, 1.1 * len(groups) + 3.0), 4.4))

@@ -1,9 +1,13 @@
-"""Evaluation reports: run heuristics over traces, then tabulate, export and plot the results.
+"""Evaluation reports: run heuristics over traces and compare them with a baseline.
 
 The logic behind ``evaluate.py``: find and read traces, run every (queue order, placement) on
-one episode per trace, compare each policy with a baseline on the same trace and queue order,
-and render the outcome as an aligned text table, a CSV file and PNG figures. Nothing here
-prints; matplotlib is imported lazily (the ``viz`` extra).
+one episode per trace and compare each policy with a baseline on the same trace and queue
+order; :mod:`palgym.report_output` renders the outcome as text tables, CSV and JSON,
+:mod:`palgym.plots` as PNG figures. Nothing here prints.
+
+A pair of runs with an unfinished (truncated) one is compared through censored average JCTs
+(every job counted up to the earlier of the two end times, lower bounds at one horizon;
+PAL_MODEL section 6); two finished runs through their average JCTs.
 
 Improvement of policy P over baseline B on one trace = 1 - avgJCT(P) / avgJCT(B); across
 traces, 1 - geomean of the ratios. Source: PAL, SC24, Figure 10; PAL_MODEL sections 6-7 (the
@@ -12,9 +16,6 @@ default baseline is the truly sticky packed policy; the non-sticky one is report
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,11 +25,11 @@ import numpy as np
 
 from palgym.bundled import bundled_trace_paths, natural_key
 from palgym.errors import ConfigError
-from palgym.io import atomic_write_text, read_sia_trace
+from palgym.io import read_sia_trace
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
-from palgym.sim.metrics import geomean_improvement, improvement
+from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
@@ -38,14 +39,6 @@ DEFAULT_BASELINE = "packed-sticky"
 
 SECOND_BASELINE = "packed-non-sticky"
 """The other conventional baseline, also reported when the baseline is ``packed-sticky``."""
-
-CSV_COLUMNS: tuple[str, ...] = (
-    "trace", "policy", "queue_order", "num_jobs", "avg_jct_s", "p50_jct_s", "p99_jct_s",
-    "makespan_s", "utilization_allocated", "utilization_effective", "num_preemptions",
-    "improvement_vs_baseline", "baseline", "episode_hash",
-)
-"""Columns of the results CSV, in order (times in seconds, utilizations and improvements as
-fractions)."""
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -107,19 +100,35 @@ class Evaluation:
         return reference_baselines(self.baseline)
 
     def improvement(self, result: EpisodeResult, baseline: str | None = None) -> float:
-        """1 - avgJCT(result) / avgJCT(baseline) on the same trace and queue order."""
+        """1 - avgJCT(result) / avgJCT(baseline) on the same trace and queue order (censored
+        averages: equal to the plain ones for finished episodes)."""
         reference = self.result(result.trace, result.queue_order, baseline or self.baseline)
-        return improvement(result.metrics.avg_jct_s, reference.metrics.avg_jct_s)
+        return improvement(*comparable_avg_jct_s(result, reference))
 
     def geomean_improvement(self, policy: str, queue_order: str, baseline: str | None = None
                             ) -> float:
-        """1 - geomean over traces of avgJCT(policy) / avgJCT(baseline) (PAL Figure 10 style)."""
-        ratios = [
-            self.result(trace, queue_order, policy).metrics.avg_jct_s
-            / self.result(trace, queue_order, baseline or self.baseline).metrics.avg_jct_s
-            for trace in self.traces
-        ]
+        """1 - geomean over traces of avgJCT(policy) / avgJCT(baseline) (PAL Figure 10 style;
+        censored averages, see :meth:`improvement`)."""
+        pairs = [comparable_avg_jct_s(self.result(trace, queue_order, policy),
+                                      self.result(trace, queue_order, baseline or self.baseline))
+                 for trace in self.traces]
+        ratios = [a / b for a, b in pairs]
         return geomean_improvement(np.asarray(ratios, dtype=np.float64))
+
+    def unfinished(self) -> tuple[EpisodeResult, ...]:
+        """The runs that stopped before every measured job completed."""
+        return tuple(r for r in self.results if r.metrics.truncated)
+
+
+def comparable_avg_jct_s(a: EpisodeResult, b: EpisodeResult) -> tuple[float, float]:
+    """The average JCTs of two runs of one episode, comparable: the plain ones if both
+    finished, else both censored at the earlier of their end times (lower bounds at one
+    horizon; PAL_MODEL section 6)."""
+    if not (a.metrics.truncated or b.metrics.truncated):
+        return a.metrics.avg_jct_s, b.metrics.avg_jct_s
+    horizon = min(a.metrics.end_time_s, b.metrics.end_time_s)
+    return tuple(censored_mean_at(r.records.submit_time_s, r.records.completion_time_s, horizon)
+                 for r in (a, b))  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- traces and runs
@@ -244,127 +253,3 @@ def _check_queue_orders(queue_orders: Sequence[str]) -> None:
         raise ConfigError(
             f"unknown or no queue order(s) {unknown}; known: {', '.join(QUEUE_ORDER_NAMES)}"
         )
-
-
-# --------------------------------------------------------------------------- text tables
-def format_columns(
-    header: Sequence[str], rows: Sequence[Sequence[str]], num_text_columns: int = 1
-) -> list[str]:
-    """Align a table with a dashed rule under the header.
-
-    Args:
-        header: column titles.
-        rows: cells, one list per row, as long as ``header``.
-        num_text_columns: how many leading columns are left-aligned (the rest, numbers, are
-            right-aligned).
-
-    Returns:
-        The lines of the table.
-    """
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [
-            cell.ljust(width) if column < num_text_columns else cell.rjust(width)
-            for column, (cell, width) in enumerate(zip(cells, widths, strict=True))
-        ]
-        return "  ".join(parts).rstrip()
-
-    rule = "  ".join("-" * width for width in widths)
-    return [line(header), rule, *(line(row) for row in rows)]
-
-
-def _hours(seconds: float) -> str:
-    return f"{seconds / SECONDS_PER_HOUR:.3f}"
-
-
-def without_negative_zero(value: float) -> float:
-    """``value`` as a float, with ``-0.0`` turned into ``0.0`` (other values, NaN included,
-    unchanged)."""
-    value = float(value)
-    return 0.0 if value == 0.0 else value
-
-
-def format_percent(fraction: float, signed: bool = False) -> str:
-    """A fraction as a percentage with one decimal (``signed``: a ``+`` before positive values).
-
-    A value that rounds to zero prints as ``0.0``, never ``-0.0`` or ``+0.0``; NaN as ``nan``.
-    """
-    if math.isnan(fraction):
-        return "nan"
-    text = f"{100.0 * fraction:+.1f}" if signed else f"{100.0 * fraction:.1f}"
-    return "0.0" if float(text) == 0.0 else text
-
-
-def format_results_table(evaluation: Evaluation) -> str:
-    """One row per (trace, queue order, policy): JCT, makespan, utilization, improvement."""
-    header = [
-        "trace", "policy", "order", "avg JCT (h)", "p99 JCT (h)", "makespan (h)",
-        "util alloc (%)", "util eff (%)", "preemptions", f"vs {evaluation.baseline} (%)",
-    ]
-    rows = []
-    for result in evaluation.results:
-        metrics = result.metrics
-        rows.append([
-            result.trace, result.policy, result.queue_order, _hours(metrics.avg_jct_s),
-            _hours(metrics.p99_jct_s), _hours(metrics.makespan_s),
-            format_percent(metrics.utilization_allocated),
-            format_percent(metrics.utilization_effective), str(metrics.num_preemptions),
-            format_percent(evaluation.improvement(result), signed=True),
-        ])
-    return "\n".join(format_columns(header, rows, num_text_columns=3))
-
-
-def format_geomean_table(evaluation: Evaluation) -> str:
-    """Per (queue order, policy): 1 - geomean over traces of avgJCT(P) / avgJCT(baseline)."""
-    baselines = evaluation.baselines()
-    header = ["policy", "order", *(f"vs {b} (%)" for b in baselines)]
-    rows = [
-        [policy, order, *(
-            format_percent(evaluation.geomean_improvement(policy, order, b), signed=True)
-            for b in baselines
-        )]
-        for order in evaluation.queue_orders
-        for policy in evaluation.policies
-    ]
-    title = (
-        f"geomean avg-JCT improvement over {len(evaluation.traces)} trace(s), "
-        "1 - geomean(avgJCT(P) / avgJCT(B)):"
-    )
-    return "\n".join([title, *format_columns(header, rows, num_text_columns=2)])
-
-
-def format_report(evaluation: Evaluation) -> str:
-    """The results table, the geomean improvements and each trace's episode hash."""
-    hashes = [f"  {trace}: {evaluation.episode_hashes[trace]}" for trace in evaluation.traces]
-    return "\n\n".join([
-        format_results_table(evaluation),
-        format_geomean_table(evaluation),
-        "\n".join(["episode hashes:", *hashes]),
-    ])
-
-
-# --------------------------------------------------------------------------- CSV
-def results_csv(evaluation: Evaluation) -> str:
-    """The results as CSV text with :data:`CSV_COLUMNS` (floats at full ``repr`` precision,
-    ``-0.0`` written as ``0.0``)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for result in evaluation.results:
-        metrics = result.metrics
-        writer.writerow([
-            result.trace, result.policy, result.queue_order, metrics.num_jobs,
-            *(repr(without_negative_zero(v)) for v in (
-                metrics.avg_jct_s, metrics.p50_jct_s, metrics.p99_jct_s, metrics.makespan_s,
-                metrics.utilization_allocated, metrics.utilization_effective,
-            )),
-            metrics.num_preemptions, repr(without_negative_zero(evaluation.improvement(result))),
-            evaluation.baseline, result.episode_hash,
-        ])
-    return buffer.getvalue()
-
-
-def write_results_csv(evaluation: Evaluation, path: str | Path) -> Path:
-    """Write :func:`results_csv` atomically (a failure leaves any previous file untouched)."""
-    return atomic_write_text(path, results_csv(evaluation))

@@ -93,8 +93,14 @@ def test_cluster_bootstrap_resamples_whole_groups() -> None:
     assert summary.ci_low == pytest.approx(0.8, rel=1e-14)
     assert summary.ci_high == pytest.approx(1.25, rel=1e-14)
     assert summary.num_episodes == 6
+    assert summary.num_units == 2 and summary.has_interval
     one = bootstrap_geomean(np.array([0.5, 0.9]), groups=["w", "w"], num_resamples=50)
-    assert one.ci_low == one.ci_high == pytest.approx(math.sqrt(0.45), rel=1e-14)
+    assert one.geomean == pytest.approx(math.sqrt(0.45), rel=1e-14)
+    assert math.isnan(one.ci_low) and math.isnan(one.ci_high)  # one trace: no interval
+    assert one.num_units == 1 and not one.has_interval
+    single = bootstrap_geomean(np.array([0.7]))
+    assert single.geomean == pytest.approx(0.7, rel=1e-15) and not single.has_interval
+    assert math.isnan(single.ci_low) and math.isnan(single.ci_high)
     with pytest.raises(ConfigError, match="2 labels for 3 ratios"):
         bootstrap_geomean(np.array([1.0, 1.0, 1.0]), groups=["a", "b"])
 
@@ -146,7 +152,7 @@ def test_summaries_resample_traces_when_asked() -> None:
                            [0, 1, 2], baseline="pal", resamples=4000)
     assert by_episode.summaries["P"].vs_reference.ci_low > 0.8 + 1e-6
     # mean avg JCT (3 x 80 + 3 x 125) / 6 = 102.5 s; geomean sqrt(0.8 x 1.25) = 1
-    assert summary_csv(by_trace).splitlines()[1].startswith("P,heuristic,,6,102.5,pal,1.0,0.8,")
+    assert summary_csv(by_trace).splitlines()[1].startswith("P,heuristic,,6,0,102.5,pal,1.0,0.8,")
     with pytest.raises(ConfigError, match="bootstrap unit"):
         summarise("env", contenders, runs, {}, "test", [0], baseline="pal",
                   bootstrap_unit="seed")

@@ -297,3 +297,27 @@ def test_bad_side_by_side_arguments_exit_2(args: tuple[str, ...], message: str,
     done = subprocesses([([str(REPO_ROOT / "evaluate.py"), *args, "--quiet"], tmp_path)])[0]
     assert done.returncode == 2, done.stdout
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bare_model_zips_of_the_project_policy_are_evaluated(evaluated: list[Path],
+                                                             tmp_path: Path) -> None:
+    """A copy of a committed model and a run's model.zip taken out of its folder (no
+    configuration beside them; the policy class is agents.policies'): the zip alone is enough."""
+    from agents.learned import detect_algo
+
+    pretrained = tmp_path / "copy.zip"
+    pretrained.write_bytes((REPO_ROOT / "agents/pretrained/PALPlacement-v0_maskable_ppo.zip")
+                           .read_bytes())
+    loose = tmp_path / "loose.zip"
+    loose.write_bytes((evaluated[0] / RUN / "model.zip").read_bytes())
+    assert detect_algo(pretrained) == detect_algo(loose) == "maskable_ppo"
+    small_trace(tmp_path)
+    for model in ("copy.zip", "loose.zip"):
+        args = ["--agent", model, "--trace", "small-4.csv", "--seeds", "0", "--policy", "pal",
+                "--bootstrap-resamples", "20", "--output", f"{model}.csv", "--quiet"]
+        done = subprocesses([([str(REPO_ROOT / "evaluate.py"), *args], tmp_path)])[0]
+        assert done.returncode == 0, done.stderr
+        agent_rows = [r for r in rows(tmp_path / f"{model}.csv") if r["policy"] == model]
+        assert len(agent_rows) == 1 and agent_rows[0]["kind"] == "learned"
+        assert (agent_rows[0]["num_completed"], agent_rows[0]["num_jobs"]) == ("12", "12")
+        assert agent_rows[0]["num_invalid_actions"] == "0"

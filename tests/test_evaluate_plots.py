@@ -3,6 +3,7 @@ learning curves are short, safe and distinct."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import struct
@@ -158,3 +159,62 @@ def test_learning_curve_file_names(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert curves == sorted(f"learning-curve_{policy_file_part(label)}.png"
                             for label in LONG_LABELS[:2])
     assert all(len(name) <= len("learning-curve_.png") + 60 for name in curves)
+
+
+# --------------------------------------------------------------------------- plotted data
+def test_cdf_points_are_normalised_by_all_jobs() -> None:
+    # 4 jobs, one unfinished (NaN): the CDF climbs 1/4, 2/4, 3/4 and stops below 1
+    from palgym.plots import cdf_points
+
+    jct_h, fraction = cdf_points(np.array([7200.0, np.nan, 3600.0, 10800.0]))
+    assert list(jct_h) == [1.0, 2.0, 3.0]
+    assert list(fraction) == [0.25, 0.5, 0.75]
+    done_h, done_fraction = cdf_points(np.array([3600.0, 7200.0]))
+    assert list(done_fraction) == [0.5, 1.0] and list(done_h) == [1.0, 2.0]
+
+
+def test_truncated_run_cdf_and_ratio_axis() -> None:
+    """The starving toy (tests/test_truncation.py): under LAS job 1 completes at 720 s and job 0
+    never; the CDF is 1/2 at 0.2 h and stops there, labelled 1/2 completed."""
+    from test_truncation import starving_episode
+
+    from palgym.plots import jct_cdf_data, normalised_jct_data, normalised_jct_figure
+
+    episode = starving_episode()
+    setup = EvaluationSetup(cluster=episode.cluster, config=episode.config,
+                            profile=episode.profile)
+    evaluation = evaluate([episode.trace], ["packed-non-sticky", "pal"], ["las"], setup,
+                          baseline="packed-non-sticky")
+    data = jct_cdf_data(evaluation, "toy", "las")
+    jct_h, fraction = data["packed-non-sticky (1/2 completed)"]
+    assert list(jct_h) == [720.0 / 3600] and list(fraction) == [0.5]
+    groups, ratios = normalised_jct_data(evaluation, "las")
+    assert groups == ["toy"] and ratios["packed-non-sticky"] == [1.0]
+    figure = normalised_jct_figure(evaluation, "las")
+    axes = figure.axes[0]
+    assert not axes.patches  # dots, no bars
+    plotted = {line.get_label(): list(line.get_ydata()) for line in axes.get_lines()
+               if not line.get_label().startswith("_")}
+    assert plotted == {policy: values for policy, values in ratios.items()}
+
+
+def test_side_by_side_ratio_axis_is_around_one_not_from_zero() -> None:
+    """Ratios 100/101 = 0.990 and 1: the axis hugs them instead of starting at 0."""
+    pytest.importorskip("matplotlib")
+    axes = normalised_figure(comparison_of(("pal", "packed-sticky"))).axes[0]
+    low, high = axes.get_xlim()
+    assert 0.9 < low < 0.99 and 1.0 < high < 1.1
+
+
+def test_side_by_side_cdf_pools_seeds_and_counts_unfinished_jobs() -> None:
+    from agents.evaluation_plots import jct_cdf_data
+
+    comparison = comparison_of(("pal", "packed-sticky"))
+    finished = EpisodeOutcome("pal", "w", 0, "p", 7, "h", -1.0, 3, {}, (3600.0, 7200.0))
+    cut = EpisodeOutcome("packed-sticky", "w", 0, "p", 7, "h", -1.0, 3, {},
+                         (3600.0, float("nan")))
+    comparison = dataclasses.replace(comparison, outcomes={"pal": [finished],
+                                                           "packed-sticky": [cut]})
+    data = jct_cdf_data(comparison, "w")
+    assert [list(v) for v in data["pal"]] == [[1.0, 2.0], [0.5, 1.0]]
+    assert [list(v) for v in data["packed-sticky (1/2 completed)"]] == [[1.0], [0.5]]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from palgym.errors import ConfigError, PalgymError
+from palgym.io.pipes import run_cli
 from traces.bundle import write_bundle
 from traces.canonical_io import write_canonical
 from traces.cli_data import add_data_commands, command_text, run_data_command
@@ -148,4 +149,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))

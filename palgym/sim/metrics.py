@@ -4,12 +4,19 @@ Definitions follow PAL_MODEL section 6 (PAL, SC24, Section V-A): JCT = completio
 (simulated seconds); makespan = last measured completion - first measured submission;
 allocated utilization = mean over rounds of allocated GPUs / G; effective utilization weights
 every allocated GPU by 1 / (variability penalty x locality penalty) of its job.
+
+Truncated episodes (PAL_MODEL section 6, "Unfinished episodes"): an episode that stops before
+every measured job has completed is ``truncated``; ``num_completed`` of ``num_jobs`` finished.
+Its plain statistics (``avg_jct_s``, ...) cover the completed jobs only; the **censored**
+statistics count every measured job, an unfinished one with JCT = ``end_time_s`` - submit
+(0 for a job not yet submitted), so they are lower bounds of the true values. For a finished
+episode the censored statistics equal the plain ones bit for bit.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -53,7 +60,13 @@ class JobRecords:
 class EpisodeMetrics:
     """Summary of one episode. Times in simulated seconds, utilizations in [0, 1].
 
-    ``per_class_avg_jct_s`` holds NaN for a class with no completed job.
+    ``avg_jct_s``, ``p50_jct_s``, ``p99_jct_s``, ``makespan_s`` and ``per_class_avg_jct_s``
+    cover the completed jobs (NaN for none). The last fields describe an unfinished episode
+    (see the module docstring): ``truncated`` is ``num_completed < num_jobs``;
+    ``truncation_reason`` says why it stopped (empty when finished); ``end_time_s`` is the
+    round boundary it stopped at (NaN if unknown); ``censored_avg_jct_s`` and
+    ``censored_p99_jct_s`` count unfinished jobs up to ``end_time_s`` (NaN if that is unknown
+    and a job is unfinished).
     """
 
     num_jobs: int
@@ -67,6 +80,16 @@ class EpisodeMetrics:
     num_preemptions: int
     avg_queueing_delay_s: float
     per_class_avg_jct_s: tuple[float, float, float, float]
+    truncated: bool = False
+    truncation_reason: str = ""
+    end_time_s: float = math.nan
+    censored_avg_jct_s: float = math.nan
+    censored_p99_jct_s: float = math.nan
+
+    @property
+    def completed_text(self) -> str:
+        """``completed/total`` measured jobs, e.g. ``157/160``."""
+        return f"{self.num_completed}/{self.num_jobs}"
 
     def as_dict(self) -> dict[str, object]:
         """The metrics as a plain dict (for CSV / JSON rows and ``info``)."""
@@ -79,6 +102,8 @@ def compute_metrics(
     effective_gpu_rounds: float,
     num_rounds: int,
     num_gpus: int,
+    end_time_s: float | None = None,
+    truncation_reason: str = "",
 ) -> EpisodeMetrics:
     """Summarise an episode.
 
@@ -90,10 +115,13 @@ def compute_metrics(
         num_rounds: number of counted rounds (those from the first measured submission's round
             to the last measured completion).
         num_gpus: G.
+        end_time_s: the round boundary the episode ended at (s); None if unknown (then the
+            censored statistics of an unfinished episode are NaN).
+        truncation_reason: why an unfinished episode stopped (``"unfinished"`` if empty).
 
     Returns:
-        The metrics; JCT statistics cover completed jobs only (percentiles: numpy linear
-        interpolation).
+        The metrics; plain JCT statistics cover completed jobs only, the censored ones every
+        job (percentiles: numpy linear interpolation).
     """
     jct = records.jct_s
     done = np.isfinite(jct)
@@ -109,7 +137,7 @@ def compute_metrics(
         makespan = math.nan
     denominator = num_rounds * num_gpus
     delays = records.queueing_delay_s
-    return EpisodeMetrics(
+    metrics = EpisodeMetrics(
         num_jobs=int(records.job_id.shape[0]),
         num_completed=int(completed.size),
         avg_jct_s=_mean(completed),
@@ -122,6 +150,59 @@ def compute_metrics(
         avg_queueing_delay_s=_mean(delays[np.isfinite(delays)]),
         per_class_avg_jct_s=(per_class[0], per_class[1], per_class[2], per_class[3]),
     )
+    return with_end(metrics, records, end_time_s, truncation_reason)
+
+
+def with_end(metrics: EpisodeMetrics, records: JobRecords, end_time_s: float | None,
+             truncation_reason: str = "") -> EpisodeMetrics:
+    """``metrics`` with the truncation fields filled in from ``records`` and the end time.
+
+    Args:
+        metrics: plain metrics of ``records``.
+        records: the measured jobs' records.
+        end_time_s: the round boundary the episode ended at (s), or None if unknown.
+        truncation_reason: why an unfinished episode stopped (``"unfinished"`` if empty).
+    """
+    censored = censored_jct_s(records, end_time_s)
+    unfinished = metrics.num_completed < metrics.num_jobs
+    return replace(
+        metrics, truncated=unfinished,
+        truncation_reason=(truncation_reason or "unfinished") if unfinished else "",
+        end_time_s=math.nan if end_time_s is None else float(end_time_s),
+        censored_avg_jct_s=_mean(censored) if censored is not None else math.nan,
+        censored_p99_jct_s=(float(np.percentile(censored, 99))
+                            if censored is not None and censored.size else math.nan),
+    )
+
+
+def censored_jct_s(records: JobRecords, end_time_s: float | None) -> FloatArray | None:
+    """float64 (M,): each job's JCT, an unfinished one's counted up to ``end_time_s``
+    (``max(end_time_s - submit, 0)``); the JCTs themselves when every job completed; None if
+    a job is unfinished and ``end_time_s`` is None.
+    """
+    jct = records.jct_s
+    done = np.isfinite(jct)
+    if done.all():
+        return jct
+    if end_time_s is None:
+        return None
+    return np.where(done, jct, np.maximum(end_time_s - records.submit_time_s, 0.0))
+
+
+def censored_mean_at(submit_time_s: FloatArray, completion_time_s: FloatArray,
+                     time_s: float) -> float:
+    """Mean JCT with every job censored at ``time_s``: ``min(completion, time_s) - submit``
+    (0 for a job submitted later; NaN completion = not completed). Two episodes truncated at
+    different times are compared with both censored at the earlier end (PAL_MODEL section 6).
+
+    Args:
+        submit_time_s: float64 (M,), submit times (s).
+        completion_time_s: float64 (M,), completion times (s), NaN if not completed.
+        time_s: the censoring time (s).
+    """
+    done = np.isfinite(completion_time_s) & (completion_time_s <= time_s)
+    end = np.where(done, completion_time_s, time_s)
+    return _mean(np.maximum(end - submit_time_s, 0.0))
 
 
 def _mean(values: FloatArray) -> float:

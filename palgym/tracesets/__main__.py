@@ -24,6 +24,7 @@ from pathlib import Path
 
 from palgym.bundled import natural_key
 from palgym.errors import PalgymError
+from palgym.io.pipes import run_cli
 from palgym.tracesets.manifest import load_trace_set, write_manifest
 from palgym.tracesets.sets import SPLITS, SplitSpec, TraceSet, TraceSetError, make_trace_set
 
@@ -108,4 +109,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main))
