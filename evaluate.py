@@ -366,9 +366,16 @@ def run(args: argparse.Namespace) -> int:
             if not args.quiet:
                 print(f"wrote {path}")
         return 0
-    setup = _setup(args)
-    evaluation = _run_all(args, setup)
+    evaluation = _run_all(args, _setup(args))
     print(format_report(evaluation))
+    for path in _write_heuristic_outputs(args, evaluation):
+        if not args.quiet:
+            print(f"wrote {path}")
+    return 0
+
+
+def _write_heuristic_outputs(args: argparse.Namespace, evaluation: Evaluation) -> list[Path]:
+    """Write the heuristic table's CSV, JSON and plots that ``args`` asks for; their paths."""
     written: list[Path] = []
     if args.output is not None:
         written.append(write_results_csv(evaluation, args.output))
@@ -376,10 +383,7 @@ def run(args: argparse.Namespace) -> int:
         written.append(write_results_json(evaluation, args.json))
     if args.plot is not None:
         written.extend(write_plots(evaluation, args.plot))
-    if not args.quiet:
-        for path in written:
-            print(f"wrote {path}")
-    return 0
+    return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -49,6 +49,8 @@ def _outcome(name: str, info: Mapping[str, Any], result: EpisodeResult, reward_s
              window_start: int) -> EpisodeOutcome:
     metrics = result.metrics
     values: dict[str, Any] = {key: getattr(metrics, key) for key in OUTCOME_METRICS}
+    values["num_unfinished"] = metrics.num_jobs - metrics.num_completed
+    values["num_rounds"] = result.num_rounds
     values["num_invalid_actions"] = 0
     jct = result.records.jct_s
     return EpisodeOutcome(

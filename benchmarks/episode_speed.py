@@ -2,7 +2,7 @@
 
 Prints, for each trace and policy: the rounds of the episode, split into the rounds the driver
 stepped one by one (a placement, a commit and an advance each) and the idle rounds run in one
-compiled call (:func:`palgym.sim.fast_forward.idle_rounds`, nothing changes in them), the
+compiled call (:meth:`palgym.sim.engine.Simulator.idle_rounds`, nothing changes in them), the
 median wall time of a full episode (160 jobs on 16 x 4 GPUs by default), episodes per second
 and stepped rounds per second. Rounds per second over *all* rounds would count the idle ones,
 which cost almost nothing, and would not compare across policies (sticky policies have more of
@@ -21,14 +21,14 @@ from importlib import resources
 from pathlib import Path
 
 from palgym import PLACEMENT_NAMES, make_episode, preset, read_sia_trace, run_episode
-from palgym.sim import fast_forward
+from palgym.sim.engine import Simulator
 from palgym.simulate import Episode, slowdown_factors
 
 
 def idle_round_count(episode: Episode, policy: str, queue_order: str, factors: object) -> int:
-    """Rounds run inside ``idle_rounds`` calls in one (untimed) episode, counted by wrapping
-    the function that ``palgym.simulate.drive`` imports at each call."""
-    original = fast_forward.idle_rounds
+    """Rounds run inside ``Simulator.idle_rounds`` calls in one (untimed) episode, counted by
+    wrapping the method for that episode."""
+    original = Simulator.idle_rounds
     counted = [0]
 
     def counting(sim):  # type: ignore[no-untyped-def]
@@ -36,11 +36,11 @@ def idle_round_count(episode: Episode, policy: str, queue_order: str, factors: o
         counted[0] += rounds
         return rounds
 
-    fast_forward.idle_rounds = counting  # type: ignore[assignment]
+    Simulator.idle_rounds = counting  # type: ignore[method-assign]
     try:
         run_episode(episode, policy, queue_order, factors)  # type: ignore[arg-type]
     finally:
-        fast_forward.idle_rounds = original  # type: ignore[assignment]
+        Simulator.idle_rounds = original  # type: ignore[method-assign]
     return counted[0]
 
 

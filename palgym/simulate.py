@@ -348,7 +348,7 @@ def drive(
     A memo skips the placement when a deterministic policy under a static order made no
     change last round and nothing happened since (it would make the same, empty, change); the
     rounds up to the next event then run in one call
-    (:func:`palgym.sim.fast_forward.idle_rounds`) unless ``on_event`` watches every round.
+    (:meth:`palgym.sim.engine.Simulator.idle_rounds`) unless ``on_event`` watches every round.
 
     Args:
         sim: the engine, fresh or mid-episode.
@@ -364,13 +364,11 @@ def drive(
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
-    from palgym.sim.fast_forward import idle_rounds  # loads the compiled kernels
-
     memo_valid = False
     while not sim.done and not sim.truncated:
         if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
             if on_event is None:  # the memo holds until the next event: those rounds at once
-                idle_rounds(sim)
+                sim.idle_rounds()
                 reason = stall.check(sim) if stall is not None else ""
                 if reason:
                     return reason

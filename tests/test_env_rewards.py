@@ -139,3 +139,20 @@ def test_truncation_at_max_rounds(env_id: str) -> None:
     assert total * env.reward_scale == pytest.approx(-in_system, rel=1e-9)
     with pytest.raises(PalgymError, match="reset"):
         env.step(env.end_round_action)
+
+
+@pytest.mark.parametrize("env_id", ["palgym/PALPlacement-v0", "palgym/PALScheduling-v0"])
+def test_rounds_before_the_first_decision_count_in_the_return(env_id: str) -> None:
+    """The toy job submitted at 1,000 s: reset runs rounds 0-2 (0-1,080 s) with no decision,
+    the job waits 80 s of them, is placed at 1,080 s and runs 3 rounds to 2,160 s: JCT
+    1,160 s, so the return is -1,160 / S (the 80 s accrued inside reset() included)."""
+    trace = Trace.from_columns(
+        "late", job_id=[0], num_gpus=[1], submit_time_s=[1000.0], total_iterations=[1000.0],
+        iteration_time_s=[1.0], model=["toy"], perf_class=[0],
+    )
+    env = gym.make(env_id, trace=trace, cluster="2x2",
+                   profile=VariabilityProfile("flat", np.ones((4, 4))), reward_scale=SCALE,
+                   round_duration_s=R).unwrapped
+    total, terminated, _, info, _ = play(env)
+    assert terminated and info["episode_metrics"]["avg_jct_s"] == 1160.0
+    assert total == pytest.approx(-1160.0 / SCALE, rel=1e-12)

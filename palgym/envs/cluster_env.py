@@ -90,7 +90,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     final step's ``info`` holds ``episode_metrics``: ``num_jobs``, ``num_completed``,
     ``num_unfinished``, avg/p50/p99 JCT (s) and ``makespan_s`` over the completed jobs (NaN
     when none completed), ``censored_avg_jct_s`` (every measured job, an unfinished one counted
-    up to the episode's end), utilizations, ``num_rounds`` and ``num_invalid_actions``; and
+    up to ``end_time_s``), ``truncated`` / ``truncation_reason``, utilizations, ``num_rounds``
+    and ``num_invalid_actions``; and
     ``episode_note``, a sentence saying whether every job completed and, if not, what the
     metrics cover.
 
@@ -192,6 +193,7 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._memo = EpisodeMemo()
         self._sim: Simulator | None = None
         self._decision: Decision | None = self._final  # no episode runs before reset
+        self._pending: dict[str, float] = {}  # reward terms owed to the next step
 
     # ------------------------------------------------------------------ API
     @property
@@ -258,7 +260,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._rounds = RoundDriver(self._sim, self.order, self.task, self.sticky,
                                    self.class_reorder, rewards, self._recorder)
         self._invalid = 0
-        self._rounds.advance_until_decision()
+        # rounds before the first decision are credited to the first step's reward
+        self._pending = self._rounds.advance_until_decision()
         self._decision = None
         info = {
             "trace": trace.name, "window_start": window_start,
@@ -383,4 +386,5 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 gpus = candidates.gpus(slot, candidate)
             decision.place(job, gpus)
         self._decision = None  # the round changed: the decision is stale
-        return self._rounds.advance_until_decision()
+        terms, self._pending = self._pending, {}
+        return self._rounds.advance_until_decision(terms)

@@ -24,6 +24,7 @@ from palgym._numba import AVAILABLE, njit
 from palgym.sim.engine import Simulator
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FloatArray
+from palgym.simulate import final_metrics
 
 REWARD_NAMES: tuple[str, ...] = ("jct", "slowdown", "makespan", "utilization", "relative")
 
@@ -134,20 +135,18 @@ class RewardTracker:
         }
 
 
-def episode_metrics(sim: Simulator, num_invalid_actions: int) -> dict[str, float | int]:
+def episode_metrics(sim: Simulator, num_invalid_actions: int) -> dict[str, float | int | str]:
     """The final ``info["episode_metrics"]`` of an episode (times in s, utilizations as
-    fractions; see :func:`palgym.sim.metrics.compute_metrics`).
+    fractions; see :class:`palgym.sim.metrics.EpisodeMetrics`).
 
     JCT statistics (``avg_jct_s``, ``p50_jct_s``, ``p99_jct_s``) and ``makespan_s`` cover the
     ``num_completed`` of ``num_jobs`` measured jobs that completed (NaN when none did);
     ``censored_avg_jct_s`` averages over all measured jobs, an unfinished job counted from its
-    submission to the episode's end (a lower bound of its JCT; equal to ``avg_jct_s`` when
-    every job completed).
+    submission to ``end_time_s`` (a lower bound of its JCT; equal to ``avg_jct_s`` when every
+    job completed); ``truncated`` and ``truncation_reason`` say whether and why it stopped
+    early (PAL_MODEL section 6, "Unfinished episodes").
     """
-    metrics = sim.metrics()
-    records = sim.records()
-    end_s = np.where(np.isnan(records.completion_time_s), sim.now_s, records.completion_time_s)
-    censored = end_s - records.submit_time_s
+    metrics = final_metrics(sim)
     return {
         "avg_jct_s": metrics.avg_jct_s, "p50_jct_s": metrics.p50_jct_s,
         "p99_jct_s": metrics.p99_jct_s, "makespan_s": metrics.makespan_s,
@@ -155,13 +154,14 @@ def episode_metrics(sim: Simulator, num_invalid_actions: int) -> dict[str, float
         "utilization_effective": metrics.utilization_effective,
         "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
         "num_unfinished": metrics.num_jobs - metrics.num_completed,
-        "censored_avg_jct_s": float(censored.mean()) if censored.size else float("nan"),
+        "truncated": metrics.truncated, "truncation_reason": metrics.truncation_reason,
+        "censored_avg_jct_s": metrics.censored_avg_jct_s, "end_time_s": metrics.end_time_s,
         "num_rounds": int(sim.round_index),
         "num_invalid_actions": num_invalid_actions,
     }
 
 
-def episode_note(metrics: dict[str, float | int]) -> str:
+def episode_note(metrics: dict[str, float | int | str]) -> str:
     """One sentence on what the final metrics cover (``info["episode_note"]``)."""
     done, total = int(metrics["num_completed"]), int(metrics["num_jobs"])
     if done == total:

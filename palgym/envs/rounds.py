@@ -3,7 +3,7 @@ advance the engine until the next round offers a decision (or the episode ends).
 
 A round that offered no decision (none placed, not deferred) and changed nothing is repeated
 while nothing happens (no arrival, completion or promotion) under a static queue order, in one
-call (:func:`palgym.sim.fast_forward.idle_rounds`); a static order and the round's start are
+call (:meth:`palgym.sim.engine.Simulator.idle_rounds`); a static order and the round's start are
 reused until an event.
 """
 
@@ -14,7 +14,6 @@ from palgym.envs.render import GanttRecorder
 from palgym.envs.rewards import RewardTracker
 from palgym.policies.base import QueueOrder
 from palgym.sim.engine import Simulator
-from palgym.sim.fast_forward import idle_rounds
 from palgym.sim.types import IntArray
 
 
@@ -66,14 +65,18 @@ class RoundDriver:
             self._memo = (order, decision.start)
         return decision
 
-    def advance_until_decision(self) -> dict[str, float]:
+    def advance_until_decision(self, terms: dict[str, float] | None = None) -> dict[str, float]:
         """Commit and advance rounds until one has a decision (or the episode ends).
+
+        Args:
+            terms: reward terms accrued before (added to in place, in round order, so the
+                sums keep their bits); a new dict if None.
 
         Returns:
             The reward terms accrued (by name), summed over the rounds advanced.
         """
         sim = self.sim
-        terms: dict[str, float] = {}
+        terms = {} if terms is None else terms
         static = self.order.static
         while self.round.done and not (sim.done or sim.truncated):
             changed = sim.commit(self.round.target)
@@ -82,7 +85,7 @@ class RoundDriver:
             sim.advance()
             idle = not (changed or self.round.acted or sim.events_since_commit)
             if idle and static and self.recorder is None:
-                idle_rounds(sim)  # the same round again up to the next event, in one call
+                sim.idle_rounds()  # the same round again up to the next event, in one call
                 idle = False
             if sim.events_since_commit:  # an arrival, completion or promotion
                 self._memo = None

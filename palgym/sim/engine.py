@@ -350,9 +350,11 @@ class Simulator:
         return float(floats[ALLOCATED_GPU_ROUNDS]), float(floats[EFFECTIVE_GPU_ROUNDS])
 
     def metrics(self) -> EpisodeMetrics:
-        """Episode metrics so far (see :func:`palgym.sim.metrics.compute_metrics`)."""
+        """Episode metrics so far, censored at the current time (see
+        :func:`palgym.sim.metrics.compute_metrics`)."""
         allocated, effective = self.usage_gpu_rounds()
         return compute_metrics(
             self.records(), allocated, effective,
             int(self._counters.ints[USAGE_ROUNDS]), self.cluster.num_gpus,
+            end_time_s=self.now_s,
         )
