@@ -70,9 +70,13 @@ def test_same_seed_same_interval_and_bad_arguments() -> None:
     ratios = np.array([0.8, 1.1, 0.95, 0.7])
     first = bootstrap_geomean(ratios, num_resamples=300, seed=9)
     assert bootstrap_geomean(ratios, num_resamples=300, seed=9) == first
-    state = np.random.get_state()[1].copy()
+    np.random.seed(3)
+    np.random.random(7)  # a mid-stream position, so a touched position word would show
+    state = np.random.get_state()
     bootstrap_geomean(ratios, num_resamples=300, seed=9)
-    assert np.array_equal(np.random.get_state()[1], state)  # the global RNG is not touched
+    after = np.random.get_state()  # the global RNG is not touched: its whole state
+    assert after[0] == state[0] and after[2:] == state[2:]
+    np.testing.assert_array_equal(after[1], state[1])
     for kwargs, message in (({"confidence": 1.0}, "confidence"),
                             ({"num_resamples": 0}, "num_resamples")):
         with pytest.raises(ConfigError, match=message):

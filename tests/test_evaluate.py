@@ -157,7 +157,9 @@ def test_tiny_avg_jct_respects_hand_computed_lower_bound(
         avg_s = float(row["avg_jct_s"])
         assert avg_s > 0.0
         assert avg_s >= bound_s - 1e-9, row["policy"]
-        assert float(row["p99_jct_s"]) >= max(TINY_JCT_LOWER_BOUNDS_S) - 1e-9
+        # jct_j >= bound_j for every job, so each order statistic of the JCTs bounds that of
+        # the bounds, and numpy's interpolated percentile is monotone in the order statistics.
+        assert float(row["p99_jct_s"]) >= np.percentile(TINY_JCT_LOWER_BOUNDS_S, 99) - 1e-9
         assert 0.0 < float(row["utilization_effective"]) <= float(row["utilization_allocated"])
 
 

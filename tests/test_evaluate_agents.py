@@ -128,8 +128,11 @@ def test_summary_geomeans_recomputed_from_the_episode_rows(evaluated: list[Path]
             expected = math.sqrt(ratios[0] * ratios[1])
             got = float(row[f"geomean_ratio_{column}"])
             assert got == pytest.approx(expected, rel=1e-12)
+            # Two resampling units: a resample's geomean is r1, r2 or sqrt(r1 r2), with
+            # probabilities 1/4, 1/4, 1/2, so the 2.5th and 97.5th percentiles are the extremes.
             low, high = float(row[f"ci_low_{column}"]), float(row[f"ci_high_{column}"])
-            assert min(ratios) - 1e-12 <= low <= got <= high <= max(ratios) + 1e-12
+            assert low == pytest.approx(min(ratios), rel=1e-12)
+            assert high == pytest.approx(max(ratios), rel=1e-12)
     assert float(summary["pal"]["geomean_ratio_vs_reference"]) == 1.0
     content = json.loads((evaluated[0] / "results.json").read_text(encoding="utf-8"))
     assert content["trace_source"] == "small-4.csv" and content["seeds"] == [0, 1]
@@ -167,6 +170,9 @@ def test_heuristics_via_env_equal_the_direct_simulation(kwargs: dict, tmp_path: 
     via_env = run_contenders("palgym/PALPlacement-v0", contenders, [trace], [0, 3],
                              heuristics_via="env")
     direct = run_contenders("palgym/PALPlacement-v0", contenders, [trace], [0, 3])
+    labels = {contender.label for contender in contenders}
+    assert set(via_env) == set(direct) == labels and len(labels) == 3
+    assert all(len(via_env[name]) == 2 for name in labels)  # one trace x two seeds
     for name in via_env:
         for a, b in zip(via_env[name], direct[name], strict=True):
             assert a.episode_hash == b.episode_hash and a.metrics == b.metrics
