@@ -116,6 +116,8 @@ class Simulator:
         self._counters = self._state.counters  # the same arrays for the whole episode
         self._alloc = self._state.alloc
         self._floats = self._counters.floats
+        self._ints = self._counters.ints
+        self._max_rounds = config.max_rounds
         self._gpu_shape = self._alloc.job_of_gpu.shape
         self._bound = self._step.Bound(self._state, self._params)
         self._next_arrival = 0
@@ -154,7 +156,7 @@ class Simulator:
     @property
     def now_s(self) -> float:
         """The current round boundary t (s)."""
-        return float(self._counters.floats[NOW_S])
+        return self._floats.item(NOW_S)  # a Python float, as float() gives
 
     @now_s.setter
     def now_s(self, value: float) -> None:  # for invariant tests that move the clock back
@@ -163,13 +165,13 @@ class Simulator:
     @property
     def round_index(self) -> int:
         """Rounds advanced so far."""
-        return int(self._counters.ints[ROUND_INDEX])
+        return self._ints.item(ROUND_INDEX)
 
     @property
     def events_since_commit(self) -> bool:
         """A completion, admission or starvation promotion happened since the last commit (or
         that commit promoted a job): a static queue order may now decide differently."""
-        return bool(self._counters.ints[EVENTS_SINCE_COMMIT])
+        return self._ints.item(EVENTS_SINCE_COMMIT) != 0
 
     @property
     def job_of_gpu(self) -> IntArray:
@@ -200,12 +202,19 @@ class Simulator:
     @property
     def done(self) -> bool:
         """True once every measured job has completed."""
-        return bool(self._counters.ints[MEASURED_LEFT] == 0)
+        return self._ints.item(MEASURED_LEFT) == 0
 
     @property
     def truncated(self) -> bool:
         """True once ``config.max_rounds`` rounds have been simulated without finishing."""
-        return not self.done and self.round_index >= self.config.max_rounds
+        ints = self._ints
+        return ints.item(MEASURED_LEFT) != 0 and ints.item(ROUND_INDEX) >= self._max_rounds
+
+    @property
+    def ended(self) -> bool:
+        """The episode has ended: :attr:`done` or :attr:`truncated`."""
+        ints = self._ints
+        return ints.item(MEASURED_LEFT) == 0 or ints.item(ROUND_INDEX) >= self._max_rounds
 
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
@@ -284,7 +293,7 @@ class Simulator:
         Returns:
             The number of rounds run (0 if the episode had already ended).
         """
-        if self.done or self.truncated:
+        if self.ended:
             return 0
         rounds = self._bound.idle_rounds(self._next_arrival_s)
         if self._counters.floats[NOW_S] >= self._next_arrival_s:
