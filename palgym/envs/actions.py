@@ -99,7 +99,9 @@ class ActionCodec:
         Raises:
             InvalidActionError: naming the action and the space otherwise.
         """
-        if isinstance(action, _INTEGERS):
+        if type(action) is int:  # the common case first: no conversion
+            value = action
+        elif isinstance(action, _INTEGERS):
             value = int(action)
         elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             value = int(action)

@@ -54,7 +54,7 @@ class RoundDriver:
         self.recorder = recorder
         self._memo: tuple[IntArray, tuple[int, ...]] | None = None
         self.round = self._new_round()
-        self.over = sim.done or sim.truncated
+        self.over = sim.ended
 
     def _new_round(self) -> DecisionRound:
         sim, memo = self.sim, self._memo
@@ -78,7 +78,7 @@ class RoundDriver:
         sim = self.sim
         terms = {} if terms is None else terms
         static = self.order.static
-        while self.round.done and not (sim.done or sim.truncated):
+        while self.round.done and not sim.ended:
             changed = sim.commit(self.round.target)
             if self.recorder is not None:
                 self.recorder.record(sim.job_of_gpu)
@@ -90,7 +90,7 @@ class RoundDriver:
             if sim.events_since_commit:  # an arrival, completion or promotion
                 self._memo = None
             self.rewards.add_step(sim, terms)
-            if not (sim.done or sim.truncated or (idle and static)):
+            if not (idle and static or sim.ended):
                 self.round = self._new_round()
-        self.over = sim.done or sim.truncated
+        self.over = sim.ended
         return terms

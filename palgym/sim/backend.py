@@ -29,8 +29,25 @@ BackendName = Backend | Literal["numba", "numpy"]
 """A :class:`Backend` or its value."""
 
 
+class BoundStep(Protocol):
+    """A step backend's functions bound to one state and its parameters (the kernels'
+    arguments prepared once; valid while the state's arrays are the same objects)."""
+
+    def commit(self, target: IntArray | None) -> Committed:
+        """``commit(state, params, target)`` of the bound state."""
+
+    def advance(self) -> IntArray:
+        """``advance(state, params)`` of the bound state."""
+
+    def idle_rounds(self, next_arrival_s: float) -> int:
+        """``idle_rounds(state, params, next_arrival_s)`` of the bound state."""
+
+
 class StepBackend(Protocol):
     """The functions of a step backend (see :mod:`palgym.sim.step_numpy` for their contracts)."""
+
+    def Bound(self, state: SimState, params: KernelParams) -> BoundStep:  # noqa: N802
+        """The three functions bound to ``state`` and ``params`` (the module's class)."""
 
     def commit(self, state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
         """Apply ``target`` (None: keep the allocation), then account waiting time."""

@@ -43,9 +43,11 @@ from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
 from palgym.sim.state import (
     ADMITTED,
     ALLOCATED_GPU_ROUNDS,
+    APPLIED,
     COUNTING_USAGE,
     EFFECTIVE_GPU_ROUNDS,
     EVENTS_SINCE_COMMIT,
+    KEPT,
     MEASURED_LEFT,
     NOW_S,
     ROUND_INDEX,
@@ -113,6 +115,11 @@ class Simulator:
         )
         self._counters = self._state.counters  # the same arrays for the whole episode
         self._alloc = self._state.alloc
+        self._floats = self._counters.floats
+        self._ints = self._counters.ints
+        self._max_rounds = config.max_rounds
+        self._gpu_shape = self._alloc.job_of_gpu.shape
+        self._bound = self._step.Bound(self._state, self._params)
         self._next_arrival = 0
         self._next_arrival_s = 0.0  # min(next trace submit, next background arrival) (s)
         self._background = random.Random(config.background_seed)
@@ -125,7 +132,7 @@ class Simulator:
     def __getstate__(self) -> dict[str, object]:
         """Pickle and deepcopy support: the backend module is named, not copied."""
         state = self.__dict__.copy()
-        del state["_step"], state["_state"]  # the state's job columns are views: rebuilt
+        del state["_step"], state["_state"], state["_bound"]  # job columns are views: rebuilt
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -133,6 +140,7 @@ class Simulator:
         self._step = step_backend(self.backend)
         self._state = SimState(job_columns(self.jobs), self._alloc, self._counters,
                                job_blocks(self.jobs))
+        self._bound = self._step.Bound(self._state, self._params)
 
     # ----------------------------------------------------------------- state, read-only
     @property
@@ -148,7 +156,7 @@ class Simulator:
     @property
     def now_s(self) -> float:
         """The current round boundary t (s)."""
-        return float(self._counters.floats[NOW_S])
+        return self._floats.item(NOW_S)  # a Python float, as float() gives
 
     @now_s.setter
     def now_s(self, value: float) -> None:  # for invariant tests that move the clock back
@@ -157,13 +165,13 @@ class Simulator:
     @property
     def round_index(self) -> int:
         """Rounds advanced so far."""
-        return int(self._counters.ints[ROUND_INDEX])
+        return self._ints.item(ROUND_INDEX)
 
     @property
     def events_since_commit(self) -> bool:
         """A completion, admission or starvation promotion happened since the last commit (or
         that commit promoted a job): a static queue order may now decide differently."""
-        return bool(self._counters.ints[EVENTS_SINCE_COMMIT])
+        return self._ints.item(EVENTS_SINCE_COMMIT) != 0
 
     @property
     def job_of_gpu(self) -> IntArray:
@@ -179,6 +187,7 @@ class Simulator:
     def node_of_gpu(self, layout: IntArray) -> None:  # a non-contiguous layout, for tests
         self._alloc = self._alloc._replace(node_of_gpu=layout)
         self._state = self._state._replace(alloc=self._alloc)
+        self._bound = self._step.Bound(self._state, self._params)
 
     @property
     def perfvar(self) -> FloatArray:
@@ -193,12 +202,19 @@ class Simulator:
     @property
     def done(self) -> bool:
         """True once every measured job has completed."""
-        return bool(self._counters.ints[MEASURED_LEFT] == 0)
+        return self._ints.item(MEASURED_LEFT) == 0
 
     @property
     def truncated(self) -> bool:
         """True once ``config.max_rounds`` rounds have been simulated without finishing."""
-        return not self.done and self.round_index >= self.config.max_rounds
+        ints = self._ints
+        return ints.item(MEASURED_LEFT) != 0 and ints.item(ROUND_INDEX) >= self._max_rounds
+
+    @property
+    def ended(self) -> bool:
+        """The episode has ended: :attr:`done` or :attr:`truncated`."""
+        ints = self._ints
+        return ints.item(MEASURED_LEFT) == 0 or ints.item(ROUND_INDEX) >= self._max_rounds
 
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
@@ -244,9 +260,13 @@ class Simulator:
         """
         if target is not None:
             target = np.asarray(target, dtype=np.int64)
-            if target.shape != self.job_of_gpu.shape:
-                raise InvalidActionError(f"target must have shape {self.job_of_gpu.shape}")
-        committed = self._step.commit(self._state, self._params, target)
+            if target.shape != self._gpu_shape:
+                raise InvalidActionError(f"target must have shape {self._gpu_shape}")
+        committed = self._bound.commit(target)
+        if committed is KEPT:
+            return False
+        if committed is APPLIED:
+            return True
         if committed.rejection is not None:
             raise committed.rejection.error()
         return committed.changed
@@ -257,8 +277,8 @@ class Simulator:
         Returns:
             int64 (F,): indices of the jobs that completed at the new boundary.
         """
-        finished = self._step.advance(self._state, self._params)
-        if self._counters.floats[NOW_S] >= self._next_arrival_s:
+        finished = self._bound.advance()
+        if self._floats[NOW_S] >= self._next_arrival_s:
             self._admit()
         return finished
 
@@ -273,9 +293,9 @@ class Simulator:
         Returns:
             The number of rounds run (0 if the episode had already ended).
         """
-        if self.done or self.truncated:
+        if self.ended:
             return 0
-        rounds = self._step.idle_rounds(self._state, self._params, self._next_arrival_s)
+        rounds = self._bound.idle_rounds(self._next_arrival_s)
         if self._counters.floats[NOW_S] >= self._next_arrival_s:
             self._admit()
         return rounds
@@ -302,6 +322,7 @@ class Simulator:
             if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
                 self._state = self._state._replace(jobs=job_columns(jobs),
                                                    job_blocks=job_blocks(jobs))
+                self._bound = self._step.Bound(self._state, self._params)
         next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
                         else math.inf)
         self._next_arrival_s = min(next_trace_s, self._next_background_s)

@@ -219,6 +219,13 @@ class Committed(NamedTuple):
     rejection: Rejection | None = None
 
 
+KEPT = Committed(False)
+"""The one :class:`Committed` of a commit that kept the allocation (both backends return it,
+so a caller may test identity)."""
+APPLIED = Committed(True)
+"""The one :class:`Committed` of a commit that changed the allocation."""
+
+
 def job_columns(table: JobTable) -> JobColumns:
     """The bundle of ``table``'s current column arrays (rebuild it after the table grows)."""
     return JobColumns(*(getattr(table, name) for name in JobColumns._fields))

@@ -25,9 +25,11 @@ from palgym.sim import state as state_module
 from palgym.sim.state import (
     ADMITTED,
     ALLOCATED_GPU_ROUNDS,
+    APPLIED,
     COUNTING_USAGE,
     EFFECTIVE_GPU_ROUNDS,
     EVENTS_SINCE_COMMIT,
+    KEPT,
     MEASURED_LEFT,
     NOW_S,
     ROUND_INDEX,
@@ -51,8 +53,6 @@ CHANGED = int(CommitOutcome.CHANGED)
 BAD_INDEX = int(CommitOutcome.BAD_INDEX)
 INACTIVE = int(CommitOutcome.INACTIVE)
 BAD_COUNT = int(CommitOutcome.BAD_COUNT)
-_KEPT = Committed(False)
-_CHANGED = Committed(True)
 
 _locality_penalty = njit(cache=True, nogil=True, error_model="numpy")(locality.locality_penalty)
 _columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.columns_of)
@@ -61,16 +61,71 @@ _columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.col
 def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
     """:func:`palgym.sim.step_numpy.commit` in one compiled call (same arguments, results,
     rejections: the same offending job in the same order of checks)."""
-    if target is None and not params.starvation:
-        state.counters.ints[EVENTS_SINCE_COMMIT] = False  # nothing else to do
-        return _KEPT
-    apply = target is not None
-    code, job, value_1, value_2 = _commit(
-        tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters), tuple(params),
-        target if apply else state.alloc.job_of_gpu, apply,
-    )
-    if code >= 0:
-        return _CHANGED if code == CHANGED else _KEPT
+    return Bound(state, params).commit(target)
+
+
+def advance(state: SimState, params: KernelParams) -> IntArray:
+    """:func:`palgym.sim.step_numpy.advance` in one compiled call."""
+    return Bound(state, params).advance()
+
+
+def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) -> int:
+    """:func:`palgym.sim.step_numpy.idle_rounds` in one compiled loop of the same kernels."""
+    return Bound(state, params).idle_rounds(next_arrival_s)
+
+
+class Bound:
+    """The three functions bound to one state and its parameters, the kernels' arguments
+    packed once: the plain tuples hold the state's arrays, which the kernels update in place
+    and never rebind, so they stay valid for as long as the state does (rebind after the
+    engine replaces its state). What :func:`commit`, :func:`advance` and :func:`idle_rounds`
+    do per call, without building the tuples again.
+
+    Args:
+        state: the state (its arrays are referenced, not copied).
+        params: its kernel parameters.
+    """
+
+    __slots__ = ("_alloc", "_counters", "_ints", "_job_of_gpu", "_jobs", "_params",
+                 "_starvation")
+
+    def __init__(self, state: SimState, params: KernelParams) -> None:
+        self._jobs = tuple(state.job_blocks)
+        self._alloc = tuple(state.alloc)
+        self._counters = tuple(state.counters)
+        self._params = tuple(params)
+        self._ints = state.counters.ints
+        self._job_of_gpu = state.alloc.job_of_gpu
+        self._starvation = params.starvation
+
+    def commit(self, target: IntArray | None) -> Committed:
+        """:func:`commit` of the bound state (``target`` int64 (G,) or None)."""
+        if target is None:
+            if not self._starvation:
+                self._ints[EVENTS_SINCE_COMMIT] = False  # nothing else to do
+                return KEPT
+            code, job, value_1, value_2 = _commit(
+                self._jobs, self._alloc, self._counters, self._params, self._job_of_gpu, False)
+        else:
+            code, job, value_1, value_2 = _commit(
+                self._jobs, self._alloc, self._counters, self._params, target, True)
+        if code >= 0:
+            return APPLIED if code == CHANGED else KEPT
+        return _rejected(code, job, value_1, value_2)
+
+    def advance(self) -> IntArray:
+        """:func:`advance` of the bound state."""
+        return _advance(  # type: ignore[no-any-return]
+            self._jobs, self._alloc, self._counters, self._params)
+
+    def idle_rounds(self, next_arrival_s: float) -> int:
+        """:func:`idle_rounds` of the bound state (``next_arrival_s`` in s)."""
+        return int(_idle_rounds(self._jobs, self._alloc, self._counters, self._params,
+                                float(next_arrival_s)))
+
+
+def _rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
+    """The :class:`Committed` of a rejection code returned by :func:`_commit`."""
     outcome = CommitOutcome(code)
     if outcome is CommitOutcome.INACTIVE:
         return Committed(False, Rejection(outcome, int(job), job_status=int(value_1)))
@@ -78,19 +133,6 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
         return Committed(False, Rejection(outcome, int(job), num_gpus=int(value_1),
                                           gpus_given=int(value_2)))
     return Committed(False, Rejection(outcome, int(job)))
-
-
-def advance(state: SimState, params: KernelParams) -> IntArray:
-    """:func:`palgym.sim.step_numpy.advance` in one compiled call."""
-    return _advance(  # type: ignore[no-any-return]
-        tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters), tuple(params)
-    )
-
-
-def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) -> int:
-    """:func:`palgym.sim.step_numpy.idle_rounds` in one compiled loop of the same kernels."""
-    return int(_idle_rounds(tuple(state.job_blocks), tuple(state.alloc), tuple(state.counters),
-                            tuple(params), float(next_arrival_s)))
 
 
 # ----------------------------------------------------------------------- kernels: entry points

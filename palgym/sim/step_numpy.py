@@ -23,9 +23,11 @@ from palgym.sim.locality import locality_penalties
 from palgym.sim.state import (
     ADMITTED,
     ALLOCATED_GPU_ROUNDS,
+    APPLIED,
     COUNTING_USAGE,
     EFFECTIVE_GPU_ROUNDS,
     EVENTS_SINCE_COMMIT,
+    KEPT,
     MEASURED_LEFT,
     NOW_S,
     ROUND_INDEX,
@@ -42,8 +44,6 @@ from palgym.sim.types import FREE, BoolArray, IntArray, JobStatus
 
 _RUNNING = np.int8(JobStatus.RUNNING)
 _QUEUED = np.int8(JobStatus.QUEUED)
-_KEPT = Committed(False)
-_CHANGED = Committed(True)
 
 
 def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
@@ -67,7 +67,7 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
     jobs, counters = state.jobs, state.counters
     admitted = int(counters.ints[ADMITTED])
     was_running = jobs.status[:admitted] == _RUNNING if params.starvation else None
-    committed = _KEPT
+    committed = KEPT
     if target is not None:
         committed = _apply(state, params, target, admitted)
         if committed.rejection is not None:
@@ -83,7 +83,7 @@ def _apply(state: SimState, params: KernelParams, target: IntArray, admitted: in
     job_of_gpu = state.alloc.job_of_gpu
     differs = job_of_gpu != target
     if not differs.any():
-        return _KEPT
+        return KEPT
     bad = target[differs]
     bad = bad[(bad != FREE) & ((bad < 0) | (bad >= admitted))]
     if bad.size:
@@ -123,7 +123,7 @@ def _apply(state: SimState, params: KernelParams, target: IntArray, admitted: in
     if started.size:
         _start(jobs, state.alloc, params, float(state.counters.floats[NOW_S]), started, gpus, first)
     job_of_gpu[:] = target
-    return _CHANGED
+    return APPLIED
 
 
 def _start(
@@ -254,3 +254,32 @@ def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) ->
                 or counters.ints[MEASURED_LEFT] == 0):
             break
     return rounds
+
+
+class Bound:
+    """:func:`commit`, :func:`advance` and :func:`idle_rounds` bound to one state and its
+    parameters (the interface :class:`palgym.sim.backend.StepBackend` binds; see
+    :class:`palgym.sim.step_numba.Bound`).
+
+    Args:
+        state: the state (referenced, not copied).
+        params: its kernel parameters.
+    """
+
+    __slots__ = ("_params", "_state")
+
+    def __init__(self, state: SimState, params: KernelParams) -> None:
+        self._state = state
+        self._params = params
+
+    def commit(self, target: IntArray | None) -> Committed:
+        """:func:`commit` of the bound state (``target`` int64 (G,) or None)."""
+        return commit(self._state, self._params, target)
+
+    def advance(self) -> IntArray:
+        """:func:`advance` of the bound state."""
+        return advance(self._state, self._params)
+
+    def idle_rounds(self, next_arrival_s: float) -> int:
+        """:func:`idle_rounds` of the bound state (``next_arrival_s`` in s)."""
+        return idle_rounds(self._state, self._params, next_arrival_s)
