@@ -120,6 +120,11 @@ def learned_contender(
     load_agent, model_config, resolve_model_path = learned_api()
     path = resolve_model_path(spec, env_id)
     config = model_config(path)
+    if not config:
+        logger.warning(
+            "no run config (config.yml or %s.yml) beside %s: evaluating it with %s's default "
+            "env arguments plus the command line's, and the traces it was trained on are "
+            "unknown (no training-overlap check)", path.stem, path, env_id)
     trained_on = config.get("env_id")
     if trained_on is not None and canonical_env_id(str(trained_on)) != canonical_env_id(env_id):
         raise ConfigError(f"{path} was trained on {trained_on}, not on {env_id} (--env)")

@@ -327,3 +327,4 @@ def test_bare_model_zips_of_the_project_policy_are_evaluated(evaluated: list[Pat
         assert len(agent_rows) == 1 and agent_rows[0]["kind"] == "learned"
         assert (agent_rows[0]["num_completed"], agent_rows[0]["num_jobs"]) == ("12", "12")
         assert agent_rows[0]["num_invalid_actions"] == "0"
+        assert "no run config" in done.stderr and "default env arguments" in done.stderr
