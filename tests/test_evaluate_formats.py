@@ -52,9 +52,9 @@ def avg_jct(path: Path) -> dict[str, str]:
 
 
 def test_format_names_match_the_traces_package() -> None:
-    import evaluate
+    from agents.evaluate_args import TRACE_FORMAT_NAMES
 
-    assert evaluate.TRACE_FORMAT_NAMES == traces.TRACE_FORMATS
+    assert TRACE_FORMAT_NAMES == traces.TRACE_FORMATS
 
 
 @pytest.mark.parametrize("format_args", [(), ("--trace-format", "philly")])

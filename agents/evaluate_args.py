@@ -1,0 +1,127 @@
+"""The command-line arguments of ``evaluate.py`` (both modes), kept apart from its logic.
+
+Imports only palgym's core, so ``python evaluate.py --help`` needs neither pandas' loaders nor
+the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from palgym.errors import ConfigError
+from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.report import DEFAULT_BASELINE
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import PRESETS
+
+TRACE_FORMAT_NAMES = ("canonical", "sia", "pollux", "philly", "helios", "alibaba")
+"""The formats of :func:`traces.load_trace` (kept here so that --help needs no pandas import;
+a test checks it equals :data:`traces.TRACE_FORMATS`)."""
+
+
+def _cluster(text: str) -> ClusterSpec:
+    try:
+        return ClusterSpec.parse(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
+    """An argparse type: ``kind(text)``, which must be > ``low`` (``strict``) or >= ``low``."""
+    relation = ">" if strict else ">="
+    name = f"{name} " if name else ""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name}must be {'an integer' if kind is int else 'a number'} {relation} "
+                f"{low:g}, got {text!r}") from None
+        if not (value > low if strict else value >= low):
+            raise argparse.ArgumentTypeError(f"{name}must be {relation} {low:g}, got {text}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser."""
+    parser = argparse.ArgumentParser(
+        description="Evaluate queue order x placement heuristics on job traces (palgym).",
+    )
+    add = parser.add_argument
+    add("--trace", nargs="+", action="extend", metavar="PATH",
+        help="trace file(s) of any --trace-format (default: every bundled trace; side by side: "
+             "the bundled set's --split)")
+    add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
+        help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
+    add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
+        help=f"queue order(s) (default: fifo): {', '.join(QUEUE_ORDER_NAMES)}")
+    add("--preset", choices=sorted(PRESETS), default=None,
+        help="simulator preset (default: default; side by side: the first agent's)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--variability-data", type=Path, metavar="DIR",
+                        help="Longhorn-style measurement folder to build the profile from")
+    source.add_argument("--profile", type=Path, metavar="FILE",
+                        help="per-GPU variability profile CSV (default: the bundled profile)")
+    add("--cluster", type=_cluster, default=None, metavar="NxG",
+        help="nodes x GPUs per node (default: 16x4; side by side: the first agent's)")
+    add("--locality-penalty", type=_bounded(float, "", 1), metavar="LF",
+        help="override the preset's locality penalty (>= 1; both presets use 1.7)")
+    add("--round-duration", type=_bounded(float, "", 0, strict=True), metavar="SECONDS",
+        help="override the preset's round length (> 0; both presets use 360)")
+    add("--trace-format", choices=TRACE_FORMAT_NAMES, default=None,
+        help="format of the --trace files (default: detected from each file's header): "
+             + ", ".join(TRACE_FORMAT_NAMES))
+    add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
+        help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
+    add("--seed", type=_bounded(int, "seed", 0), default=0,
+        help="episode seed (>= 0; default: %(default)s)")
+    add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
+        help="placement the improvements are relative to (default: %(default)s)")
+    add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
+    add("--plot", type=Path, metavar="DIR", help="write JCT CDF and normalised-JCT PNGs here")
+    add("--quiet", action="store_true", help="no progress bar and no 'wrote' lines")
+    _add_side_by_side(parser)
+    return parser
+
+
+def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "learned agents and heuristics on identical episodes (through the env)")
+    add = group.add_argument
+    add("--agent", nargs="+", action="extend", metavar="MODEL",
+        help="model.zip, run folder, or 'pretrained' (agents/pretrained/<env>_maskable_ppo.zip) "
+             "/ 'pretrained:NAME'")
+    add("--env", metavar="ID", help="env id (default: the agents' or palgym/PALPlacement-v0)")
+    add("--trace-set", nargs="+", action="extend", metavar="NAME_OR_DIR",
+        help="trace set(s): 'bundled', a folder of traces or a manifest .json")
+    add("--split", choices=("train", "validation", "test"), default="test",
+        help="split of the trace sets (default: %(default)s)")
+    add("--seeds", nargs="+", type=_bounded(int, "seed", 0), metavar="N",
+        help="reset seeds, each >= 0 (default: --seed)")
+    add("--window", type=_bounded(int, "window", 1), metavar="JOBS",
+        help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
+             "whole traces; a window as long as a trace or longer is that whole trace)")
+    add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
+        help="second policy every policy is paired with (default: %(default)s)")
+    add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
+    add("--json", type=Path, metavar="FILE",
+        help="everything as JSON (also for the heuristic table)")
+    add("--confidence", type=float, default=0.95, help="bootstrap interval level")
+    add("--bootstrap-resamples", type=int, default=10_000, metavar="B")
+    add("--bootstrap-seed", type=int, default=0, metavar="N")
+    add("--bootstrap-unit", choices=("episode", "trace"), default="episode",
+        help="resample episodes (default) or whole traces with all their seeds")
+    add("--heuristics-via", choices=("simulator", "env"), default="simulator",
+        help="run heuristics on the simulator on the env's episodes (default, fast, identical "
+             "by parity) or step them through the env as agents")
+    add("--device", default="cpu", help="torch device of learned agents (default: cpu)")
+    add("--num-threads", type=int, default=1, help="torch threads (default 1; 0: torch's)")
+    add("--render", nargs="?", const="ansi", choices=("ansi", "rgb_array"),
+        help="replay the first --agent (or --policy) on --seeds with rendering: ansi frames "
+             "(default) or rgb_array MP4s in --video-folder (needs moviepy); agents/enjoy.py")
+    add("--video-folder", type=Path, default=None, metavar="DIR", help="default: videos/")
