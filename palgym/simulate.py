@@ -99,9 +99,10 @@ def make_episode(
         trace: the measured jobs.
         cluster: cluster shape (default 16 x 4).
         config: options (default: the ``default`` preset).
-        profile: explicit profile; else built from ``variability_data`` (a Longhorn-style folder)
+        profile: explicit profile; else built from ``variability_data`` (a PAL-style folder)
             with ``config.profile_sampling``; else the bundled profile of that sampling.
-        variability_data: measurement folder (see :func:`palgym.io.read_measurements`).
+        variability_data: measurement folder or class-mapping ``.json`` (see
+            :func:`palgym.io.read_measurements`).
         seed: episode seed (numpy streams; the artifact's streams are fixed by its own seeds).
 
     Raises:
@@ -117,10 +118,10 @@ def make_episode(
         data = read_measurements(variability_data)
         if config.profile_sampling == "single-run":
             profile = sample_single_runs(data.norm_runs, cluster.num_gpus, artifact_rng,
-                                         name=f"{Path(variability_data).name}-single-run")
+                                         name=f"{data.label}-single-run")
         else:
             profile = sample_gpu_medians(data.gpu_medians, cluster.num_gpus, variability_rng,
-                                         name=f"{Path(variability_data).name}-gpu-median")
+                                         name=f"{data.label}-gpu-median")
     elif profile is None:
         profile = bundled_profile(config.profile_sampling, cluster.num_gpus)
         if config.profile_sampling == "single-run":

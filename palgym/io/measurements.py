@@ -1,8 +1,10 @@
-"""Reader of per-run variability measurements (TACC Longhorn files as shipped with PAL).
+"""Reader of per-run variability measurements (PAL-style folders: TACC Longhorn as shipped with
+PAL, or any other cluster's files laid out the same way).
 
 Each file has one row per run, with a GPU identity column ``uuid`` and a ``perf`` column that is a
 time (larger = slower); other columns are ignored. A run's normalised value is
-``perf / median(perf over all rows of the file)``.
+``perf / median(perf over all rows of the file)``. Which file serves which perf class is decided
+by :func:`palgym.io.class_files.resolve_class_files` (workload names or an explicit mapping).
 
 Source: PAL artifact ``blox/cluster_state.py::_get_machine_slowdowns`` and ``profiles.json``
 (class A = resnet, B = bert, C = bert, D = pagerank); data: Sinha et al., "Not All GPUs Are
@@ -17,16 +19,11 @@ from pathlib import Path
 import numpy as np
 
 from palgym.errors import ProfileError
+from palgym.io.class_files import LONGHORN_CLASS_FILES, resolve_class_files
 from palgym.io.csvutil import parse_number, read_rows
 from palgym.sim.types import NUM_PERF_CLASSES, FloatArray
 
-LONGHORN_CLASS_FILES: tuple[str, str, str, str] = (
-    "resnet-longhorn-agg.csv",
-    "bert-longhorn-agg.csv",
-    "bert-longhorn-agg.csv",
-    "pagerank-longhorn-agg.csv",
-)
-"""File per perf class A..D in a Longhorn folder (PAL artifact ``profiles.json``)."""
+__all__ = ["LONGHORN_CLASS_FILES", "Measurements", "read_measurements"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,44 +35,55 @@ class Measurements:
         gpu_medians: per class, float64 (U_c,) median normalised run of each measured GPU
             (GPUs in order of first appearance).
         sources: per class, the file read.
+        label: short name of the measurements (the folder's name, or the mapping file's stem).
     """
 
     norm_runs: tuple[FloatArray, ...]
     gpu_medians: tuple[FloatArray, ...]
     sources: tuple[str, ...]
+    label: str = ""
 
 
 def read_measurements(
     directory: str | Path,
-    class_files: tuple[str, str, str, str] = LONGHORN_CLASS_FILES,
+    class_files: tuple[str, str, str, str] | None = None,
 ) -> Measurements:
-    """Read the measurement file of every perf class from ``directory``.
+    """Read the measurement file of every perf class.
 
     Args:
-        directory: folder holding the files.
-        class_files: file name per class A..D (a file may serve several classes).
+        directory: the measurement folder, or a ``.json`` class-to-file mapping file (see
+            :mod:`palgym.io.class_files`).
+        class_files: file name per class A..D inside ``directory`` (a file may serve several
+            classes); None finds them by workload name or the folder's mapping file.
 
     Returns:
         The normalised runs and per-GPU medians.
 
     Raises:
-        ProfileError: naming file, line and field, for a missing or unreadable file, a missing
-            ``uuid`` / ``perf`` column, an empty / non-numeric / non-positive ``perf``, or a file
-            with no rows.
+        ProfileError: naming the folder, the class and the files found when a class has no
+            file or several; naming file, line and field, for a missing or unreadable file, a
+            missing ``uuid`` / ``perf`` column, an empty / non-numeric / non-positive
+            ``perf``, or a file with no rows.
     """
-    folder = Path(directory)
-    if not folder.is_dir():
-        raise ProfileError("not a folder of measurement files", path=folder)
-    cache: dict[str, tuple[FloatArray, FloatArray]] = {}
-    for file_name in class_files:
-        if file_name not in cache:
-            cache[file_name] = _read_file(folder / file_name)
-    if len(class_files) != NUM_PERF_CLASSES:
-        raise ProfileError(f"need {NUM_PERF_CLASSES} class files, got {len(class_files)}")
+    if class_files is None:
+        resolved = resolve_class_files(directory)
+        paths, label = list(resolved.files), resolved.label
+    else:
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise ProfileError("not a folder of measurement files", path=folder)
+        if len(class_files) != NUM_PERF_CLASSES:
+            raise ProfileError(f"need {NUM_PERF_CLASSES} class files, got {len(class_files)}")
+        paths, label = [folder / name for name in class_files], folder.name
+    cache: dict[Path, tuple[FloatArray, FloatArray]] = {}
+    for path in paths:
+        if path not in cache:
+            cache[path] = _read_file(path)
     return Measurements(
-        norm_runs=tuple(cache[f][0] for f in class_files),
-        gpu_medians=tuple(cache[f][1] for f in class_files),
-        sources=tuple(str(folder / f) for f in class_files),
+        norm_runs=tuple(cache[p][0] for p in paths),
+        gpu_medians=tuple(cache[p][1] for p in paths),
+        sources=tuple(str(p) for p in paths),
+        label=label,
     )
 
 
