@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="simulator preset (default: default; side by side: the first agent's)")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--variability-data", type=Path, metavar="DIR",
-                        help="Longhorn-style measurement folder to build the profile from")
+                        help="PAL-style measurement folder (or its class-mapping .json) to "
+                             "build the profile from")
     source.add_argument("--profile", type=Path, metavar="FILE",
                         help="per-GPU variability profile CSV (default: the bundled profile)")
     add("--cluster", type=_cluster, default=None, metavar="NxG",

@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="Longhorn measurement folder; the profiles are regenerated only when given",
     )
     profile = commands.add_parser("profile", help="build a variability profile")
-    profile.add_argument("--variability-data", required=True, help="Longhorn measurement folder")
+    profile.add_argument("--variability-data", required=True,
+                         help="PAL-style measurement folder or class-mapping .json")
     profile.add_argument("--num-gpus", type=int, required=True)
     profile.add_argument(
         "--sampling", choices=[s.value for s in ProfileSampling],
