@@ -169,7 +169,8 @@ def _read_mapping(path: Path) -> tuple[Path, dict[str, Path]]:
         if name in data:
             file = folder / data[name]
             if not file.is_file():
-                raise ProfileError(f"perf class {name}: mapped file {file} does not exist",
+                raise ProfileError(f"perf class {name}: mapped file {file} does not exist "
+                                   "(or is not a file)",
                                    path=path, field=name)
             explicit[name] = file
     return folder, explicit
