@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from palgym.errors import ConfigError
+from palgym.errors import ConfigError, PalgymError
 from palgym.policies import BACKFILL_PLACEMENT_NAMES, PlacementPolicy, make_placement
 from palgym.policies.backfill import reserve, split_name, with_backfill
 from palgym.policies.remaining import remaining_time_s
@@ -24,7 +24,9 @@ from tests.toys import (
     Simulator,
     Trace,
     jct,
+    make_episode,
     preset,
+    run_episode,
     run_toy,
     toy_profile,
     toy_trace,
@@ -155,3 +157,16 @@ def test_names_and_options() -> None:
         placement("packed-sticky", config, backfill="conservative")
     with pytest.raises(ConfigError, match="depth"):
         placement("packed-sticky", config, backfill="easy", depth=0)
+
+
+def test_strict_packed_sticky_backfill_still_fails_fast() -> None:
+    # 2x2, strict total: job 0 needs all 4 GPUs over two nodes, which Packed-Sticky's strict
+    # rule never grants (it needs more than 4 free); with backfilling job 1 would run and the
+    # episode would then idle forever, so run_episode refuses it up front as without.
+    trace = toy_trace((4, 0.0, 10.0, A), (1, 0.0, 10.0, A))
+    config = preset("default", round_duration_s=R, packed_sticky_strict_total=True)
+    episode = make_episode(trace, cluster=ClusterSpec(2, 2), config=config,
+                           profile=toy_profile(4), seed=0)
+    for name in ("packed-sticky", "packed-sticky+backfill", "packed-sticky+easy"):
+        with pytest.raises(PalgymError, match="can never place job 0"):
+            run_episode(episode, name)
