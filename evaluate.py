@@ -15,6 +15,12 @@ baseline with paired percentile bootstrap intervals and the invalid-action count
 ``--plot DIR`` adds JCT CDFs, normalised bars and learning curves. The logic lives in
 :mod:`agents.side_by_side` (torch and SB3 load only for ``--agent``).
 
+**Best heuristic** (``--best-heuristic``): every ``--queue-order`` x ``--policy`` x
+``--backfill`` (default: all) on the trace sets' ``--selection-split`` (default validation) and
+``--split``; the combination with the lowest geomean avg JCT on the former is reported on the
+latter (:mod:`agents.best_heuristic`). ``--backfill`` also crosses ``--policy`` in the
+heuristic table (``pal+backfill`` first-fit, ``pal+easy`` EASY).
+
 Examples::
 
     python evaluate.py
