@@ -15,6 +15,12 @@ baseline with paired percentile bootstrap intervals and the invalid-action count
 ``--plot DIR`` adds JCT CDFs, normalised bars and learning curves. The logic lives in
 :mod:`agents.side_by_side` (torch and SB3 load only for ``--agent``).
 
+**Best heuristic** (``--best-heuristic``): every ``--queue-order`` x ``--policy`` x
+``--backfill`` (default: all) on the trace sets' ``--selection-split`` (default validation) and
+``--split``; the combination with the lowest geomean avg JCT on the former is reported on the
+latter (:mod:`agents.best_heuristic`). ``--backfill`` also crosses ``--policy`` in the
+heuristic table (``pal+backfill`` first-fit, ``pal+easy`` EASY).
+
 Examples::
 
     python evaluate.py
@@ -44,6 +50,7 @@ from palgym.io.pipes import run_cli
 from palgym.io.sia import has_sia_header, read_sia_trace
 from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES
+from palgym.policies.backfill import with_backfill
 from palgym.report import (
     Evaluation,
     EvaluationSetup,
@@ -128,7 +135,8 @@ def _load_traces(paths: Sequence[str | Path], duration_unit: str,
 def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
     traces = _load_traces(args.trace or find_trace_files(), args.duration_unit,
                           args.trace_format)
-    policies = policies_to_run(args.policy or PLACEMENT_NAMES, args.baseline)
+    policies = policies_to_run([with_backfill(name, mode) for mode in args.backfill or ["none"]
+                                for name in args.policy or PLACEMENT_NAMES], args.baseline)
     orders = list(dict.fromkeys(args.queue_order or ["fifo"]))
     bar = _progress_bar(len(traces) * len(orders) * len(policies),
                         enabled=not args.quiet and sys.stderr.isatty())
@@ -143,14 +151,15 @@ def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
 
 
 def _side_by_side_mode(args: argparse.Namespace) -> bool:
-    return bool(args.agent or args.env or args.trace_set or args.seeds)
+    return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic)
 
 
 def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Env kwargs the command line sets for every policy (only those given)."""
     orders = list(dict.fromkeys(args.queue_order or []))
-    if len(orders) > 1:
-        raise ConfigError("side-by-side evaluation runs one queue order: give one --queue-order")
+    if len(orders) > 1 or args.backfill:
+        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill; "
+                          "several of each: --best-heuristic")
     given = {
         "preset": args.preset, "queue_order": orders[0] if orders else None,
         "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
@@ -237,6 +246,13 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
     return written
 
 
+def _run_best(args: argparse.Namespace) -> list[Path]:
+    """The best heuristic combination, chosen on one split and measured on another."""
+    from agents.best_heuristic import run_from_args
+
+    return run_from_args(args)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by parsed arguments, print it and write the outputs.
 
@@ -251,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
 
         return replay_from_args(args, _episode_overrides(args))
     if _side_by_side_mode(args):
-        for path in _run_side_by_side(args):
+        for path in _run_best(args) if args.best_heuristic else _run_side_by_side(args):
             if not args.quiet:
                 print(f"wrote {path}")
         return 0

@@ -20,7 +20,8 @@ import numpy as np
 
 from palgym.envs.heuristics import CLASS_REORDER_POLICIES, STICKY_POLICIES
 from palgym.errors import ConfigError, PalgymError
-from palgym.policies import PLACEMENT_NAMES
+from palgym.policies import PLACEMENT_NAMES, is_placement_name
+from palgym.policies.backfill import split_name
 
 State = tuple[np.ndarray, ...] | None
 
@@ -62,20 +63,24 @@ def heuristic_env_kwargs(name: str) -> dict[str, bool]:
     Raises:
         ConfigError: for an unknown placement name.
     """
-    if name not in PLACEMENT_NAMES:
-        raise ConfigError(f"unknown placement {name!r}: one of {list(PLACEMENT_NAMES)}")
-    return {"sticky": name in STICKY_POLICIES, "class_reorder": name in CLASS_REORDER_POLICIES}
+    base = split_name(name)[0]
+    if not is_placement_name(name):
+        raise ConfigError(f"unknown placement {name!r}: one of {list(PLACEMENT_NAMES)}, each "
+                          "also as NAME+backfill or NAME+easy (scheduling task, non-sticky)")
+    return {"sticky": base in STICKY_POLICIES, "class_reorder": base in CLASS_REORDER_POLICIES}
 
 
 class HeuristicAgent:
-    """A placement heuristic (PAL, PM-First, Packed, Random) as an agent of the env.
+    """A placement heuristic (PAL, PM-First, Packed, Random; with backfilling, e.g.
+    ``pal+easy``, in the scheduling task) as an agent of the env.
 
     Acts through ``env.unwrapped.heuristic_action(name)``, which reproduces
     :func:`palgym.run_episode` bit for bit when the env is made with
     :func:`heuristic_env_kwargs` (the env checks this and raises otherwise).
 
     Args:
-        name: placement name (:data:`palgym.PLACEMENT_NAMES`).
+        name: placement name (:data:`palgym.PLACEMENT_NAMES`, or one of
+            :data:`palgym.policies.BACKFILL_PLACEMENT_NAMES`).
 
     Raises:
         ConfigError: for an unknown name.

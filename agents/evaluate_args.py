@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from palgym.errors import ConfigError
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.report import DEFAULT_BASELINE
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS
@@ -59,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
         help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
     add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
-        help=f"queue order(s) (default: fifo): {', '.join(QUEUE_ORDER_NAMES)}")
+        help=f"queue order(s) (default: fifo; --best-heuristic: all): "
+             f"{', '.join(QUEUE_ORDER_NAMES)}")
+    add("--backfill", nargs="+", action="extend", choices=BACKFILL_MODES, metavar="MODE",
+        help="backfill mode(s) crossed with --policy, named NAME+backfill (first-fit) and "
+             "NAME+easy (default: none; --best-heuristic: all): " + ", ".join(BACKFILL_MODES))
     add("--preset", choices=sorted(PRESETS), default=None,
         help="simulator preset (default: default; side by side: the first agent's)")
     source = parser.add_mutually_exclusive_group()
@@ -102,6 +106,11 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")
     add("--split", choices=("train", "validation", "test"), default="test",
         help="split of the trace sets (default: %(default)s)")
+    add("--best-heuristic", action="store_true",
+        help="choose the best queue order x placement x backfill on --selection-split of the "
+             "trace sets (geomean avg JCT), report every combination and the choice on --split")
+    add("--selection-split", choices=("train", "validation", "test"), default="validation",
+        help="split --best-heuristic chooses on (default: %(default)s)")
     add("--seeds", nargs="+", type=_bounded(int, "seed", 0), metavar="N",
         help="reset seeds, each >= 0 (default: --seed)")
     add("--window", type=_bounded(int, "window", 1), metavar="JOBS",

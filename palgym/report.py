@@ -26,7 +26,7 @@ import numpy as np
 from palgym.bundled import bundled_trace_paths, natural_key
 from palgym.errors import ConfigError
 from palgym.io import read_sia_trace
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, is_placement_name
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
@@ -193,7 +193,7 @@ def policies_to_run(policies: Iterable[str], baseline: str = DEFAULT_BASELINE) -
     for extra in reference_baselines(baseline):
         if extra not in wanted:
             wanted.append(extra)
-    unknown = [name for name in wanted if name not in PLACEMENT_NAMES]
+    unknown = [name for name in wanted if not is_placement_name(name)]
     if unknown:
         raise ConfigError(f"unknown placement(s) {unknown}; known: {', '.join(PLACEMENT_NAMES)}")
     return tuple(wanted)

@@ -27,6 +27,7 @@ from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
 from palgym.errors import ConfigError, PalgymError
 from palgym.io.measurements import read_measurements
 from palgym.policies import make_placement, make_queue_order, make_sampler
+from palgym.policies.backfill import split_name
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
@@ -323,7 +324,7 @@ def _reject_unplaceable(episode: Episode, placement: PlacementPolicy) -> None:
     the run going until ``max_rounds``.)
     """
     cluster, config = episode.cluster, episode.config
-    if placement.name != "packed-sticky" or not config.packed_sticky_strict_total:
+    if split_name(placement.name)[0] != "packed-sticky" or not config.packed_sticky_strict_total:
         return
     sizes = episode.trace.num_gpus
     never = np.flatnonzero((sizes == cluster.num_gpus) & (sizes > cluster.gpus_per_node))

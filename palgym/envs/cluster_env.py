@@ -21,7 +21,7 @@ from palgym.envs.episodes import (
     load_traces,
     start_episode,
 )
-from palgym.envs.heuristics import check_heuristic, heuristic_candidate
+from palgym.envs.heuristics import check_heuristic, heuristic_candidate, heuristic_slot
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.render import GanttRecorder, render_ansi
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics, episode_note
@@ -30,6 +30,7 @@ from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order
 from palgym.policies.allocation import random_allocation
+from palgym.policies.backfill import split_name
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
@@ -317,23 +318,23 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 contradict the policy (e.g. ``pal`` in a sticky env).
         """
         if check:
-            check_heuristic(name, self.sticky, self.class_reorder)
+            check_heuristic(name, self.sticky, self.class_reorder, self.task, self.num_slots)
         candidates = self._current().candidates  # None outside an episode
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
-        decision = self._rounds.round
-        if not decision.pending or not decision.fits(decision.pending[0]):
+        slot = heuristic_slot(name, self._rounds.round, self.num_slots)
+        if slot is None:
             return self.codec.END_ROUND
-        job = decision.pending[0]
+        job = self._rounds.round.pending[slot]
         jobs = self._rounds.sim.jobs
         perf_class = int(jobs.perf_class[job])
         choice = heuristic_candidate(
-            name, candidates.feasible[candidates.shape_of_slot[0]], int(jobs.num_gpus[job]),
-            self._ctx.factors.tiers[perf_class].size, self._ctx.pal_orders[perf_class],
-            self.cluster.gpus_per_node, self.codec,
+            split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
+            int(jobs.num_gpus[job]), self._ctx.factors.tiers[perf_class].size,
+            self._ctx.pal_orders[perf_class], self.cluster.gpus_per_node, self.codec,
         )
-        return self.codec.END_ROUND if choice is None else self.codec.encode(0, choice)
+        return self.codec.END_ROUND if choice is None else self.codec.encode(slot, choice)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""

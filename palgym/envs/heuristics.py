@@ -5,41 +5,116 @@ own allocation rule, expressed as a candidate index of the action codec
 (:class:`palgym.envs.actions.ActionCodec`): PAL takes the first feasible entry of its cost
 matrix, PM-First the best-factor candidate at the top tier, Packed and Random their own
 candidates.
+
+Backfilling heuristics (``NAME+backfill``, ``NAME+easy``; :mod:`palgym.policies.backfill`) are
+agents of the scheduling task, non-sticky placements only: they take the first window slot
+whose job fits (EASY: and does not delay the head's reservation, which they rebuild from the
+round's decisions so far), else end the round. Jobs they pass over stay in the window, so they
+reproduce the simulator's walk with depth K (``num_slots``) exactly. Sticky backfilling is not
+expressible: a sticky round offers only its first slot and ends when that job cannot be placed.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import check_choice
+from palgym.envs.decisions import DecisionRound
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
+from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, reserve, split_name
 from palgym.policies.pal import MatrixEntry, matrix_entries
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig
-from palgym.sim.types import NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
+from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
 
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
 
 
-def check_heuristic(name: str, sticky: bool, class_reorder: bool) -> None:
-    """Check that the env's ``sticky`` and ``class_reorder`` match the named policy.
+def check_heuristic(
+    name: str, sticky: bool, class_reorder: bool, task: str | None = None,
+    num_slots: int | None = None,
+) -> None:
+    """Check that the env's ``sticky`` and ``class_reorder`` (and, for a backfilling name,
+    ``task`` and ``num_slots``) match the named policy.
 
     Raises:
-        ConfigError: naming the mismatch (e.g. ``pal`` in a sticky env).
+        ConfigError: naming the mismatch (e.g. ``pal`` in a sticky env, ``pal+easy`` in the
+            placement task).
     """
-    check_choice("heuristic", name, PLACEMENT_NAMES)
-    wants_sticky = name in STICKY_POLICIES
+    base, mode = split_name(name)
+    check_choice("heuristic", base, PLACEMENT_NAMES)
+    wants_sticky = base in STICKY_POLICIES
+    if mode != "none":
+        if wants_sticky:
+            raise ConfigError(f"{name}: sticky backfilling is simulator-only (a sticky env "
+                              "round offers only its first slot)")
+        if task is not None and task != "scheduling":
+            raise ConfigError(f"{name} needs task='scheduling' (the env has {task!r})")
+        if num_slots is not None and num_slots != DEFAULT_DEPTH:
+            raise ConfigError(f"{name} reproduces the simulator's backfill depth "
+                              f"{DEFAULT_DEPTH}: make the env with num_slots={DEFAULT_DEPTH}")
     if wants_sticky != sticky:
         raise ConfigError(
             f"{name} is {'sticky' if wants_sticky else 'non-sticky'} but the env has "
             f"sticky={sticky}: make the env with sticky={wants_sticky}"
         )
-    wants_reorder = name in CLASS_REORDER_POLICIES
+    wants_reorder = base in CLASS_REORDER_POLICIES
     if wants_reorder != class_reorder:
         raise ConfigError(
             f"{name} needs class_reorder={wants_reorder} (the env has {class_reorder})"
         )
+
+
+def heuristic_slot(name: str, decision: DecisionRound, num_slots: int) -> int | None:
+    """Window slot whose job the named heuristic places next (None: it ends the round).
+
+    Without backfilling slot 0 if its job fits; first-fit: the first slot whose job fits;
+    EASY: slot 0 if it fits, else the first slot whose job fits and does not delay the head
+    (slot 0's job) by :func:`replayed_reservation`.
+
+    Args:
+        name: placement name, with or without a backfill suffix.
+        decision: the open round (non-sticky for a backfilling name).
+        num_slots: K.
+    """
+    window = decision.window(num_slots)
+    if not window:
+        return None
+    mode = split_name(name)[1]
+    if decision.fits(window[0]):
+        return 0
+    if mode == "none":
+        return None
+    reservation = replayed_reservation(decision) if mode == "easy" else None
+    sim = decision.sim
+    for slot in range(1, len(window)):
+        job = window[slot]
+        if decision.fits(job) and (reservation is None or reservation.allows(sim, job)):
+            return slot
+    return None
+
+
+def replayed_reservation(decision: DecisionRound) -> Reservation:
+    """The head's EASY reservation as the simulator's walk made it: from the jobs placed
+    before the head (in the round's order), then charged with those placed after it.
+
+    The head is the first pending job (it does not fit; jobs before it in the round's order
+    are all placed). Non-sticky rounds only.
+    """
+    head = decision.pending[0]
+    rank = {job: position for position, job in enumerate(decision.start)}
+    head_rank = rank[head]
+    later = [job for job in decision.placed if rank[job] > head_rank]
+    before = decision.target.copy()
+    if later:
+        before[np.isin(before, later)] = FREE
+    reservation = reserve(decision.sim, head, before)
+    for job in later:
+        reservation.charge(decision.sim, job)
+    return reservation
 
 
 def pal_order(

@@ -1,15 +1,18 @@
 """Queue orders and placement policies, by the names used in CLIs and result tables.
 
 Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``random-sticky``,
-``random-non-sticky``. Queue orders: ``fifo``, ``las``, ``srtf``, ``tiresias``.
+``random-non-sticky``, each also with backfilling as ``NAME+backfill`` (first-fit) or
+``NAME+easy`` (EASY; :mod:`palgym.policies.backfill`). Queue orders: ``fifo``, ``las``,
+``srtf``, ``tiresias``.
 """
 
 from __future__ import annotations
 
 from palgym.errors import ConfigError
+from palgym.policies.backfill import BACKFILL_MODES, split_name, with_backfill
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
 from palgym.policies.ordering import FIFO, LAS, SRTF, Tiresias
-from palgym.policies.placement import PAL, Packed, PMFirst, RandomPlacement
+from palgym.policies.placement import PAL, Backfill, Packed, PMFirst, RandomPlacement
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.config import SimConfig
 
@@ -17,6 +20,15 @@ PLACEMENT_NAMES: tuple[str, ...] = (
     "pal", "pm-first", "packed-sticky", "packed-non-sticky", "random-sticky", "random-non-sticky",
 )
 QUEUE_ORDER_NAMES: tuple[str, ...] = ("fifo", "las", "srtf", "tiresias")
+BACKFILL_PLACEMENT_NAMES: tuple[str, ...] = tuple(
+    with_backfill(name, mode) for mode in BACKFILL_MODES[1:] for name in PLACEMENT_NAMES
+)
+"""Every placement with first-fit, then with EASY backfilling (``pal+backfill``, ...)."""
+
+
+def is_placement_name(name: str) -> bool:
+    """True for a placement name, with or without a backfill suffix."""
+    return name in PLACEMENT_NAMES or name in BACKFILL_PLACEMENT_NAMES
 
 
 def make_queue_order(name: str) -> QueueOrder:
@@ -32,34 +44,55 @@ def make_queue_order(name: str) -> QueueOrder:
     return orders[name]
 
 
-def make_placement(name: str, factors: SlowdownFactors, config: SimConfig) -> PlacementPolicy:
+def make_placement(
+    name: str, factors: SlowdownFactors, config: SimConfig, backfill: str | None = None,
+    depth: int | None = None,
+) -> PlacementPolicy:
     """The placement policy called ``name``.
 
     Args:
-        name: one of :data:`PLACEMENT_NAMES`.
+        name: one of :data:`PLACEMENT_NAMES`, optionally with a backfill suffix
+            (``pal+easy``; :data:`BACKFILL_PLACEMENT_NAMES`).
         factors: slowdown factors (used by ``pal`` and ``pm-first``).
         config: simulation options (PAL reads the locality penalty).
+        backfill: ``none`` | ``first-fit`` | ``easy`` (None: the name's suffix, else none;
+            a suffix and a different mode conflict).
+        depth: jobs a backfilling walk may skip before it stops (default
+            :data:`palgym.policies.backfill.DEFAULT_DEPTH`).
 
     Raises:
-        ConfigError: for an unknown name (listing the known ones).
+        ConfigError: for an unknown name or mode, a suffix contradicting ``backfill``, or
+            ``depth`` < 1 (listing the known names).
     """
-    if name == "pal":
-        return PAL(factors, config.locality_penalties)
-    if name == "pm-first":
-        return PMFirst(factors)
+    base, suffix_mode = split_name(name)
+    mode = suffix_mode if backfill is None else backfill
+    if suffix_mode != "none" and mode != suffix_mode:
+        raise ConfigError(f"placement {name!r} names backfill {suffix_mode!r}, not {mode!r}")
+    if mode not in BACKFILL_MODES:
+        raise ConfigError(f"unknown backfill {mode!r}; known: {', '.join(BACKFILL_MODES)}")
+    try:
+        bf = Backfill(mode) if depth is None else Backfill(mode, depth)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if base == "pal":
+        return PAL(factors, config.locality_penalties, bf)
+    if base == "pm-first":
+        return PMFirst(factors, bf)
     simple: dict[str, PlacementPolicy] = {
-        "packed-sticky": Packed(sticky=True),
-        "packed-non-sticky": Packed(sticky=False),
-        "random-sticky": RandomPlacement(sticky=True),
-        "random-non-sticky": RandomPlacement(sticky=False),
+        "packed-sticky": Packed(sticky=True, backfill=bf),
+        "packed-non-sticky": Packed(sticky=False, backfill=bf),
+        "random-sticky": RandomPlacement(sticky=True, backfill=bf),
+        "random-non-sticky": RandomPlacement(sticky=False, backfill=bf),
     }
-    if name not in simple:
-        raise ConfigError(f"unknown placement {name!r}; known: {', '.join(PLACEMENT_NAMES)}")
-    return simple[name]
+    if base not in simple:
+        raise ConfigError(f"unknown placement {name!r}; known: {', '.join(PLACEMENT_NAMES)} "
+                          "(each also as NAME+backfill or NAME+easy)")
+    return simple[base]
 
 
 __all__ = [
-    "FIFO", "LAS", "PAL", "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRTF", "ClusterCountRule",
-    "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "QueueOrder", "RandomPlacement",
-    "Sampler", "SlowdownFactors", "Tiresias", "make_placement", "make_queue_order", "make_sampler",
+    "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "FIFO", "LAS", "PAL", "PLACEMENT_NAMES",
+    "QUEUE_ORDER_NAMES", "SRTF", "ClusterCountRule", "NumpySampler", "PMFirst", "Packed",
+    "PlacementPolicy", "QueueOrder", "RandomPlacement", "Sampler", "SlowdownFactors", "Tiresias",
+    "is_placement_name", "make_placement", "make_queue_order", "make_sampler",
 ]

@@ -1,12 +1,15 @@
 """Placement policies: Packed / Random (sticky and non-sticky), PM-First and PAL.
 
-Every policy walks the ordered queue and stops at the first job it cannot place (head-of-line
-blocking, no backfilling), as in the PAL artifact.
+Every policy walks the ordered queue. Without backfilling (``backfill="none"``, the PAL
+artifact) it stops at the first job it cannot place (head-of-line blocking); with
+``"first-fit"`` or ``"easy"`` the walk goes on past it (:mod:`palgym.policies.backfill`).
 
 - Non-sticky: all GPUs are re-placed from an empty cluster each round (free migration).
 - Sticky: running jobs keep their GPUs; a job that does not fit stops running jobs from the
   lowest priority upward, one at a time, retrying after each; if it still fails, placement stops
   (the victims stay stopped when ``SimConfig.sticky_keep_victims_stopped``, as in the artifact).
+  With backfilling the walk goes on instead, and every later job starts only on GPUs free at
+  that point: a backfilled job never preempts (victims left stopped may themselves backfill).
 - Class-reordered (PM-First, PAL): the longest prefix of the order whose total demand fits the
   cluster is stably sorted by perf class (A, B, C, D), the rest follows in order.
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from palgym.policies.allocation import packed_allocation, random_allocation
+from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, reserve, with_backfill
 from palgym.policies.base import Sampler
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
@@ -31,16 +35,62 @@ from palgym.sim.types import FREE, BoolArray, IntArray, PerfClass
 Allocate = Callable[[Simulator, int, BoolArray, Sampler], "IntArray | None"]
 
 
+@dataclass(frozen=True)
+class Backfill:
+    """A walk's backfilling: ``mode`` (``none`` | ``first-fit`` | ``easy``) and ``depth``, the
+    jobs it may skip before it stops (see :mod:`palgym.policies.backfill`)."""
+
+    mode: str = "none"
+    depth: int = DEFAULT_DEPTH
+
+    def __post_init__(self) -> None:
+        check_mode(self.mode)
+        if self.depth < 1:
+            raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
+
+
+NO_BACKFILL = Backfill()
+
+
+class _Walk:
+    """The backfilling part of one walk: the skip count and the head's reservation."""
+
+    def __init__(self, backfill: Backfill) -> None:
+        self.backfill = backfill
+        self.skipped = 0
+        self.reservation: Reservation | None = None
+
+    def refused(self, sim: Simulator, job: int) -> bool:
+        """EASY refuses ``job`` (checked before allocating: no RNG draw for a refused job)."""
+        return self.reservation is not None and not self.reservation.allows(sim, job)
+
+    def skip(self, sim: Simulator, job: int, target: IntArray) -> bool:
+        """``job`` is not placed; True if the walk stops here."""
+        if self.backfill.mode == "easy" and self.reservation is None:
+            self.reservation = reserve(sim, job, target)
+        self.skipped += 1
+        return self.skipped >= self.backfill.depth
+
+    def placed(self, sim: Simulator, job: int) -> None:
+        """``job`` starts (consumes extra GPUs of the reservation if it outlasts it)."""
+        if self.reservation is not None:
+            self.reservation.charge(sim, job)
+
+
 def place_from_empty(
-    sim: Simulator, order: IntArray, allocate: Allocate, sampler: Sampler
+    sim: Simulator, order: IntArray, allocate: Allocate, sampler: Sampler,
+    backfill: Backfill = NO_BACKFILL,
 ) -> IntArray:
-    """Non-sticky walk: place ``order`` from an empty cluster, stop at the first failure.
+    """Non-sticky walk: place ``order`` from an empty cluster, stop at the first failure
+    (with backfilling: go on, see the module docstring).
 
     Returns:
         int64 (G,) target allocation.
     """
     target = np.full(sim.cluster.num_gpus, FREE, dtype=np.int64)
     free = np.ones(sim.cluster.num_gpus, dtype=bool)
+    if backfill.mode != "none":
+        return _backfill_walk(sim, order.tolist(), allocate, sampler, backfill, target, free)
     for job in order.tolist():
         gpus = allocate(sim, job, free, sampler)
         if gpus is None:
@@ -50,8 +100,46 @@ def place_from_empty(
     return target
 
 
+def _backfill_walk(
+    sim: Simulator, jobs: list[int], allocate: Allocate, sampler: Sampler, backfill: Backfill,
+    target: IntArray, free: BoolArray, walk: _Walk | None = None,
+) -> IntArray:
+    """Place ``jobs`` on ``free`` GPUs only (updating ``target`` / ``free``), skipping those
+    that do not fit or that EASY refuses, until ``backfill.depth`` are skipped."""
+    walk = walk or _Walk(backfill)
+    num_gpus = sim.jobs.num_gpus
+    num_free = int(np.count_nonzero(free))
+    for job in jobs:
+        if num_free == 0:
+            break
+        gpus = None
+        if int(num_gpus[job]) <= num_free and not walk.refused(sim, job):
+            gpus = allocate(sim, job, free, sampler)
+        if gpus is None:
+            if walk.skip(sim, job, target):
+                break
+            continue
+        walk.placed(sim, job)
+        target[gpus] = job
+        free[gpus] = False
+        num_free -= int(gpus.size)
+    return target
+
+
+def _backfill_behind(
+    sim: Simulator, head: int, later: list[int], allocate: Allocate, sampler: Sampler,
+    backfill: Backfill, target: IntArray, free: BoolArray,
+) -> None:
+    """Sticky backfilling: ``head`` could not be placed; ``later`` (not running) may still
+    start on the free GPUs, without preempting."""
+    walk = _Walk(backfill)
+    if not walk.skip(sim, head, target):
+        _backfill_walk(sim, later, allocate, sampler, backfill, target, free, walk)
+
+
 def place_sticky(
-    sim: Simulator, order: IntArray, allocate: Allocate, sampler: Sampler
+    sim: Simulator, order: IntArray, allocate: Allocate, sampler: Sampler,
+    backfill: Backfill = NO_BACKFILL,
 ) -> IntArray:
     """Sticky walk with lowest-priority-first victim preemption (see module docstring).
 
@@ -83,6 +171,10 @@ def place_sticky(
                 for victim, held in stopped:
                     target[held] = victim
                     free[held] = False
+                    running[victim] = True
+            if backfill.mode != "none":
+                later = [j for j in jobs[position + 1 :] if not running[j]]
+                _backfill_behind(sim, job, later, allocate, sampler, backfill, target, free)
             break
         target[gpus] = job
         free[gpus] = False
@@ -122,23 +214,36 @@ def _random(sim: Simulator, job: int, free: BoolArray, sampler: Sampler) -> IntA
     return random_allocation(free, int(sim.jobs.num_gpus[job]), sampler)
 
 
+def _memo_safe(backfill: Backfill) -> bool:
+    """EASY's plan reads remaining times, which change every round even without an event, so
+    it reports ``deterministic=False`` (the heuristic loop then re-plans every round)."""
+    return backfill.mode != "easy"
+
+
 @dataclass(frozen=True)
 class Packed:
     """Packed-Sticky / Packed-Non-Sticky (variability-blind consolidation)."""
 
     sticky: bool
-    deterministic: bool = True
+    backfill: Backfill = NO_BACKFILL
 
     @property
     def name(self) -> str:
-        return "packed-sticky" if self.sticky else "packed-non-sticky"
+        """Table name (with its backfill suffix)."""
+        base = "packed-sticky" if self.sticky else "packed-non-sticky"
+        return with_backfill(base, self.backfill.mode)
+
+    @property
+    def deterministic(self) -> bool:
+        """No RNG draws (False for EASY: its plan may change without an event)."""
+        return _memo_safe(self.backfill)
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
         if self.sticky:
             strict = sim.config.packed_sticky_strict_total
-            return place_sticky(sim, order, _packed(strict), sampler)
-        return place_from_empty(sim, order, _packed(False), sampler)
+            return place_sticky(sim, order, _packed(strict), sampler, self.backfill)
+        return place_from_empty(sim, order, _packed(False), sampler, self.backfill)
 
 
 @dataclass(frozen=True)
@@ -146,17 +251,20 @@ class RandomPlacement:
     """Random-Sticky / Random-Non-Sticky (uniform over free GPUs)."""
 
     sticky: bool
+    backfill: Backfill = NO_BACKFILL
     deterministic: bool = False
 
     @property
     def name(self) -> str:
-        return "random-sticky" if self.sticky else "random-non-sticky"
+        """Table name (with its backfill suffix)."""
+        base = "random-sticky" if self.sticky else "random-non-sticky"
+        return with_backfill(base, self.backfill.mode)
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
         if self.sticky:
-            return place_sticky(sim, order, _random, sampler)
-        return place_from_empty(sim, order, _random, sampler)
+            return place_sticky(sim, order, _random, sampler, self.backfill)
+        return place_from_empty(sim, order, _random, sampler, self.backfill)
 
 
 @dataclass(frozen=True)
@@ -164,9 +272,18 @@ class PMFirst:
     """PM-First: class-reordered, non-sticky, best slowdown factor first."""
 
     factors: SlowdownFactors
-    name: str = "pm-first"
+    backfill: Backfill = NO_BACKFILL
     sticky: bool = False
-    deterministic: bool = True
+
+    @property
+    def name(self) -> str:
+        """Table name (with its backfill suffix)."""
+        return with_backfill("pm-first", self.backfill.mode)
+
+    @property
+    def deterministic(self) -> bool:
+        """No RNG draws (False for EASY: its plan may change without an event)."""
+        return _memo_safe(self.backfill)
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
@@ -179,7 +296,8 @@ class PMFirst:
                 factors.labels[perf_class], sim.node_of_gpu,
             )
 
-        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler)
+        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler,
+                                self.backfill)
 
 
 @dataclass(frozen=True)
@@ -188,9 +306,8 @@ class PAL:
 
     factors: SlowdownFactors
     locality_penalty_by_class: tuple[float, float, float, float]
-    name: str = "pal"
+    backfill: Backfill = NO_BACKFILL
     sticky: bool = False
-    deterministic: bool = True
     entries: tuple[tuple[MatrixEntry, ...], ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -199,6 +316,16 @@ class PAL:
             for c in PerfClass
         )
         object.__setattr__(self, "entries", entries)
+
+    @property
+    def name(self) -> str:
+        """Table name (with its backfill suffix)."""
+        return with_backfill("pal", self.backfill.mode)
+
+    @property
+    def deterministic(self) -> bool:
+        """No RNG draws (False for EASY: its plan may change without an event)."""
+        return _memo_safe(self.backfill)
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
@@ -213,4 +340,5 @@ class PAL:
                 self.entries[perf_class], node_order,
             )
 
-        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler)
+        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler,
+                                self.backfill)
