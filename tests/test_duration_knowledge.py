@@ -226,3 +226,33 @@ def test_same_seed_same_result_and_the_noise_matters() -> None:
     np.testing.assert_array_equal(runs[0].completion_time_s, runs[1].completion_time_s)
     clairvoyant = run_episode(episode, "pal", "srtf").records.completion_time_s
     assert not np.array_equal(runs[0].completion_time_s, clairvoyant)
+
+
+def test_evaluate_cli_refuses_srtf_without_durations(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.test_evaluate import TINY_TRACE, run_cli
+
+    trace = tmp_path / "tiny.csv"
+    trace.write_text(TINY_TRACE, encoding="utf-8")
+    process = run_cli("--trace", trace, "--cluster", "2x2", "--policy", "pal", "--queue-order",
+                      "srtf", "--duration-knowledge", "unknown", "--quiet")
+    assert process.returncode == 2
+    assert "duration_knowledge='unknown'" in process.stderr and "Traceback" not in process.stderr
+    process = run_cli("--estimate-sigma", "-1")
+    assert process.returncode == 2 and "estimate sigma must be >= 0" in process.stderr
+
+
+def test_flags_reach_the_simulator_and_the_env() -> None:
+    from agents.evaluate_args import build_parser, duration_kwargs
+    from palgym.report import EvaluationSetup, evaluate
+
+    args = build_parser().parse_args(["--duration-knowledge", "noisy", "--estimate-sigma", "0.3"])
+    assert duration_kwargs(args) == {"duration_knowledge": "noisy", "estimate_sigma": 0.3}
+    assert duration_kwargs(build_parser().parse_args([])) == {}
+    trace = THREE
+    config = preset("default", round_duration_s=R)
+    noisy = Durations("noisy", 1.0)
+    setup = EvaluationSetup(ClusterSpec(1, 1), config, toy_profile(1), seed=4, durations=noisy)
+    results = evaluate([trace], ["packed-sticky"], ["srtf"], setup).results
+    result = next(r for r in results if r.policy == "packed-sticky")
+    # the hand-checked order of test_srtf_under_noisy_runs_jobs_in_estimate_order
+    np.testing.assert_array_equal(result.records.completion_time_s, [300.0, 600.0, 400.0])

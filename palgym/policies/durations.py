@@ -70,6 +70,16 @@ def parse_knowledge(value: str | DurationKnowledge) -> DurationKnowledge:
                           f"got {value!r}") from None
 
 
+@dataclass
+class _Cache:
+    """Draws and estimates computed so far (a per-episode memo; never compared or hashed)."""
+
+    errors: FloatArray = field(default_factory=lambda: np.empty(0))
+    column: FloatArray | None = None  # the job table's total_iterations the estimate is of
+    size: int = -1
+    estimate: FloatArray = field(default_factory=lambda: np.empty(0))
+
+
 @dataclass(frozen=True)
 class Durations:
     """The scheduler's view of job durations in one episode.
@@ -87,10 +97,7 @@ class Durations:
     knowledge: DurationKnowledge = DurationKnowledge.CLAIRVOYANT
     sigma: float = DEFAULT_ESTIMATE_SIGMA
     seed: int = 0
-    _errors: list[FloatArray] = field(default_factory=list, init=False, repr=False,
-                                      compare=False)
-    _estimate: list[object] = field(default_factory=lambda: [None, 0, None], init=False,
-                                    repr=False, compare=False)
+    _cache: _Cache = field(default_factory=_Cache, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "knowledge", parse_knowledge(self.knowledge))
@@ -117,13 +124,13 @@ class Durations:
 
     def errors(self, count: int) -> FloatArray:
         """float64 (count,): the multiplicative errors ``e_j`` of jobs 0..count-1 (noisy)."""
-        have = sum(block.size for block in self._errors)
-        if have < count:
+        cache = self._cache
+        if cache.errors.size < count:
             sequence = np.random.SeedSequence(self.seed, spawn_key=(ESTIMATE_STREAM,))
             generator = np.random.default_rng(sequence)
             blocks = [generator.standard_normal(_BLOCK) for _ in range(-(-count // _BLOCK))]
-            self._errors[:] = [np.exp(self.sigma * np.concatenate(blocks))]
-        return self._errors[0][:count]
+            cache.errors = np.exp(self.sigma * np.concatenate(blocks))
+        return cache.errors[:count]
 
     def total_iterations(self, jobs: JobTable) -> FloatArray:
         """float64 (>= jobs.size,): the scheduler's total iterations of every job: the true
@@ -135,12 +142,11 @@ class Durations:
         self.require_known("a remaining time")
         if self.knowledge is DurationKnowledge.CLAIRVOYANT:
             return jobs.total_iterations
-        column, size, estimate = self._estimate
-        if column is not jobs.total_iterations or size != jobs.size:  # a new or grown table
-            estimate = jobs.total_iterations[: jobs.size] * self.errors(jobs.size)
-            self._estimate[:] = [jobs.total_iterations, jobs.size, estimate]
-        assert isinstance(estimate, np.ndarray)
-        return estimate
+        cache = self._cache
+        if cache.column is not jobs.total_iterations or cache.size != jobs.size:  # new or grown
+            cache.estimate = jobs.total_iterations[: jobs.size] * self.errors(jobs.size)
+            cache.column, cache.size = jobs.total_iterations, jobs.size
+        return cache.estimate
 
 
 CLAIRVOYANT = Durations()
