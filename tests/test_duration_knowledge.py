@@ -202,7 +202,7 @@ def test_env_heuristic_reproduces_direct_simulation(level: str, order: str,
                                                     preset_name: str) -> None:
     """PAL through the env equals run_episode with the same knowledge on the identical
     episode (pal-artifact: nominal SRTF, background copies get their own estimates)."""
-    env = ClusterEnv("sia-philly-gen-2", window=50, queue_order=order, preset=preset_name,
+    env = ClusterEnv("sia-philly-gen-2", window=20, queue_order=order, preset=preset_name,
                      duration_knowledge=level, backend="numpy")
     env.reset(seed=11)
     while True:
