@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.evaluate_args import build_parser
+from agents.evaluate_args import build_parser, duration_kwargs
 from palgym.errors import ConfigError, PalgymError, TraceFormatError
 from palgym.io import read_profile
 from palgym.io.pipes import run_cli
@@ -51,6 +51,7 @@ from palgym.io.sia import has_sia_header, read_sia_trace
 from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.backfill import with_backfill
+from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.report import (
     Evaluation,
     EvaluationSetup,
@@ -80,6 +81,9 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
         profile=read_profile(args.profile) if args.profile is not None else None,
         variability_data=args.variability_data,
         seed=args.seed,
+        durations=Durations(parse_knowledge(args.duration_knowledge or "clairvoyant"),
+                            DEFAULT_ESTIMATE_SIGMA if args.estimate_sigma is None
+                            else args.estimate_sigma),
     )
 
 
@@ -169,6 +173,7 @@ def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "profile": str(args.profile) if args.profile is not None else None,
         "variability_data": (str(args.variability_data) if args.variability_data is not None
                              else None),
+        **duration_kwargs(args),
     }
     return {key: value for key, value in given.items() if value is not None}
 

@@ -37,6 +37,8 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (dash-case flags, rl-baselines3-zoo names where they exist)."""
+    from agents.evaluate_args import add_duration_knowledge
+
     parser = argparse.ArgumentParser(description="Train an agent on a palgym env (SB3).")
     add = parser.add_argument
     add("--env", default="palgym/PALPlacement-v0", help="Gymnasium env id")
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--imitate-explore", type=float, default=0.3,
         help="probability of stepping a random valid action while recording (labels stay the "
              "heuristic's; default %(default)s)")
+    add_duration_knowledge(add)
     _add_search(parser)
     return parser
 
@@ -121,6 +124,7 @@ def trace_arg(values: Sequence[str] | None) -> Any:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """TrainSettings from the parsed arguments."""
+    from agents.evaluate_args import duration_kwargs
     from agents.hyperparams import parse_key_values
     from agents.training import TrainSettings
 
@@ -129,7 +133,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
         trace_set=tuple(args.trace_set or ()), split=args.split, eval_split=args.eval_split,
         log_folder=args.log_folder, run_id=args.run_id,
-        env_kwargs=parse_key_values(args.env_kwargs),
+        env_kwargs={**parse_key_values(args.env_kwargs), **duration_kwargs(args)},
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
         hyperparams=parse_key_values(args.hyperparams), resume=args.resume,

@@ -12,6 +12,7 @@ from typing import Any
 
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, DURATION_KNOWLEDGE_NAMES
 from palgym.report import DEFAULT_BASELINE
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
     add("--seed", type=_bounded(int, "seed", 0), default=0,
         help="episode seed (>= 0; default: %(default)s)")
+    add_duration_knowledge(add)
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
@@ -92,6 +94,22 @@ def build_parser() -> argparse.ArgumentParser:
     add("--quiet", action="store_true", help="no progress bar and no 'wrote' lines")
     _add_side_by_side(parser)
     return parser
+
+
+def add_duration_knowledge(add: Any) -> None:
+    """``--duration-knowledge`` and ``--estimate-sigma`` (:mod:`palgym.policies.durations`)."""
+    add("--duration-knowledge", choices=DURATION_KNOWLEDGE_NAMES, default=None,
+        help="what the scheduler knows of job durations: clairvoyant (default, the true work), "
+             "noisy (seeded lognormal user estimates) or unknown (no remaining time; no srtf)")
+    add("--estimate-sigma", type=_bounded(float, "estimate sigma", 0), default=None,
+        metavar="SIGMA", help="sigma of the log of a noisy estimate's error (>= 0; default: "
+                              f"{DEFAULT_ESTIMATE_SIGMA:g})")
+
+
+def duration_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The env kwargs ``duration_knowledge`` / ``estimate_sigma`` the flags give (if given)."""
+    given = {"duration_knowledge": args.duration_knowledge, "estimate_sigma": args.estimate_sigma}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _add_side_by_side(parser: argparse.ArgumentParser) -> None:

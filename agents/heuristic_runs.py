@@ -114,7 +114,8 @@ def run_heuristics_direct(
                                       "from the env's (hash mismatch)")
                 factors = slowdown_factors(episode)
                 for name in names:
-                    result = run_episode(episode, name, unwrapped.order.name, factors)
+                    result = run_episode(episode, name, unwrapped.order.name, factors,
+                                         durations=unwrapped.durations)
                     outcome = _outcome(name, info, result, unwrapped.reward_scale, start)
                     results[name].append(outcome)
                     if on_episode is not None:

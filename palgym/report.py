@@ -26,7 +26,13 @@ import numpy as np
 from palgym.bundled import bundled_trace_paths, natural_key
 from palgym.errors import ConfigError
 from palgym.io import read_sia_trace
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, is_placement_name
+from palgym.policies import (
+    CLAIRVOYANT,
+    PLACEMENT_NAMES,
+    QUEUE_ORDER_NAMES,
+    Durations,
+    is_placement_name,
+)
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
@@ -53,6 +59,7 @@ class EvaluationSetup:
         profile: explicit variability profile (takes precedence over ``variability_data``).
         variability_data: Longhorn-style measurement folder to build the profile from.
         seed: episode seed (see :func:`palgym.simulate.make_episode`).
+        durations: what the queue orders know of job durations (default clairvoyant).
     """
 
     cluster: ClusterSpec
@@ -60,6 +67,7 @@ class EvaluationSetup:
     profile: VariabilityProfile | None = None
     variability_data: Path | None = None
     seed: int = 0
+    durations: Durations = CLAIRVOYANT
 
 
 @dataclass(frozen=True)
@@ -238,7 +246,8 @@ def evaluate(
         hashes[trace.name] = episode.episode_hash()
         for order in queue_orders:
             for policy in run_policies:
-                results.append(run_episode(episode, policy, order, factors))
+                results.append(run_episode(episode, policy, order, factors,
+                                           durations=setup.durations))
                 if on_result is not None:
                     on_result(results[-1])
     return Evaluation(

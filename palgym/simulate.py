@@ -26,7 +26,7 @@ import numpy as np
 from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
 from palgym.errors import ConfigError, PalgymError
 from palgym.io.measurements import read_measurements
-from palgym.policies import make_placement, make_queue_order, make_sampler
+from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
 from palgym.policies.backfill import split_name
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
@@ -154,6 +154,7 @@ def run_episode(
     queue_order: str = "fifo",
     factors: SlowdownFactors | None = None,
     stall_factor: float | None = None,
+    durations: Durations = CLAIRVOYANT,
 ) -> EpisodeResult:
     """Simulate ``episode`` under one heuristic until every measured job completes, or until
     it is truncated (the :class:`StallDetector` fires, or ``config.max_rounds``).
@@ -165,6 +166,7 @@ def run_episode(
         factors: precomputed slowdown factors (computed from the profile if None).
         stall_factor: the stall detector's slack F (default :data:`DEFAULT_STALL_FACTOR`);
             ``math.inf`` disables it (only ``max_rounds`` then stops an unfinished episode).
+        durations: what the queue order knows of job durations (its errors: the episode seed's).
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
@@ -178,7 +180,7 @@ def run_episode(
     factors = factors or slowdown_factors(episode)
     placement = make_placement(policy, factors, episode.config)
     _reject_unplaceable(episode, placement)
-    order = make_queue_order(queue_order)
+    order = make_queue_order(queue_order, durations.for_seed(episode.seed))
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,

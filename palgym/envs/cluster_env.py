@@ -31,6 +31,7 @@ from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order
 from palgym.policies.allocation import random_allocation
 from palgym.policies.backfill import split_name
+from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
@@ -58,8 +59,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     normalisation and horizon: ``docs/ENV.md``; the layouts: :mod:`palgym.envs.features`):
 
     - ``jobs`` (K, 12): present, selectable, num_gpus / G, class one-hot, log remaining ideal
-      time (clairvoyant: the trace's true remaining work), log waiting time, log attained
-      service, was running, queue position k / K;
+      time (``duration_knowledge``: clairvoyant, the trace's true remaining work; noisy, the
+      user estimate's; unknown, 0), log waiting time, log attained service, was running,
+      queue position k / K;
     - ``candidates`` (K, M, 7), candidate (k, m) = action ``codec.encode(k, m)`` = k * M + m:
       feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on
       the best tier, keeps the current GPUs;
@@ -115,8 +117,9 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``sticky``, ``class_reorder`` (window in PAL's class order), ``reward``, ``reward_scale``
     (s, default 360000), ``baseline_policy``, ``max_rounds``, ``num_slots`` (K, default 16),
     ``max_tiers`` (T, default 4), ``strict``, ``fallback_policy`` (default ``"pal"``),
-    ``task``, ``backend`` (``"numba"``, the default, or ``"numpy"``, the reference; equal
-    results), ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
+    ``task``, ``duration_knowledge`` and ``estimate_sigma`` (what the scheduler knows of job
+    durations: :mod:`palgym.policies.durations`), ``backend`` (``"numba"``, the default, or
+    ``"numpy"``, the reference; equal results), ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
 
     ## Registered Configurations
 
@@ -152,6 +155,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         max_tiers: int = 4,
         strict: bool = False,
         fallback_policy: str = "pal",
+        duration_knowledge: str = "clairvoyant",
+        estimate_sigma: float = DEFAULT_ESTIMATE_SIGMA,
         backend: str = "numba",
         render_mode: str | None = None,
     ) -> None:
@@ -171,7 +176,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise ConfigError("sticky envs need packed_sticky_strict_total=False")
         self.variability_data = variability_data
         self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
-        self.order = make_queue_order(queue_order)
+        self.durations = Durations(parse_knowledge(duration_knowledge), estimate_sigma)
+        self.order = make_queue_order(queue_order, self.durations)
         self.sticky = sticky
         self.class_reorder = class_reorder
         self.reward_name = reward
@@ -250,15 +256,17 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             episode, self._memo, self.codec,
             self.sticky and self.config.packed_sticky_strict_total,
         )
+        durations = self._observations.durations = self.durations.for_seed(episode_seed)
+        order = make_queue_order(self.order.name, durations)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self._memo.baseline(episode, self.baseline_policy, self.order.name, self._ctx.factors)
-            if self.reward_name == "relative" else None,
+            self._memo.baseline(episode, self.baseline_policy, order.name, self._ctx.factors,
+                                durations) if self.reward_name == "relative" else None,
         )
         rewards.reset(self._sim)
         if self._recorder is not None:
             self._recorder.reset()
-        self._rounds = RoundDriver(self._sim, self.order, self.task, self.sticky,
+        self._rounds = RoundDriver(self._sim, order, self.task, self.sticky,
                                    self.class_reorder, rewards, self._recorder)
         self._invalid = 0
         # rounds before the first decision are credited to the first step's reward

@@ -139,17 +139,20 @@ def decide_numba(
     table = sim.jobs
     out = tables.buffers
     pending_frac, queued_frac, log_now = builder.round_features(sim, decision)
+    durations = builder.durations  # the scheduler's total iterations (true when clairvoyant)
+    known = durations.known
+    total_iterations = durations.total_iterations(table) if known else table.total_iterations
     best0, packed, random, num_candidates = builder.candidate_layout
     num_shapes = obs_kernel.decision(
         decision.free, jobs, sim.job_of_gpu,
-        table.perf_class, table.num_gpus, table.iteration_time_s, table.total_iterations,
+        table.perf_class, table.num_gpus, table.iteration_time_s, total_iterations,
         table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
         tables.sf, tables.rank, tables.labels, tables.tiers, tables.num_tiers,
         codec.max_tiers, tables.gpus_per_node, tables.strict_total, tables.lf_by_class,
         tables.larger_rule, best0, packed, random, num_candidates,
         out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
         sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", LOG_HORIZON,
-        pending_frac, queued_frac, log_now,
+        pending_frac, queued_frac, log_now, known,
         job_rows, candidate_rows, cluster, mask,
     )
     size = jobs.size

@@ -26,6 +26,7 @@ from palgym.envs.heuristics import pal_orders
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
 from palgym.policies.base import Sampler, make_sampler
+from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
@@ -160,12 +161,14 @@ class EpisodeMemo:
         return factors
 
     def baseline(
-        self, episode: Episode, policy: str, queue_order: str, factors: SlowdownFactors
+        self, episode: Episode, policy: str, queue_order: str, factors: SlowdownFactors,
+        durations: Durations = CLAIRVOYANT,
     ) -> np.ndarray:
-        """float64 (J,) completion times (s) of ``policy`` on the identical episode."""
+        """float64 (J,) completion times (s) of ``policy`` on the identical episode (the queue
+        order knowing job durations as ``durations`` does)."""
         key = (episode.episode_hash(), policy)
         if key not in self._baselines:
-            result = run_episode(episode, policy, queue_order, factors)
+            result = run_episode(episode, policy, queue_order, factors, durations=durations)
             self._baselines[key] = result.records.completion_time_s
         return self._baselines[key]
 

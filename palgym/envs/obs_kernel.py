@@ -139,19 +139,22 @@ def _log_time(seconds, log_horizon):  # type: ignore[no-untyped-def]
 def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
     submit_time_s, attained_service_s, status, now_s, total_gpus, running, sticky,
-    log_horizon, out,
+    log_horizon, remaining_known, out,
 ):
     """Fill the rows of the window's jobs in float32 (K, F_j) ``out`` (see
     :class:`palgym.envs.features.JobFeatures`; the queue position is k / K);
-    ``running`` is the RUNNING status code and ``log_horizon`` = log1p(TIME_HORIZON_S)."""
+    ``running`` is the RUNNING status code and ``log_horizon`` = log1p(TIME_HORIZON_S).
+    ``total_iterations`` is the scheduler's view (:mod:`palgym.policies.durations`); with
+    ``remaining_known`` False the remaining-time column is left 0 (durations unknown)."""
     for k in range(jobs.size):
         j = jobs[k]
         out[k, JOB.present] = 1.0
         out[k, JOB.selectable] = 0.0 if sticky and k > 0 else 1.0
         out[k, JOB.num_gpus_frac] = min(num_gpus[j] / total_gpus, 1.0)
         out[k, JOB.class_A + perf_class[j]] = 1.0
-        remaining = iteration_time_s[j] * max(total_iterations[j] - iterations_done[j], 0.0)
-        out[k, JOB.log_remaining_ideal_time] = _log_time(remaining, log_horizon)
+        if remaining_known:
+            remaining = iteration_time_s[j] * max(total_iterations[j] - iterations_done[j], 0.0)
+            out[k, JOB.log_remaining_ideal_time] = _log_time(remaining, log_horizon)
         out[k, JOB.log_waiting_time] = _log_time(now_s - submit_time_s[j], log_horizon)
         out[k, JOB.log_attained_service] = _log_time(attained_service_s[j], log_horizon)
         out[k, JOB.was_running] = 1.0 if status[j] == running else 0.0
@@ -167,7 +170,7 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     larger_rule, best0, packed, random, num_candidates,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
     now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
-    obs_jobs, obs_candidates, obs_cluster, mask,
+    remaining_known, obs_jobs, obs_candidates, obs_cluster, mask,
 ):
     """Everything one decision needs, in one call.
 
@@ -183,7 +186,8 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
 
     Args:
         free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
-        perf_class .. status: the job table's columns.
+        perf_class .. status: the job table's columns (``total_iterations``: the scheduler's
+            view, :meth:`palgym.policies.durations.Durations.total_iterations`).
         sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
         best0, packed, random, num_candidates: the codec's candidate indices and M
             (:class:`palgym.envs.actions.ActionCodec`); action k * M + m is slot k's
@@ -192,6 +196,7 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
             selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
             log_now: the last three cluster features. scheduling: the task is scheduling.
+        remaining_known: False when durations are unknown (remaining-time column 0).
 
     Returns:
         S, the number of window shapes.
@@ -206,7 +211,7 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
-             log_horizon, obs_jobs)
+             log_horizon, remaining_known, obs_jobs)
     num_features = len(CANDIDATE)
     for k in range(jobs.size):
         s = shape_of_slot[k]

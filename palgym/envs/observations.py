@@ -34,6 +34,8 @@ from palgym.envs.features import (
     TIME_HORIZON_S,
     log_time,
 )
+from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_time_s
+from palgym.sim.config import RemainingTime
 from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
 
@@ -50,9 +52,15 @@ class ObservationBuilder:
     Args:
         codec: the action codec (K slots, T tiers, M candidates).
         gpus_per_node: G_n.
+
+    Attributes:
+        durations: what the scheduler knows of job durations in the current episode (set at
+            each reset): ``log_remaining_ideal_time`` is the true remaining work when
+            clairvoyant, the user estimate's when noisy, and 0 when unknown.
     """
 
     def __init__(self, codec: ActionCodec, gpus_per_node: int) -> None:
+        self.durations: Durations = CLAIRVOYANT
         num_slots = codec.num_slots
         self.codec = codec
         self.num_slots = num_slots
@@ -170,10 +178,9 @@ class ObservationBuilder:
         rows[:, JOB.selectable] = 1.0  # the caller clears it for sticky slots > 0
         rows[:, JOB.num_gpus_frac] = np.minimum(jobs.num_gpus[window] / sim.cluster.num_gpus, 1.0)
         rows[np.arange(window.size), JOB.class_A + jobs.perf_class[window]] = 1.0
-        remaining = jobs.iteration_time_s[window] * np.maximum(
-            jobs.total_iterations[window] - jobs.iterations_done[window], 0.0
-        )
-        rows[:, JOB.log_remaining_ideal_time] = _log_time(remaining)
+        if self.durations.known:  # unknown: the column stays 0
+            remaining = remaining_time_s(sim, window, self.durations, RemainingTime.IDEAL)
+            rows[:, JOB.log_remaining_ideal_time] = _log_time(remaining)
         rows[:, JOB.log_waiting_time] = _log_time(sim.now_s - jobs.submit_time_s[window])
         rows[:, JOB.log_attained_service] = _log_time(jobs.attained_service_s[window])
         rows[:, JOB.was_running] = jobs.status[window] == JobStatus.RUNNING

@@ -11,6 +11,7 @@ from __future__ import annotations
 from palgym.errors import ConfigError
 from palgym.policies.backfill import BACKFILL_MODES, split_name, with_backfill
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
+from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.ordering import FIFO, LAS, SRTF, Tiresias
 from palgym.policies.placement import PAL, Backfill, Packed, PMFirst, RandomPlacement
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
@@ -31,17 +32,17 @@ def is_placement_name(name: str) -> bool:
     return name in PLACEMENT_NAMES or name in BACKFILL_PLACEMENT_NAMES
 
 
-def make_queue_order(name: str) -> QueueOrder:
-    """The queue order called ``name``.
+def make_queue_order(name: str, durations: Durations = CLAIRVOYANT) -> QueueOrder:
+    """The queue order called ``name``, knowing job durations as ``durations`` does.
 
     Raises:
-        ConfigError: for an unknown name (listing the known ones).
+        ConfigError: for an unknown name (listing the known ones), or ``srtf`` when
+            ``durations`` withholds durations.
     """
-    orders: dict[str, QueueOrder] = {"fifo": FIFO(), "las": LAS(), "srtf": SRTF(),
-                                     "tiresias": Tiresias()}
-    if name not in orders:
+    if name not in QUEUE_ORDER_NAMES:
         raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
-    return orders[name]
+    orders: dict[str, type[QueueOrder]] = {"fifo": FIFO, "las": LAS, "tiresias": Tiresias}
+    return SRTF(durations=durations) if name == "srtf" else orders[name]()
 
 
 def make_placement(
@@ -91,8 +92,9 @@ def make_placement(
 
 
 __all__ = [
-    "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "FIFO", "LAS", "PAL", "PLACEMENT_NAMES",
-    "QUEUE_ORDER_NAMES", "SRTF", "ClusterCountRule", "NumpySampler", "PMFirst", "Packed",
-    "PlacementPolicy", "QueueOrder", "RandomPlacement", "Sampler", "SlowdownFactors", "Tiresias",
-    "is_placement_name", "make_placement", "make_queue_order", "make_sampler",
+    "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "CLAIRVOYANT", "FIFO", "LAS", "PAL",
+    "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRTF", "ClusterCountRule", "Durations",
+    "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "QueueOrder", "RandomPlacement",
+    "Sampler", "SlowdownFactors", "Tiresias", "is_placement_name", "make_placement",
+    "make_queue_order", "make_sampler",
 ]

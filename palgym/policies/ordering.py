@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from palgym.sim.config import AttainedService, RemainingTime
+from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_time_s
+from palgym.sim.config import AttainedService
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FloatArray, IntArray
 
@@ -58,29 +59,29 @@ class LAS:
 
 @dataclass(frozen=True)
 class SRTF:
-    """Shortest remaining time first.
+    """Shortest remaining time first, by the scheduler's remaining time
+    (:func:`palgym.policies.durations.remaining_time_s`).
 
     Nominal (artifact): ``T_it x total_iterations - attained_service_s``, ignoring penalties and
-    actual progress. Ideal (default): ``T_it x (total_iterations - iterations_done)``.
+    actual progress. Ideal (default): ``T_it x (total_iterations - iterations_done)``. Under
+    ``noisy`` duration knowledge the user estimate of ``total_iterations`` replaces it.
+
+    Raises:
+        ConfigError: if ``durations`` withholds durations (``duration_knowledge='unknown'``).
     """
 
     name: str = "srtf"
     static: bool = False
+    durations: Durations = CLAIRVOYANT
+
+    def __post_init__(self) -> None:
+        self.durations.require_known("queue order 'srtf'")
 
     def order(self, sim: Simulator) -> IntArray:
         """Active job indices by (priority, remaining time)."""
         active = sim.active_jobs()
-        jobs = sim.jobs
-        if sim.config.srtf_remaining is RemainingTime.NOMINAL:
-            remaining = (
-                jobs.iteration_time_s[active] * jobs.total_iterations[active]
-                - jobs.attained_service_s[active]
-            )
-        else:
-            remaining = jobs.iteration_time_s[active] * (
-                jobs.total_iterations[active] - jobs.iterations_done[active]
-            )
-        return _sorted(active, jobs.priority[active], remaining)
+        remaining = remaining_time_s(sim, active, self.durations)
+        return _sorted(active, sim.jobs.priority[active], remaining)
 
 
 @dataclass(frozen=True)
