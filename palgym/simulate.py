@@ -166,7 +166,8 @@ def run_episode(
         factors: precomputed slowdown factors (computed from the profile if None).
         stall_factor: the stall detector's slack F (default :data:`DEFAULT_STALL_FACTOR`);
             ``math.inf`` disables it (only ``max_rounds`` then stops an unfinished episode).
-        durations: what the queue order knows of job durations (its errors: the episode seed's).
+        durations: what the queue order and EASY backfilling know of job durations (its
+            errors: the episode seed's).
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
@@ -178,9 +179,10 @@ def run_episode(
             arrivals left (the episode could never end).
     """
     factors = factors or slowdown_factors(episode)
-    placement = make_placement(policy, factors, episode.config)
+    known = durations.for_seed(episode.seed)
+    placement = make_placement(policy, factors, episode.config, durations=known)
     _reject_unplaceable(episode, placement)
-    order = make_queue_order(queue_order, durations.for_seed(episode.seed))
+    order = make_queue_order(queue_order, known)
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,

@@ -14,7 +14,7 @@ import pytest
 from palgym.errors import ConfigError, PalgymError
 from palgym.policies import BACKFILL_PLACEMENT_NAMES, PlacementPolicy, make_placement
 from palgym.policies.backfill import reserve, split_name, with_backfill
-from palgym.policies.remaining import remaining_time_s
+from palgym.policies.durations import remaining_run_time_s
 from palgym.sim.config import SimConfig
 from tests.toys import (
     A,
@@ -124,7 +124,7 @@ def test_reservation_by_hand() -> None:
     trace = toy_trace((2, 0, 500, A), (4, 0, 200, A), (5, 0, 10, A))
     sim = sim_with(trace, ClusterSpec(1, 8))
     target = np.array([0, 0, 1, 1, 1, 1, -1, -1])
-    assert remaining_time_s(sim, np.array([0, 1, 2])).tolist() == [500.0, 200.0, 10.0]
+    assert remaining_run_time_s(sim, np.array([0, 1, 2])).tolist() == [500.0, 200.0, 10.0]
     reservation = reserve(sim, 2, target)
     assert (reservation.shadow_s, reservation.extra) == (200.0, 1)
 

@@ -256,3 +256,36 @@ def test_flags_reach_the_simulator_and_the_env() -> None:
     result = next(r for r in results if r.policy == "packed-sticky")
     # the hand-checked order of test_srtf_under_noisy_runs_jobs_in_estimate_order
     np.testing.assert_array_equal(result.records.completion_time_s, [300.0, 600.0, 400.0])
+
+
+def test_easy_backfilling_reads_the_estimated_run_time() -> None:
+    """EASY's reservations read ``remaining_run_time_s``: the scheduler's remaining
+    iterations x T_it x the job's current penalties (seed 4, sigma 1: estimates 84.9, 1313.5
+    and 155.6 iterations, as above)."""
+    from palgym.policies.durations import remaining_run_time_s
+
+    sim = _admitted(_toy_episode())
+    sim.jobs.iterations_done[:3] = [50.0, 50.0, 50.0]
+    sim.jobs.variability_penalty[:3] = [1.0, 2.0, 1.5]
+    sim.jobs.locality_penalty[:3] = [1.0, 1.0, 1.7]
+    estimate = np.array([300.0, 200.0, 100.0]) * _errors(4, 1.0, 3)
+    expected = (estimate - 50.0) * 1.0 * np.array([1.0 * 1.0, 2.0 * 1.0, 1.5 * 1.7])
+    got = remaining_run_time_s(sim, np.arange(3), Durations("noisy", 1.0).for_seed(4))
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+    clairvoyant = remaining_run_time_s(sim, np.arange(3))
+    np.testing.assert_allclose(clairvoyant, [250.0, 300.0, 50.0 * 1.5 * 1.7], rtol=1e-15)
+
+
+def test_easy_backfilling_is_refused_without_durations() -> None:
+    from palgym.policies import make_placement
+    from palgym.simulate import slowdown_factors
+
+    episode = _toy_episode()
+    unknown = Durations("unknown")
+    with pytest.raises(ConfigError, match="EASY backfilling.*duration_knowledge='unknown'"):
+        make_placement("pal+easy", slowdown_factors(episode), episode.config, durations=unknown)
+    with pytest.raises(ConfigError, match="EASY backfilling"):
+        run_episode(episode, "packed-non-sticky+easy", "fifo", durations=unknown)
+    # first-fit backfilling needs no durations
+    result = run_episode(episode, "packed-non-sticky+backfill", "fifo", durations=unknown)
+    assert result.metrics.num_completed == 3

@@ -331,7 +331,8 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
-        slot = heuristic_slot(name, self._rounds.round, self.num_slots)
+        known = self._observations.durations
+        slot = heuristic_slot(name, self._rounds.round, self.num_slots, known)
         if slot is None:
             return self.codec.END_ROUND
         job = self._rounds.round.pending[slot]

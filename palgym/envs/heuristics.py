@@ -24,6 +24,7 @@ from palgym.envs.decisions import DecisionRound
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, reserve, split_name
+from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig
@@ -68,7 +69,9 @@ def check_heuristic(
         )
 
 
-def heuristic_slot(name: str, decision: DecisionRound, num_slots: int) -> int | None:
+def heuristic_slot(
+    name: str, decision: DecisionRound, num_slots: int, durations: Durations = CLAIRVOYANT
+) -> int | None:
     """Window slot whose job the named heuristic places next (None: it ends the round).
 
     Without backfilling slot 0 if its job fits; first-fit: the first slot whose job fits;
@@ -79,6 +82,7 @@ def heuristic_slot(name: str, decision: DecisionRound, num_slots: int) -> int | 
         name: placement name, with or without a backfill suffix.
         decision: the open round (non-sticky for a backfilling name).
         num_slots: K.
+        durations: what EASY's reservation knows of job durations.
     """
     window = decision.window(num_slots)
     if not window:
@@ -88,7 +92,7 @@ def heuristic_slot(name: str, decision: DecisionRound, num_slots: int) -> int | 
         return 0
     if mode == "none":
         return None
-    reservation = replayed_reservation(decision) if mode == "easy" else None
+    reservation = replayed_reservation(decision, durations) if mode == "easy" else None
     sim = decision.sim
     for slot in range(1, len(window)):
         job = window[slot]
@@ -97,7 +101,9 @@ def heuristic_slot(name: str, decision: DecisionRound, num_slots: int) -> int | 
     return None
 
 
-def replayed_reservation(decision: DecisionRound) -> Reservation:
+def replayed_reservation(
+    decision: DecisionRound, durations: Durations = CLAIRVOYANT
+) -> Reservation:
     """The head's EASY reservation as the simulator's walk made it: from the jobs placed
     before the head (in the round's order), then charged with those placed after it.
 
@@ -111,7 +117,7 @@ def replayed_reservation(decision: DecisionRound) -> Reservation:
     before = decision.target.copy()
     if later:
         before[np.isin(before, later)] = FREE
-    reservation = reserve(decision.sim, head, before)
+    reservation = reserve(decision.sim, head, before, durations)
     for job in later:
         reservation.charge(decision.sim, job)
     return reservation

@@ -9,7 +9,7 @@ Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``ra
 from __future__ import annotations
 
 from palgym.errors import ConfigError
-from palgym.policies.backfill import BACKFILL_MODES, split_name, with_backfill
+from palgym.policies.backfill import BACKFILL_MODES, DEFAULT_DEPTH, split_name, with_backfill
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.ordering import FIFO, LAS, SRTF, Tiresias
@@ -47,7 +47,7 @@ def make_queue_order(name: str, durations: Durations = CLAIRVOYANT) -> QueueOrde
 
 def make_placement(
     name: str, factors: SlowdownFactors, config: SimConfig, backfill: str | None = None,
-    depth: int | None = None,
+    depth: int | None = None, durations: Durations = CLAIRVOYANT,
 ) -> PlacementPolicy:
     """The placement policy called ``name``.
 
@@ -60,10 +60,12 @@ def make_placement(
             a suffix and a different mode conflict).
         depth: jobs a backfilling walk may skip before it stops (default
             :data:`palgym.policies.backfill.DEFAULT_DEPTH`).
+        durations: what EASY backfilling knows of job durations (its remaining times).
 
     Raises:
         ConfigError: for an unknown name or mode, a suffix contradicting ``backfill``, or
-            ``depth`` < 1 (listing the known names).
+            ``depth`` < 1 (listing the known names), or EASY backfilling under
+            ``duration_knowledge='unknown'``.
     """
     base, suffix_mode = split_name(name)
     mode = suffix_mode if backfill is None else backfill
@@ -72,7 +74,7 @@ def make_placement(
     if mode not in BACKFILL_MODES:
         raise ConfigError(f"unknown backfill {mode!r}; known: {', '.join(BACKFILL_MODES)}")
     try:
-        bf = Backfill(mode) if depth is None else Backfill(mode, depth)
+        bf = Backfill(mode, DEFAULT_DEPTH if depth is None else depth, durations)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     if base == "pal":

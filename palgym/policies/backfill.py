@@ -7,9 +7,9 @@ Modes (PAL_MODEL section 4, "Backfilling"):
 - ``first-fit``: the walk goes on; every later job that fits the GPUs still free starts.
 - ``easy`` (EASY backfilling): the first job that does not fit (the head) gets a reservation:
   the shadow time, the earliest time enough GPUs are free for it if the jobs holding GPUs in
-  the round's allocation so far run to the end at their remaining times
-  (:func:`palgym.policies.remaining.remaining_time_s`), and the extra GPUs, those free then
-  beyond the head's need. A later job starts only if it fits and does not delay the head: it
+  the round's allocation so far run to the end at their remaining times as the scheduler knows
+  them (:func:`palgym.policies.durations.remaining_run_time_s`), and the extra GPUs, those free
+  then beyond the head's need. A later job starts only if it fits and does not delay the head: it
   ends by the shadow time, or it uses only extra GPUs (which it then consumes). One
   reservation per round (the head's).
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.policies.remaining import remaining_time_s
+from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_run_time_s
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, IntArray
 
@@ -85,18 +85,20 @@ class Reservation:
             holders alone).
         extra: GPUs free at the shadow time beyond the head's need (decreases as backfilled
             jobs that outlast the shadow time take them).
+        durations: what the scheduler knows of job durations (the remaining times it reads).
     """
 
     head: int
     shadow_s: float
     extra: int
+    durations: Durations = CLAIRVOYANT
 
     def allows(self, sim: Simulator, job: int) -> bool:
         """``job`` (if it fits now) does not delay the head: it ends by the shadow time or
         needs at most the extra GPUs."""
         if int(sim.jobs.num_gpus[job]) <= self.extra:
             return True
-        return float(remaining_time_s(sim, np.array([job]))[0]) <= self.shadow_s
+        return float(remaining_run_time_s(sim, np.array([job]), self.durations)[0]) <= self.shadow_s
 
     def charge(self, sim: Simulator, job: int) -> None:
         """Record that ``job`` starts now: one that outlasts the shadow time takes extra GPUs.
@@ -104,7 +106,7 @@ class Reservation:
         Raises:
             ValueError: if the reservation does not allow ``job`` (a caller's bug).
         """
-        if float(remaining_time_s(sim, np.array([job]))[0]) <= self.shadow_s:
+        if float(remaining_run_time_s(sim, np.array([job]), self.durations)[0]) <= self.shadow_s:
             return
         need = int(sim.jobs.num_gpus[job])
         if need > self.extra:
@@ -112,7 +114,9 @@ class Reservation:
         self.extra -= need
 
 
-def reserve(sim: Simulator, head: int, target: IntArray) -> Reservation:
+def reserve(
+    sim: Simulator, head: int, target: IntArray, durations: Durations = CLAIRVOYANT
+) -> Reservation:
     """The EASY reservation of ``head`` given the round's allocation so far.
 
     The jobs holding GPUs in ``target`` are taken to end at their remaining times, earliest
@@ -123,6 +127,7 @@ def reserve(sim: Simulator, head: int, target: IntArray) -> Reservation:
         sim: the engine (read only).
         head: the job that does not fit.
         target: int64 (G,) the round's allocation so far (job index or FREE).
+        durations: what the scheduler knows of job durations.
 
     Returns:
         The reservation (shadow 0 and extra = free - N if N GPUs are already free).
@@ -130,13 +135,13 @@ def reserve(sim: Simulator, head: int, target: IntArray) -> Reservation:
     need = int(sim.jobs.num_gpus[head])
     free = int(np.count_nonzero(target == FREE))
     if free >= need:
-        return Reservation(head, 0.0, free - need)
+        return Reservation(head, 0.0, free - need, durations)
     holders = np.unique(target[target != FREE])
-    ends = remaining_time_s(sim, holders)
+    ends = remaining_run_time_s(sim, holders, durations)
     order = np.argsort(ends, kind="stable")
     freed = free + np.cumsum(sim.jobs.num_gpus[holders][order])
     enough = np.flatnonzero(freed >= need)
     if not enough.size:  # cannot happen for a job that fits the cluster
-        return Reservation(head, math.inf, 0)
+        return Reservation(head, math.inf, 0, durations)
     first = int(enough[0])
-    return Reservation(head, float(ends[order][first]), int(freed[first]) - need)
+    return Reservation(head, float(ends[order][first]), int(freed[first]) - need, durations)

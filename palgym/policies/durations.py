@@ -153,6 +153,34 @@ CLAIRVOYANT = Durations()
 """The default view: the trace's true durations."""
 
 
+def remaining_run_time_s(
+    sim: Simulator, jobs: IntArray, durations: Durations = CLAIRVOYANT
+) -> FloatArray:
+    """float64 (n,): the scheduler's remaining run time (s) of ``jobs`` at their current pace.
+
+    ``max(N_hat - iterations_done, 0) x T_it x variability_penalty x locality_penalty``, the
+    penalties of the job's current (or last) GPU set (1.0 x 1.0 before its first start), with
+    ``N_hat`` the scheduler's total iterations (:meth:`Durations.total_iterations`). EASY
+    backfilling's reservations read it (:mod:`palgym.policies.backfill`).
+
+    Args:
+        sim: the engine (read only).
+        jobs: int64 (n,) job indices.
+        durations: what the scheduler knows (default clairvoyant).
+
+    Raises:
+        ConfigError: under ``unknown`` (naming ``duration_knowledge``).
+
+    Source: PAL_MODEL section 3 (T_eff = penalties x T_it).
+    """
+    durations.require_known("EASY backfilling")
+    table = sim.jobs
+    left = np.maximum(durations.total_iterations(table)[jobs] - table.iterations_done[jobs], 0.0)
+    pace = table.variability_penalty[jobs] * table.locality_penalty[jobs]
+    result: FloatArray = left * table.iteration_time_s[jobs] * pace
+    return result
+
+
 def remaining_time_s(
     sim: Simulator,
     jobs: IntArray,

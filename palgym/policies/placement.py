@@ -26,6 +26,7 @@ import numpy as np
 from palgym.policies.allocation import packed_allocation, random_allocation
 from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, reserve, with_backfill
 from palgym.policies.base import Sampler
+from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
@@ -42,9 +43,13 @@ class Backfill:
 
     mode: str = "none"
     depth: int = DEFAULT_DEPTH
+    durations: Durations = CLAIRVOYANT
+    """What EASY's reservations know of job durations (``unknown`` refuses EASY)."""
 
     def __post_init__(self) -> None:
         check_mode(self.mode)
+        if self.mode == "easy":
+            self.durations.require_known("EASY backfilling")
         if self.depth < 1:
             raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
 
@@ -67,7 +72,7 @@ class _Walk:
     def skip(self, sim: Simulator, job: int, target: IntArray) -> bool:
         """``job`` is not placed; True if the walk stops here."""
         if self.backfill.mode == "easy" and self.reservation is None:
-            self.reservation = reserve(sim, job, target)
+            self.reservation = reserve(sim, job, target, self.backfill.durations)
         self.skipped += 1
         return self.skipped >= self.backfill.depth
 
