@@ -72,14 +72,23 @@ class Contender:
     training_traces: tuple[str, ...] = ()
 
 
+HEURISTIC_MAX_TIERS = 16
+"""``max_tiers`` of a heuristic's env unless the command sets it: a heuristic reads no
+observation, so its env is made wide enough for any profile (the silhouette rule gives at most
+6 slowdown tiers per class, the artifact's outliers rule 2 + the class's 3-sigma outliers),
+whatever ``max_tiers`` the learned agents were trained with."""
+
+
 def heuristic_contender(name: str, base_kwargs: Mapping[str, Any]) -> Contender:
-    """A placement heuristic with the env kwargs it needs.
+    """A placement heuristic with the env kwargs it needs (``max_tiers``
+    :data:`HEURISTIC_MAX_TIERS` unless ``base_kwargs`` sets it).
 
     Raises:
         ConfigError: for an unknown placement name.
     """
     agent = HeuristicAgent(name)
-    return Contender(name, "heuristic", agent, {**dict(base_kwargs), **agent.env_kwargs})
+    kwargs = {"max_tiers": HEURISTIC_MAX_TIERS, **dict(base_kwargs), **agent.env_kwargs}
+    return Contender(name, "heuristic", agent, kwargs)
 
 
 def learned_api() -> tuple[Any, Any, Any]:

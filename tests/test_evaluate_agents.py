@@ -328,3 +328,23 @@ def test_bare_model_zips_of_the_project_policy_are_evaluated(evaluated: list[Pat
         assert (agent_rows[0]["num_completed"], agent_rows[0]["num_jobs"]) == ("12", "12")
         assert agent_rows[0]["num_invalid_actions"] == "0"
         assert "no run config" in done.stderr and "default env arguments" in done.stderr
+
+
+def test_heuristics_run_on_profiles_with_more_tiers_than_the_env_default(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Longhorn's GPU-median profile has more than 4 (the env's default ``max_tiers``) slowdown
+    tiers in some class; heuristic contenders still run on it, whatever a learned agent's
+    ``max_tiers``."""
+    from palgym.simulate import make_episode, slowdown_factors
+
+    longhorn = str(data_dir / "variability" / "longhorn_pal")
+    trace = read_sia_trace(small_trace(tmp_path))
+    episode = make_episode(trace, variability_data=longhorn, seed=0)
+    assert max(t.size for t in slowdown_factors(episode).tiers) > 4  # the case at hand
+    kwargs = {"preset": "default", "variability_data": longhorn}
+    contenders = [heuristic_contender(name, kwargs) for name in ("pal", "packed-sticky")]
+    outcomes = run_contenders("palgym/PALPlacement-v0", contenders, [trace], [0])
+    assert [len(outcomes[c.label]) for c in contenders] == [1, 1]
+    assert outcomes["pal"][0].episode_hash == outcomes["packed-sticky"][0].episode_hash
+    assert all(outcomes[c.label][0].metrics["num_completed"] == SMALL_JOBS for c in contenders)
