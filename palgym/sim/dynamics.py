@@ -201,7 +201,8 @@ class VariabilityProcess:
             self.pending[gpus] = self.draw_runs(gpus.size, self._run_rng)
 
     def next_round(self) -> bool:
-        """Advance throttling and drift to the next round; True if either part is on."""
+        """Advance throttling and drift to the next round; True if a factor changed (always
+        with drift on)."""
         options = self.options
         if options.drift:
             rho, sigma = options.drift_correlation, options.drift_sigma
@@ -209,19 +210,22 @@ class VariabilityProcess:
             normals = self._drift_rng.standard_normal(self._log_drift.size)
             self._log_drift = self._log_drift * rho + normals * innovation
             self.drift = np.exp(self._log_drift)
-        self._step_throttle()
-        return options.drift or options.throttle
+        return self._step_throttle() or options.drift
 
-    def _step_throttle(self) -> None:
+    def _step_throttle(self) -> bool:
+        """Draw the next round's throttling; True if some GPU's throttle factor changed."""
         options = self.options
         if not options.throttle:
-            return
+            return False
         uniforms = self._throttle_rng.random(self._throttle_left.size)
         throttled = throttle_step(self._throttle_left, uniforms, options.throttle_start_prob,
                                   options.throttle_rounds)
         if options.throttle_scope is ThrottleScope.NODE:
             throttled = throttled[self._node_of_gpu]
-        self.throttle = np.where(throttled, options.throttle_factor, 1.0)
+        throttle = np.where(throttled, options.throttle_factor, 1.0)
+        changed = not np.array_equal(throttle, self.throttle)
+        self.throttle = throttle
+        return changed
 
     def gpu_factor(self, run: FloatArray) -> FloatArray:
         """float64 (G,): ``(run x throttle) x drift`` for the run factors ``run``."""
