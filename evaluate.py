@@ -73,6 +73,7 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
         profile=read_profile(args.profile) if args.profile is not None else None,
         variability_data=args.variability_data,
         seed=args.seed,
+        belief=args.belief or "oracle",
     )
 
 
@@ -149,6 +150,9 @@ def _side_by_side_mode(args: argparse.Namespace) -> bool:
 def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Env kwargs the command line sets for every policy (only those given)."""
     orders = list(dict.fromkeys(args.queue_order or []))
+    if args.belief is not None:
+        raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
+                          "--trace-set or --seeds)")
     if len(orders) > 1:
         raise ConfigError("side-by-side evaluation runs one queue order: give one --queue-order")
     given = {

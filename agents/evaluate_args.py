@@ -12,6 +12,7 @@ from typing import Any
 
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies.belief import BELIEF_NAMES
 from palgym.report import DEFAULT_BASELINE
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS
@@ -80,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
     add("--seed", type=_bounded(int, "seed", 0), default=0,
         help="episode seed (>= 0; default: %(default)s)")
+    add("--belief", choices=BELIEF_NAMES, default=None,
+        help="heuristic table: what PAL / PM-First read (default: oracle, the truth)")
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")

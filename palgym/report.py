@@ -53,6 +53,8 @@ class EvaluationSetup:
         profile: explicit variability profile (takes precedence over ``variability_data``).
         variability_data: Longhorn-style measurement folder to build the profile from.
         seed: episode seed (see :func:`palgym.simulate.make_episode`).
+        belief: what PAL and PM-First read (``oracle``, ``stale``, ``online``;
+            :mod:`palgym.policies.belief`).
     """
 
     cluster: ClusterSpec
@@ -60,6 +62,7 @@ class EvaluationSetup:
     profile: VariabilityProfile | None = None
     variability_data: Path | None = None
     seed: int = 0
+    belief: str = "oracle"
 
 
 @dataclass(frozen=True)
@@ -232,7 +235,7 @@ def evaluate(
     for trace in traces:
         episode = make_episode(
             trace, cluster=setup.cluster, config=setup.config, profile=setup.profile,
-            variability_data=setup.variability_data, seed=setup.seed,
+            variability_data=setup.variability_data, seed=setup.seed, belief=setup.belief,
         )
         factors = slowdown_factors(episode)
         hashes[trace.name] = episode.episode_hash()
