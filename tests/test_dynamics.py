@@ -169,3 +169,36 @@ def test_the_dynamic_preset_and_bad_options() -> None:
         VariabilityDynamics(throttle_scope="rack")
     with pytest.raises(ConfigError, match="dynamics must be"):
         preset("default", dynamics="on")
+
+
+def test_backends_agree_and_a_copy_continues_identically() -> None:
+    import copy
+
+    from palgym.policies import make_queue_order
+    from palgym.policies.placement import Packed
+    from palgym.simulate import drive
+    from tests.toys import B, C, ListSampler
+
+    dynamics = VariabilityDynamics(run_variation=True, run_outlier_prob=0.3, throttle=True,
+                                   throttle_start_prob=0.2, throttle_rounds=3, drift=True,
+                                   throttle_scope="node")
+    jobs = [(1 + i % 3, 30.0 * i, 200.0 + 70 * i, (A, B, C)[i % 3]) for i in range(10)]
+    trace = toy_trace(*jobs)
+    profile = toy_profile(4, [1.0, 1.3, 2.0, 1.1])
+    config = preset("default", round_duration_s=R, dynamics=dynamics)
+    finished = []
+    for backend in BACKENDS:
+        sim = Simulator(trace, profile, ClusterSpec(2, 2), config, backend=backend,  # type: ignore[arg-type]
+                        dynamics_seed=5)
+        drive(sim, make_queue_order("fifo"), Packed(sticky=False), ListSampler())
+        finished.append(sim.records().completion_time_s.tolist())
+    assert finished[0] == finished[1]
+    sim = Simulator(trace, profile, ClusterSpec(2, 2), config, backend="numpy", dynamics_seed=5)
+    for _ in range(5):
+        sim.commit(None if sim.round_index else np.array([0, FREE, FREE, FREE]))
+        sim.advance()
+    twin = copy.deepcopy(sim)
+    assert twin.truth is not None and twin.perfvar is twin.truth.process.truth
+    for each in (sim, twin):
+        drive(each, make_queue_order("fifo"), Packed(sticky=False), ListSampler())
+    assert sim.records().completion_time_s.tolist() == twin.records().completion_time_s.tolist()
