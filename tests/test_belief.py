@@ -168,3 +168,17 @@ def test_dynamic_episodes_are_reproducible_across_processes() -> None:
     assert static not in outputs[0]  # the dynamics enter the episode hash
     lines = [line.split(" ", 3) for line in outputs[0].splitlines()]
     assert len({hash_ for _, _, hash_, _ in lines}) == 1  # one episode, three beliefs
+
+
+def test_the_heuristic_table_reports_each_policys_belief() -> None:
+    from palgym.report import EvaluationSetup, evaluate
+    from palgym.report_output import format_report, result_rows
+
+    trace = toy_trace((1, 0.0, 300, A), (2, 50.0, 400, B), (1, 80.0, 200, A))
+    setup = EvaluationSetup(cluster=ClusterSpec(2, 2), config=preset("default", round_duration_s=R),
+                            profile=toy_profile(4, [1.0, 1.3, 2.0, 1.1]), belief="stale")
+    evaluation = evaluate([trace], ["pal", "pm-first"], ["fifo"], setup)
+    beliefs = {row["policy"]: row["belief"] for row in result_rows(evaluation)}
+    assert beliefs == {"pal": "stale", "pm-first": "stale", "packed-sticky": "none",
+                       "packed-non-sticky": "none"}
+    assert "decided on the stale belief" in format_report(evaluation)
