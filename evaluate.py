@@ -84,6 +84,7 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
         durations=Durations(parse_knowledge(args.duration_knowledge or "clairvoyant"),
                             DEFAULT_ESTIMATE_SIGMA if args.estimate_sigma is None
                             else args.estimate_sigma),
+        belief=args.belief or "oracle",
     )
 
 
@@ -161,6 +162,9 @@ def _side_by_side_mode(args: argparse.Namespace) -> bool:
 def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Env kwargs the command line sets for every policy (only those given)."""
     orders = list(dict.fromkeys(args.queue_order or []))
+    if args.belief is not None:
+        raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
+                          "--trace-set or --seeds)")
     if len(orders) > 1 or args.backfill:
         raise ConfigError("side-by-side evaluation runs one queue order and no --backfill; "
                           "several of each: --best-heuristic")

@@ -12,6 +12,7 @@ from typing import Any
 
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies.belief import BELIEF_NAMES
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, DURATION_KNOWLEDGE_NAMES
 from palgym.report import DEFAULT_BASELINE
 from palgym.sim.cluster import ClusterSpec
@@ -87,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--seed", type=_bounded(int, "seed", 0), default=0,
         help="episode seed (>= 0; default: %(default)s)")
     add_duration_knowledge(add)
+    add("--belief", choices=BELIEF_NAMES, default=None,
+        help="heuristic table: what PAL / PM-First read (default: oracle, the truth)")
     add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")

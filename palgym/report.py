@@ -60,6 +60,8 @@ class EvaluationSetup:
         variability_data: Longhorn-style measurement folder to build the profile from.
         seed: episode seed (see :func:`palgym.simulate.make_episode`).
         durations: what the queue orders know of job durations (default clairvoyant).
+        belief: what PAL and PM-First read (``oracle``, ``stale``, ``online``;
+            :mod:`palgym.policies.belief`).
     """
 
     cluster: ClusterSpec
@@ -68,6 +70,7 @@ class EvaluationSetup:
     variability_data: Path | None = None
     seed: int = 0
     durations: Durations = CLAIRVOYANT
+    belief: str = "oracle"
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,7 @@ def evaluate(
     for trace in traces:
         episode = make_episode(
             trace, cluster=setup.cluster, config=setup.config, profile=setup.profile,
-            variability_data=setup.variability_data, seed=setup.seed,
+            variability_data=setup.variability_data, seed=setup.seed, belief=setup.belief,
         )
         factors = slowdown_factors(episode)
         hashes[trace.name] = episode.episode_hash()

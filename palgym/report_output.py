@@ -27,11 +27,12 @@ CSV_COLUMNS: tuple[str, ...] = (
     "p50_jct_s", "p99_jct_s", "makespan_s", "utilization_allocated", "utilization_effective",
     "num_preemptions", "improvement_vs_baseline", "baseline", "episode_hash",
     "censored_avg_jct_s", "censored_p99_jct_s", "censored_makespan_s", "end_time_s",
-    "truncation_reason",
+    "truncation_reason", "belief",
 )
 """Columns of the results CSV, in order (times in seconds, utilizations and improvements as
 fractions; ``avg_jct_s`` .. ``makespan_s`` over completed jobs, the ``censored_`` ones over
-every measured job; improvements use the censored average)."""
+every measured job; improvements use the censored average; ``belief``: what PAL / PM-First
+read, ``none`` for the other policies)."""
 
 _FLOAT_COLUMNS = frozenset({
     "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s", "utilization_allocated",
@@ -161,6 +162,9 @@ def format_report(evaluation: Evaluation) -> str:
     """The results table, the geomean improvements, each trace's episode hash and, if any
     episode did not finish, the warning of :func:`format_unfinished`."""
     hashes = [f"  {trace}: {evaluation.episode_hashes[trace]}" for trace in evaluation.traces]
+    beliefs = sorted({r.belief for r in evaluation.results} - {"none", "oracle"})
+    if beliefs:
+        hashes.append(f"PAL / PM-First decided on the {', '.join(beliefs)} belief (not the truth)")
     parts = [
         format_results_table(evaluation),
         format_geomean_table(evaluation),
@@ -189,7 +193,7 @@ def result_rows(evaluation: Evaluation) -> list[dict[str, Any]]:
             "censored_avg_jct_s": m.censored_avg_jct_s,
             "censored_p99_jct_s": m.censored_p99_jct_s,
             "censored_makespan_s": censored_makespan_s(m, first), "end_time_s": m.end_time_s,
-            "truncation_reason": m.truncation_reason,
+            "truncation_reason": m.truncation_reason, "belief": result.belief,
         })
     return rows
 

@@ -1,9 +1,12 @@
 """Run one heuristic (queue order x placement) on one trace to the end.
 
 ``run_episode`` drives the same :class:`~palgym.sim.engine.Simulator` the Gymnasium env uses.
-RNG discipline: one ``numpy.random.SeedSequence(seed)`` spawns the variability and policy
-streams; the pal-artifact preset instead replays the artifact's ``random.Random`` streams
-(profile seed 42, shared with Random placement; background arrivals seed 1).
+RNG discipline: one ``numpy.random.SeedSequence(seed)`` spawns the variability, policy,
+duration-estimate (:mod:`palgym.policies.durations`), dynamic-truth and profiling-run streams
+(children 0 to 4); the pal-artifact preset instead replays
+the artifact's ``random.Random`` streams (profile seed 42, shared with Random placement;
+background arrivals seed 1). PAL and PM-First decide on a belief (oracle, stale or online:
+:mod:`palgym.policies.belief`), chosen per run.
 
 An episode that cannot finish (LAS starving long jobs behind the artifact's endless,
 overloading background stream) stops early, reported as truncated with its reason, when the
@@ -15,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,18 +26,25 @@ from pathlib import Path
 import numpy as np
 
 from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
-from palgym.errors import ConfigError, PalgymError
+from palgym.errors import PalgymError
 from palgym.io.measurements import read_measurements
 from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
 from palgym.policies.backfill import split_name
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
+from palgym.policies.belief import (
+    Belief,
+    BeliefMode,
+    BeliefOptions,
+    BeliefPlacement,
+    belief_options,
+)
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.config import AttainedService, SimConfig, preset
+from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
-from palgym.sim.jobs import JobTable
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, with_end
-from palgym.sim.types import FloatArray, JobStatus
+from palgym.sim.stall import DEFAULT_ROUND_CAP as DEFAULT_ROUND_CAP
+from palgym.sim.stall import DEFAULT_STALL_FACTOR, StallDetector
 from palgym.sim.variability import VariabilityProfile, sample_gpu_medians, sample_single_runs
 from palgym.sim.workload import Trace
 
@@ -54,6 +63,9 @@ class EpisodeResult:
         num_rounds: rounds simulated.
         episode_hash: hash of (trace, profile, cluster, config, seed): equal for every policy run
             on the identical episode.
+        belief: the belief PAL / PM-First decided on (``oracle``, ``stale``, ``online``;
+            ``none`` for a policy reading no profile).
+        refits: slowdown-factor fits after the first (belief changes beyond the tolerance).
     """
 
     trace: str
@@ -63,11 +75,14 @@ class EpisodeResult:
     records: JobRecords
     num_rounds: int
     episode_hash: str
+    belief: str = BeliefMode.ORACLE.value
+    refits: int = 0
 
 
 @dataclass(frozen=True)
 class Episode:
-    """Everything that defines an episode apart from the policy."""
+    """Everything that defines an episode apart from the policy (``belief``: the default belief
+    of its runs, not part of the episode's hash)."""
 
     trace: Trace
     profile: VariabilityProfile
@@ -75,12 +90,14 @@ class Episode:
     config: SimConfig
     seed: int
     placement_rng: np.random.Generator | random.Random
+    belief: BeliefOptions = BeliefOptions()
 
     def episode_hash(self) -> str:
         """SHA-256 (first 16 hex chars) of trace, profile, cluster, config and seed."""
         text = "|".join((
             self.trace.content_hash(), self.profile.content_hash(), str(self.cluster),
             repr(self.config), str(self.seed),
+            *(() if self.config.dynamics is None else (repr(self.config.dynamics),)),
         ))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -93,6 +110,7 @@ def make_episode(
     profile: VariabilityProfile | None = None,
     variability_data: str | Path | None = None,
     seed: int = 0,
+    belief: str | BeliefMode | BeliefOptions = BeliefMode.ORACLE,
 ) -> Episode:
     """Resolve the profile and RNG streams of an episode.
 
@@ -105,6 +123,7 @@ def make_episode(
         variability_data: measurement folder or class-mapping ``.json`` (see
             :func:`palgym.io.read_measurements`).
         seed: episode seed (numpy streams; the artifact's streams are fixed by its own seeds).
+        belief: the default belief of the episode's runs (:mod:`palgym.policies.belief`).
 
     Raises:
         ProfileError: for unreadable measurements or a profile smaller than the cluster.
@@ -131,7 +150,8 @@ def make_episode(
         _replay_single_run_draws(artifact_rng, LONGHORN_RUN_COUNTS, cluster.num_gpus)
     if config.profile_sampling == "single-run":
         placement_rng = artifact_rng
-    return Episode(trace, profile.take(cluster.num_gpus), cluster, config, seed, placement_rng)
+    return Episode(trace, profile.take(cluster.num_gpus), cluster, config, seed, placement_rng,
+                   belief_options(belief))
 
 
 def _replay_single_run_draws(rng: random.Random, run_counts: tuple[int, ...], gpus: int) -> None:
@@ -155,6 +175,7 @@ def run_episode(
     factors: SlowdownFactors | None = None,
     stall_factor: float | None = None,
     durations: Durations = CLAIRVOYANT,
+    belief: str | BeliefMode | BeliefOptions | None = None,
 ) -> EpisodeResult:
     """Simulate ``episode`` under one heuristic until every measured job completes, or until
     it is truncated (the :class:`StallDetector` fires, or ``config.max_rounds``).
@@ -168,13 +189,15 @@ def run_episode(
             ``math.inf`` disables it (only ``max_rounds`` then stops an unfinished episode).
         durations: what the queue order and EASY backfilling know of job durations (its
             errors: the episode seed's).
+        belief: what PAL / PM-First decide on (None: ``episode.belief``); ``factors`` is
+            used if the initial belief equals the profile, else the belief is fitted.
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
         ``metrics.num_completed`` of ``metrics.num_jobs`` and the reason if it did not finish).
 
     Raises:
-        ConfigError: for unknown policy or order names, or ``stall_factor`` <= 0.
+        ConfigError: for unknown policy, order or belief names, or ``stall_factor`` <= 0.
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
@@ -184,15 +207,39 @@ def run_episode(
     _reject_unplaceable(episode, placement)
     order = make_queue_order(queue_order, known)
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
-    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    # children 0, 1: variability, placement (make_episode); 2: duration estimates
+    truth_seed, profiling_seed = np.random.SeedSequence(episode.seed).spawn(5)[3:]
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
+                    dynamics_seed=truth_seed)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
                           None if placement.sticky else queue_order)
-    reason = drive(sim, order, placement, make_sampler(rng), stall=stall)
+    options = episode.belief if belief is None else belief_options(belief)
+    watched = _with_belief(sim, episode, options, policy, placement,
+                           np.random.default_rng(profiling_seed), known)
+    placement = watched or placement
+    reason = drive(sim, order, placement, make_sampler(rng), stall=stall,
+                   on_event=watched.on_event if watched and watched.belief.changes else None)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=queue_order,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
-        episode_hash=episode.episode_hash(),
+        episode_hash=episode.episode_hash(), belief=options.mode.value if watched else "none",
+        refits=watched.refits if watched else 0,
     )
+
+
+def _with_belief(sim: Simulator, episode: Episode, options: BeliefOptions, policy: str,
+                 placement: PlacementPolicy, profiling_rng: np.random.Generator,
+                 known: Durations = CLAIRVOYANT) -> BeliefPlacement | None:
+    """``placement`` deciding on a belief if it reads slowdown factors (PAL, PM-First)."""
+    factors = getattr(placement, "factors", None)
+    if not isinstance(factors, SlowdownFactors):
+        return None
+    rule = ClusterCountRule(episode.config.slowdown_clusters)
+    def remake(fitted: SlowdownFactors) -> PlacementPolicy:
+        return make_placement(policy, fitted, episode.config, durations=known)
+
+    return BeliefPlacement(Belief(sim, options, profiling_rng), remake, rule, factors,
+                           episode.profile.perfvar)
 
 
 def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics:
@@ -204,120 +251,6 @@ def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics
     return with_end(sim.metrics(), sim.records(), sim.now_s, truncation_reason)
 
 
-DEFAULT_STALL_FACTOR = 3.0
-"""Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
-DEFAULT_ROUND_CAP = 200_000
-"""Rounds after which :class:`StallDetector` stops any unfinished episode (PAL_MODEL 6)."""
-
-
-class StallDetector:
-    """Stops an episode whose unfinished measured jobs can never complete: under LAS (and the
-    artifact's Tiresias, which is LAS) behind a background stream that overloads the cluster
-    below their service need, once no measured job has completed for a long time.
-
-    Both conditions must hold (PAL_MODEL section 6, "Unfinished episodes"):
-
-    1. Overload: for every unfinished measured job j, ``rho(need_j) >= 1``, where ``rho(x)``
-       is the GPU work per second, over the cluster's G GPUs, that background copies bring
-       before their attained service reaches x: ``rho(x) = lambda / 3600 / J x sum over the J
-       trace rows r of N_r x min(s_r, x) / G`` (wall-clock attained service; with GPU-time
-       service ``min(N_r x s_r, x)`` and ``need_j = N_j x s_j``), ``lambda`` the background
-       jobs per hour, ``s_r`` a lower bound of row r's run time (iterations x T_it x the class's
-       smallest perfvar x the smallest locality penalty if it needs more GPUs than a node, else
-       1). Copies below j's level then take the whole cluster, so LAS never brings j its need.
-    2. Horizon: at the start and at each measured completion (time a) W = sum over unfinished
-       measured jobs of remaining iterations x T_it x the class's largest perfvar x the largest
-       locality penalty; it fires at the first boundary ``t > max(a, last measured
-       submission) + F x W + n x R`` (n unfinished jobs, R the round length).
-
-    Other queue orders, sticky placements (a running job keeps its GPUs while the head of
-    the queue is blocked, so LAS does not decide alone who runs) and episodes without a
-    background stream are never stopped by this test. Apart from
-    it, the detector stops any episode still unfinished after ``round_cap`` rounds. It only
-    reads the simulator.
-
-    Args:
-        sim: a fresh engine.
-        factor: F (> 0; ``math.inf`` disables the detector, the round cap included).
-        queue_order: the episode's queue order name (None, e.g. for a sticky placement: no
-            overload test).
-        round_cap: rounds after which an unfinished episode stops (>= 1).
-
-    Raises:
-        ConfigError: if ``factor`` is not > 0 or ``round_cap`` < 1.
-    """
-
-    def __init__(self, sim: Simulator, factor: float = DEFAULT_STALL_FACTOR,
-                 queue_order: str | None = None, round_cap: int = DEFAULT_ROUND_CAP) -> None:
-        if not factor > 0 or round_cap < 1:
-            raise ConfigError(f"stall factor must be > 0 and round cap >= 1, got {factor} "
-                              f"and {round_cap}")
-        self.factor = float(factor)
-        self.round_cap = int(round_cap)
-        jobs: JobTable = sim.jobs
-        measured = slice(0, jobs.num_measured)
-        config = sim.config
-        penalties = (config.locality_penalty, *(config.locality_penalty_by_class or ()))
-        klass, base = jobs.perf_class[measured], jobs.iteration_time_s[measured]
-        self._worst_s_per_iteration: FloatArray = (
-            base * sim.perfvar.max(axis=1)[klass] * max(*penalties, 1.0))
-        self._last_submit_s = float(jobs.submit_time_s[measured].max(initial=0.0))
-        self.overload: FloatArray = _background_overload(sim, min(penalties), queue_order)
-        self._completed = -1
-        self.work_s = math.inf
-        self.deadline_s = math.inf
-        self.check(sim)
-
-    def check(self, sim: Simulator) -> str:
-        """Re-anchor after a measured completion; the reason text if the episode stalled,
-        else ``""``."""
-        if math.isinf(self.factor):
-            return ""
-        jobs = sim.jobs
-        left = jobs.status[: jobs.num_measured] != _COMPLETED
-        completed = int(left.size - np.count_nonzero(left))
-        if completed != self._completed:
-            self._completed = completed
-            remaining = np.maximum(jobs.total_iterations[: jobs.num_measured][left]
-                                   - jobs.iterations_done[: jobs.num_measured][left], 0.0)
-            self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
-            self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
-                               + int(np.count_nonzero(left)) * sim.config.round_duration_s)
-        if not sim.done and sim.round_index >= self.round_cap:
-            return (f"round cap ({self.round_cap}) reached with {jobs.num_measured - completed} "
-                    f"of {jobs.num_measured} measured jobs unfinished")
-        if sim.done or sim.now_s <= self.deadline_s or not np.all(self.overload[left] >= 1.0):
-            return ""
-        return (f"stalled: {jobs.num_measured - completed} of {jobs.num_measured} measured jobs "
-                f"can never complete (background work below their service need: "
-                f"{float(self.overload[left].min()):.2f} x the cluster or more); none completed "
-                f"for {self.factor:g} x {self.work_s / 3600:.1f} h (their time alone on the "
-                f"slowest GPUs), stopped at t={sim.now_s / 3600:.1f} h")
-
-
-def _background_overload(sim: Simulator, min_penalty: float, queue_order: str | None
-                         ) -> FloatArray:
-    """float64 (M,): ``rho(need_j)`` of :class:`StallDetector` per measured job (zeros when
-    the order is not LAS-like or there is no background stream)."""
-    jobs, config, cluster = sim.jobs, sim.config, sim.cluster
-    count = jobs.num_measured
-    las_like = queue_order == "las" or (
-        queue_order == "tiresias" and config.las_service is AttainedService.WALL_CLOCK)
-    if not las_like or config.background_jobs_per_hour <= 0 or count == 0:
-        return np.zeros(count)
-    gpus = jobs.num_gpus[:count].astype(np.float64)
-    run_s = (jobs.total_iterations[:count] * jobs.iteration_time_s[:count]
-             * sim.perfvar.min(axis=1)[jobs.perf_class[:count]]
-             * np.where(gpus > cluster.gpus_per_node, min_penalty, 1.0))
-    wall = config.las_service is AttainedService.WALL_CLOCK
-    need = run_s if wall else gpus * run_s
-    below = (gpus * np.minimum(run_s[None, :], need[:, None]) if wall
-             else np.minimum((gpus * run_s)[None, :], need[:, None]))  # (job, row)
-    rate: FloatArray = config.background_jobs_per_hour / 3600.0 * below.mean(axis=1)
-    return rate / cluster.num_gpus
-
-
-_COMPLETED = np.int8(JobStatus.COMPLETED)
 
 
 def _reject_unplaceable(episode: Episode, placement: PlacementPolicy) -> None:

@@ -1,4 +1,11 @@
-"""Profile drift: per-round variation of a static profile (an option for later simulator work).
+"""Profile drift: per-round variation of a static profile, as a stand-alone series.
+
+The simulator's own dynamic truth is :mod:`palgym.sim.dynamics` (``SimConfig.dynamics``, preset
+``dynamic``), which this module shares its throttling model with
+(:func:`palgym.sim.dynamics.throttle_step`). Differences: here the noise is drawn per *round*
+(one lognormal factor per GPU and round) and the default throttling parameters are the run
+outlier statistics below read per round; the engine draws the noise and the outliers per *run*
+(where they were measured: each job start on a GPU) and gives throttling its own parameters.
 
 Round r's values are ``perfvar_r[c, g] = perfvar[c, g] x exp(noise_sigma x z[r, g]) x
 (throttle_factor if GPU g is throttled in round r else 1)``:
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.errors import ConfigError
+from palgym.sim.dynamics import throttle_step
 from palgym.sim.types import FloatArray
 from palgym.sim.variability import VariabilityProfile
 
@@ -80,12 +88,9 @@ class ProfileDrift:
         """
         num_gpus = self.base.num_gpus
         noise = np.exp(self.params.noise_sigma * self._rng.standard_normal(num_gpus))
-        starts = (self._rng.random(num_gpus) < self.params.throttle_start_prob)
-        starts &= self._throttle_left == 0
-        self._throttle_left[starts] = self.params.throttle_rounds
-        throttled = self._throttle_left > 0
+        throttled = throttle_step(self._throttle_left, self._rng.random(num_gpus),
+                                  self.params.throttle_start_prob, self.params.throttle_rounds)
         factor = np.where(throttled, self.params.throttle_factor, 1.0) * noise
-        self._throttle_left[throttled] -= 1
         values: FloatArray = self.base.perfvar * factor[np.newaxis, :]
         return values
 

@@ -8,7 +8,8 @@ Three levels of knowledge (:class:`DurationKnowledge`):
   multiplicative error per job ``e_j = exp(sigma x z_j)``, ``z_j ~ N(0, 1)`` (lognormal, median
   1), drawn once per job in job-index order (trace rows, then background copies in arrival
   order) from child 2 of the episode's ``numpy.random.SeedSequence(seed)`` (children 0 and 1
-  are the variability and placement streams of :func:`palgym.simulate.make_episode`). The
+  are the variability and placement streams of :func:`palgym.simulate.make_episode`, 3 and 4
+  the dynamic truth and the profiling run of :func:`palgym.simulate.run_episode`). The
   draws depend on the seed alone, never on the policy;
 - ``unknown``: no duration information; asking for a remaining time raises
   :class:`~palgym.errors.ConfigError` (SRTF is unavailable; FIFO, LAS and Tiresias never ask).

@@ -1,16 +1,19 @@
-"""Simulation configuration: frozen dataclasses and the two presets.
+"""Simulation configuration: frozen dataclasses and the presets.
 
 ``pal-artifact`` reproduces the PAL artifact (hal-uw/blox-pal, branch ``artifact``) including its
-quirks; ``default`` fixes them. Every quirk is its own option (PAL_MODEL section 8).
+quirks; ``default`` fixes them. Every quirk is its own option (PAL_MODEL section 8). ``dynamic``
+is ``default`` with a dynamic truth: run-to-run variation and throttling episodes
+(:mod:`palgym.sim.dynamics`; PAL_MODEL, "Dynamic variability").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any
 
 from palgym.errors import ConfigError
+from palgym.sim.dynamics import VariabilityDynamics
 
 
 class LocalityRule(str, Enum):
@@ -76,6 +79,10 @@ class SimConfig:
         slowdown_clusters: k-means cluster count rule of the slowdown factors
             (``"silhouette"`` or the artifact's ``"outliers"``).
         max_rounds: hard cap on simulated rounds (episodes stop, truncated, after it).
+        dynamics: the dynamic truth (:class:`~palgym.sim.dynamics.VariabilityDynamics`); None
+            (or every part off): the profile is the truth for the whole episode. Left out of
+            ``repr`` (so a static configuration's text is as before the option existed);
+            :meth:`palgym.simulate.Episode.episode_hash` adds it when set.
     """
 
     round_duration_s: float = 360.0
@@ -96,8 +103,10 @@ class SimConfig:
     profile_seed: int = 0
     slowdown_clusters: str = "silhouette"
     max_rounds: int = 1_000_000
+    dynamics: VariabilityDynamics | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        _check_dynamics(self.dynamics)
         if not self.round_duration_s > 0:
             raise ConfigError(f"round_duration_s must be > 0, got {self.round_duration_s}")
         penalties = (self.locality_penalty, *(self.locality_penalty_by_class or ()))
@@ -149,6 +158,11 @@ class SimConfig:
         return replace(self, **options)
 
 
+def _check_dynamics(dynamics: object) -> None:
+    if dynamics is not None and not isinstance(dynamics, VariabilityDynamics):
+        raise ConfigError(f"dynamics must be a VariabilityDynamics or None, got {dynamics!r}")
+
+
 def _coerce(enum: type[Enum], value: object, name: str) -> Enum:
     try:
         return enum(value)
@@ -170,6 +184,7 @@ PRESETS: dict[str, SimConfig] = {
         profile_seed=42,
         slowdown_clusters="outliers",
     ),
+    "dynamic": SimConfig(dynamics=VariabilityDynamics(run_variation=True, throttle=True)),
 }
 """Named configurations. Profile sampling (single run vs GPU median) and the k-means cluster
 count rule are chosen where the profile and slowdown factors are built (see

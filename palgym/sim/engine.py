@@ -9,17 +9,18 @@ drive it through the same calls::
         sim.advance()                                    # account [t, t+R), t += R, complete, admit
 
 Progress of a running job per round (artifact ``grpc_client_rm.get_metrics``, operation order
-kept for bit-exactness)::
+kept for bit-exactness; the locality penalty: :mod:`palgym.sim.locality`)::
 
     T_eff = (variability_penalty x locality_penalty) x T_it     # fixed while the set is kept
     iterations_done = (R / T_eff) + iterations_done
     variability_penalty = max perfvar[class, g] over the job's GPUs    # slowest GPU sets the pace
-    locality_penalty = lf (of the class) if the set spans nodes (or, by option, if the job is
-                       larger than a node) else 1.0
 
-A job completes at the first boundary where ``iterations_done >= total_iterations``; JCT =
-that boundary - submit time. Same-time events follow one fixed order: progress, completions (GPUs
-freed), arrivals (in trace order, then background copies), then the placement at that boundary.
+With ``config.dynamics`` active, ``perfvar`` is a dynamic truth and T_eff is recomputed when it
+changes (:mod:`palgym.sim.truth`), taking effect from the next round.
+
+A job completes at the first boundary where ``iterations_done >= total_iterations``; JCT = that
+boundary - submit time. Same-time events follow one fixed order: progress, completions (GPUs
+freed), arrivals (trace order, then background copies), then the placement at that boundary.
 
 The engine owns the state (:class:`palgym.sim.state.SimState`) and admits arrivals; the per-round
 work is a step backend's (:mod:`palgym.sim.step_numpy` or :mod:`palgym.sim.step_numba`, chosen
@@ -43,7 +44,6 @@ from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
 from palgym.sim.state import (
     ADMITTED,
     ALLOCATED_GPU_ROUNDS,
-    APPLIED,
     COUNTING_USAGE,
     EFFECTIVE_GPU_ROUNDS,
     EVENTS_SINCE_COMMIT,
@@ -59,6 +59,7 @@ from palgym.sim.state import (
     kernel_params,
     new_state,
 )
+from palgym.sim.truth import make_truth, rounds_one_by_one
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView, view_of
@@ -79,6 +80,8 @@ class Simulator:
         backend: the step backend, :class:`~palgym.sim.backend.Backend` or its name:
             ``"numba"`` (compiled kernels) or ``"numpy"`` (the reference); both give
             bit-identical results. None: numba if it is installed.
+        dynamics_seed: seed of the dynamic truth (:mod:`palgym.sim.truth`; the profile is then
+            its persistent character) when ``config.dynamics`` is active; None: its ``seed``.
 
     Raises:
         TraceFormatError: if a job needs more GPUs than the cluster has (never silently queued).
@@ -94,6 +97,7 @@ class Simulator:
     def __init__(
         self, trace: Trace, profile: VariabilityProfile, cluster: ClusterSpec, config: SimConfig,
         backend: BackendName | None = None,
+        dynamics_seed: np.random.SeedSequence | int | None = None,
     ) -> None:
         too_big = np.flatnonzero(trace.num_gpus > cluster.num_gpus)
         if too_big.size:
@@ -110,9 +114,10 @@ class Simulator:
         self._step = step_backend(self.backend)
         self.jobs = JobTable(trace)
         self._params: KernelParams = kernel_params(config, cluster, trace.num_jobs)
+        perfvar = profile.take(cluster.num_gpus).perfvar
+        self.truth = make_truth(config.dynamics, perfvar, cluster.node_of_gpu(), dynamics_seed)
         self._state: SimState = new_state(
-            self.jobs, cluster, profile.take(cluster.num_gpus).perfvar
-        )
+            self.jobs, cluster, perfvar if self.truth is None else self.truth.process.truth)
         self._counters = self._state.counters  # the same arrays for the whole episode
         self._alloc = self._state.alloc
         self._floats = self._counters.floats
@@ -194,6 +199,11 @@ class Simulator:
         """float64 (C, G), variability value of each perf class on each GPU."""
         return self._alloc.perfvar
 
+    def mark_event(self) -> None:
+        """Flag an event from outside the engine (e.g. a policy's profile was refitted):
+        :attr:`events_since_commit` is True until the next commit."""
+        self._ints[EVENTS_SINCE_COMMIT] = True
+
     def view(self) -> SimView:
         """A read-only view of the simulation now (see :class:`palgym.sim.views.SimView`)."""
         return view_of(self._state, self.cluster)
@@ -262,13 +272,15 @@ class Simulator:
             target = np.asarray(target, dtype=np.int64)
             if target.shape != self._gpu_shape:
                 raise InvalidActionError(f"target must have shape {self._gpu_shape}")
+        truth = self.truth
+        before = None if truth is None else self._alloc.job_of_gpu.copy()
         committed = self._bound.commit(target)
         if committed is KEPT:
             return False
-        if committed is APPLIED:
-            return True
         if committed.rejection is not None:
             raise committed.rejection.error()
+        if truth is not None and before is not None and committed.changed:
+            truth.after_commit(self._state, before)
         return committed.changed
 
     def advance(self) -> IntArray:
@@ -277,7 +289,11 @@ class Simulator:
         Returns:
             int64 (F,): indices of the jobs that completed at the new boundary.
         """
+        truth = self.truth
+        before = None if truth is None else self._alloc.job_of_gpu.copy()
         finished = self._bound.advance()
+        if truth is not None and before is not None:
+            truth.after_round(self._state, before)
         if self._floats[NOW_S] >= self._next_arrival_s:
             self._admit()
         return finished
@@ -295,6 +311,8 @@ class Simulator:
         """
         if self.ended:
             return 0
+        if self.truth is not None:  # the truth's hooks run between rounds: one by one
+            return rounds_one_by_one(self)
         rounds = self._bound.idle_rounds(self._next_arrival_s)
         if self._counters.floats[NOW_S] >= self._next_arrival_s:
             self._admit()

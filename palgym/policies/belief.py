@@ -1,0 +1,243 @@
+"""What a variability-aware policy believes about the GPUs: the truth, a stale profile, or an
+online estimate from observed progress.
+
+The engine's truth is ``sim.perfvar`` (static, or dynamic with
+:attr:`palgym.sim.config.SimConfig.dynamics`). PAL and PM-First decide on slowdown factors
+fitted from a **belief** (C, G) of the same units (:class:`BeliefMode`):
+
+- ``oracle``: the truth now (for a free GPU, the speed of its next run);
+- ``stale``: one profiling run per GPU at t = 0, as PAL's profiling does: ``character x ((run
+  x throttle) x drift)`` with the run factor drawn from its own stream (independent of the
+  episode's runs) and the throttle and drift of round 0
+  (:meth:`palgym.sim.dynamics.VariabilityProcess.profiling_run`); never updated;
+- ``online``: starts as ``stale``; after every round, each job that ran the whole round
+  (no restart time left at its start) gives an observed slowdown
+  ``o = (R / iterations done in the round) / (T_it x locality_penalty)``. It is attributed to
+  the job's GPU with the largest belief for the job's class (the first such GPU): that GPU,
+  and every other GPU of the job whose belief for the class is above ``o``, moves toward ``o``
+  by an EWMA in log space, ``log b <- (1 - alpha) log b + alpha log o``; the factor it applies
+  to b, ``exp(alpha x (log o - log b))``, multiplies every class of that GPU (throttling and
+  outlier runs are GPU-level).
+
+Without a dynamic truth, ``stale`` and ``online`` start at the truth, so every mode decides on
+the factors fitted from the profile. The factors are refitted (a k-means fit of every class,
+:meth:`palgym.policies.slowdown.SlowdownFactors.fit`, ~0.1-0.3 s on 64 GPUs, more than a whole
+static episode's rounds) at a round boundary at least ``refit_interval_rounds`` after the last
+fit where some belief value differs from its value at that fit by more than
+``refit_tolerance`` (relative); a refit is an event for the driver
+(:meth:`palgym.sim.engine.Simulator.mark_event`). Between refits a policy decides on the
+factors of the last fit, so ``oracle`` is the truth as of its last fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from palgym.errors import ConfigError
+from palgym.policies.base import PlacementPolicy, Sampler
+from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
+from palgym.sim.engine import Simulator
+from palgym.sim.types import FREE, FloatArray, IntArray
+
+
+class BeliefMode(str, Enum):
+    """What a policy's profile is (see the module docstring)."""
+
+    ORACLE = "oracle"
+    STALE = "stale"
+    ONLINE = "online"
+
+
+BELIEF_NAMES: tuple[str, ...] = tuple(mode.value for mode in BeliefMode)
+"""Names of the belief modes."""
+
+
+@dataclass(frozen=True)
+class BeliefOptions:
+    """How a policy's belief is formed.
+
+    Attributes:
+        mode: :class:`BeliefMode` (or its name).
+        alpha: EWMA weight of an observation (``online``), in (0, 1].
+        refit_tolerance: relative change of a belief value since the last fit that refits the
+            slowdown factors (>= 0).
+        refit_interval_rounds: rounds from one fit to the earliest next one (>= 1; a fit costs
+            more than a round, see the module docstring).
+
+    Raises:
+        ConfigError: for an unknown mode or an out-of-range value.
+    """
+
+    mode: BeliefMode = BeliefMode.ORACLE
+    alpha: float = 0.3
+    refit_tolerance: float = 0.1
+    refit_interval_rounds: int = 10
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "mode", BeliefMode(self.mode))
+        except ValueError:
+            raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)}, got "
+                              f"{self.mode!r}") from None
+        if not (0 < self.alpha <= 1 and self.refit_tolerance >= 0
+                and self.refit_interval_rounds >= 1):
+            raise ConfigError(f"belief alpha must be in (0, 1], refit_tolerance >= 0 and "
+                              f"refit_interval_rounds >= 1, got {self!r}")
+
+
+def belief_options(belief: str | BeliefMode | BeliefOptions) -> BeliefOptions:
+    """``belief`` as :class:`BeliefOptions` (a name gets the default alpha and tolerance).
+
+    Raises:
+        ConfigError: for an unknown name.
+    """
+    if isinstance(belief, BeliefOptions):
+        return belief
+    try:
+        return BeliefOptions(BeliefMode(belief))
+    except ValueError:
+        raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)}, got {belief!r}") from None
+
+
+class Belief:
+    """A policy's belief about ``sim``'s GPUs (see the module docstring).
+
+    Args:
+        sim: a fresh simulator.
+        options: the belief options.
+        profiling_rng: the profiling run's stream (``stale`` and ``online``).
+
+    Attributes:
+        values: float64 (C, G); for ``oracle`` the simulator's truth array itself.
+        changes: the values can change during the episode (``online``, or ``oracle`` of a
+            dynamic truth).
+    """
+
+    def __init__(self, sim: Simulator, options: BeliefOptions,
+                 profiling_rng: np.random.Generator) -> None:
+        self.options = options
+        self.values: FloatArray = sim.perfvar
+        if options.mode is not BeliefMode.ORACLE:
+            truth = sim.truth
+            self.values = (sim.perfvar.copy() if truth is None
+                           else truth.process.profiling_run(profiling_rng))
+        self.changes = options.mode is BeliefMode.ONLINE or (
+            options.mode is BeliefMode.ORACLE and sim.truth is not None)
+        self._round = sim.round_index
+        self._fresh = np.empty(0, bool)
+        self._gpus: IntArray = np.empty(0, np.int64)
+        self._owners: IntArray = np.empty(0, np.int64)
+        self._iterations: FloatArray = np.empty(0)
+
+    def watch(self, sim: Simulator) -> bool:
+        """Called after every commit and every advance: snapshot the progress before a round,
+        update the values after it (``online``). Returns True after an advance."""
+        if sim.round_index == self._round:
+            if self.options.mode is BeliefMode.ONLINE:
+                self._snapshot(sim)
+            return False
+        self._round = sim.round_index
+        if self.options.mode is BeliefMode.ONLINE and self._gpus.size:
+            self.observe(sim, *self._observations(sim))
+        self._gpus = np.empty(0, np.int64)
+        return True
+
+    def _snapshot(self, sim: Simulator) -> None:
+        job_of_gpu = sim.job_of_gpu
+        gpus = np.flatnonzero(job_of_gpu != FREE)
+        owners = job_of_gpu[gpus]
+        order = np.argsort(owners, kind="stable")
+        self._gpus, self._owners = gpus[order], owners[order]
+        self._iterations = sim.jobs.iterations_done[self._owners].copy()
+        self._fresh = sim.jobs.restart_left_s[self._owners] == 0
+
+    def _observations(self, sim: Simulator) -> tuple[IntArray, IntArray, FloatArray]:
+        """(first GPU position of each observed job, its GPUs, the observed slowdowns)."""
+        owners, jobs = self._owners, sim.jobs
+        first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+        job = owners[first]
+        done = jobs.iterations_done[job] - self._iterations[first]
+        observed = (sim.config.round_duration_s / done) / (
+            jobs.iteration_time_s[job] * jobs.locality_penalty[job])
+        keep = self._fresh[first] & (done > 0)
+        return first[keep], np.append(first, owners.size)[1:][keep], observed[keep]
+
+    def observe(self, sim: Simulator, starts: IntArray, ends: IntArray,
+                observed: FloatArray) -> None:
+        """Apply the observations: job k ran on ``self._gpus[starts[k]:ends[k]]`` at observed
+        slowdown ``observed[k]`` (the module docstring's rule)."""
+        values, alpha = self.values, self.options.alpha
+        classes = sim.jobs.perf_class[self._owners[starts]]
+        for start, end, perf_class, seen in zip(starts.tolist(), ends.tolist(),
+                                                classes.tolist(), observed.tolist(), strict=True):
+            gpus = self._gpus[start:end]
+            believed = values[perf_class, gpus]
+            pulled = believed > seen
+            pulled[int(np.argmax(believed))] = True
+            factor = np.exp(alpha * (np.log(seen) - np.log(believed[pulled])))
+            values[:, gpus[pulled]] *= factor[np.newaxis, :]
+
+
+class BeliefPlacement:
+    """A factor-reading placement (PAL, PM-First) deciding on a :class:`Belief`'s factors.
+
+    Args:
+        belief: the belief.
+        make: builds the placement from slowdown factors.
+        rule: k-means cluster count rule of the fits.
+        factors: the factors fitted from the profile (reused if the initial belief equals it).
+        profile: float64 (C, G), the profile ``factors`` were fitted from.
+
+    Attributes:
+        refits: fits after the first.
+    """
+
+    def __init__(self, belief: Belief, make: Callable[[SlowdownFactors], PlacementPolicy],
+                 rule: ClusterCountRule, factors: SlowdownFactors, profile: FloatArray) -> None:
+        self.belief = belief
+        self._make, self._rule = make, rule
+        self.refits = 0
+        self._fit_round = 0
+        self._fitted = belief.values.copy()
+        if not np.array_equal(self._fitted, profile):
+            factors = SlowdownFactors.fit(self._fitted, rule)
+        self.inner = make(factors)
+
+    @property
+    def name(self) -> str:
+        """The placement's name."""
+        return self.inner.name
+
+    @property
+    def sticky(self) -> bool:
+        """As the placement."""
+        return self.inner.sticky
+
+    @property
+    def deterministic(self) -> bool:
+        """As the placement."""
+        return self.inner.deterministic
+
+    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
+        """The placement's target on the current factors."""
+        return self.inner.place(sim, order, sampler)
+
+    def on_event(self, sim: Simulator) -> None:
+        """The driver's per-commit and per-advance callback: update the belief, refit the
+        factors when it moved beyond the tolerance (then mark an event on ``sim``)."""
+        options = self.belief.options
+        if not self.belief.watch(sim) or (
+                sim.round_index - self._fit_round < options.refit_interval_rounds):
+            return
+        values = self.belief.values
+        moved = np.abs(values / self._fitted - 1.0).max(initial=0.0)
+        if moved > options.refit_tolerance:
+            self._fitted = values.copy()
+            self._fit_round = sim.round_index
+            self.inner = self._make(SlowdownFactors.fit(self._fitted, self._rule))
+            self.refits += 1
+            sim.mark_event()

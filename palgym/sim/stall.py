@@ -1,0 +1,131 @@
+"""The stall detector: stops a heuristic episode whose unfinished measured jobs can never
+complete (PAL_MODEL section 6, "Unfinished episodes"); :func:`palgym.simulate.run_episode`
+uses it (re-exported there).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from palgym.errors import ConfigError
+from palgym.sim.config import AttainedService
+from palgym.sim.engine import Simulator
+from palgym.sim.jobs import JobTable
+from palgym.sim.types import FloatArray, JobStatus
+
+DEFAULT_STALL_FACTOR = 3.0
+"""Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
+DEFAULT_ROUND_CAP = 200_000
+"""Rounds after which :class:`StallDetector` stops any unfinished episode (PAL_MODEL 6)."""
+
+
+class StallDetector:
+    """Stops an episode whose unfinished measured jobs can never complete: under LAS (and the
+    artifact's Tiresias, which is LAS) behind a background stream that overloads the cluster
+    below their service need, once no measured job has completed for a long time.
+
+    Both conditions must hold (PAL_MODEL section 6, "Unfinished episodes"):
+
+    1. Overload: for every unfinished measured job j, ``rho(need_j) >= 1``, where ``rho(x)``
+       is the GPU work per second, over the cluster's G GPUs, that background copies bring
+       before their attained service reaches x: ``rho(x) = lambda / 3600 / J x sum over the J
+       trace rows r of N_r x min(s_r, x) / G`` (wall-clock attained service; with GPU-time
+       service ``min(N_r x s_r, x)`` and ``need_j = N_j x s_j``), ``lambda`` the background
+       jobs per hour, ``s_r`` a lower bound of row r's run time (iterations x T_it x the class's
+       smallest perfvar x the smallest locality penalty if it needs more GPUs than a node, else
+       1). Copies below j's level then take the whole cluster, so LAS never brings j its need.
+    2. Horizon: at the start and at each measured completion (time a) W = sum over unfinished
+       measured jobs of remaining iterations x T_it x the class's largest perfvar x the largest
+       locality penalty; it fires at the first boundary ``t > max(a, last measured
+       submission) + F x W + n x R`` (n unfinished jobs, R the round length).
+
+    Other queue orders, sticky placements (a running job keeps its GPUs while the head of
+    the queue is blocked, so LAS does not decide alone who runs) and episodes without a
+    background stream are never stopped by this test. Apart from
+    it, the detector stops any episode still unfinished after ``round_cap`` rounds. It only
+    reads the simulator.
+
+    Args:
+        sim: a fresh engine.
+        factor: F (> 0; ``math.inf`` disables the detector, the round cap included).
+        queue_order: the episode's queue order name (None, e.g. for a sticky placement: no
+            overload test).
+        round_cap: rounds after which an unfinished episode stops (>= 1).
+
+    Raises:
+        ConfigError: if ``factor`` is not > 0 or ``round_cap`` < 1.
+    """
+
+    def __init__(self, sim: Simulator, factor: float = DEFAULT_STALL_FACTOR,
+                 queue_order: str | None = None, round_cap: int = DEFAULT_ROUND_CAP) -> None:
+        if not factor > 0 or round_cap < 1:
+            raise ConfigError(f"stall factor must be > 0 and round cap >= 1, got {factor} "
+                              f"and {round_cap}")
+        self.factor = float(factor)
+        self.round_cap = int(round_cap)
+        jobs: JobTable = sim.jobs
+        measured = slice(0, jobs.num_measured)
+        config = sim.config
+        penalties = (config.locality_penalty, *(config.locality_penalty_by_class or ()))
+        klass, base = jobs.perf_class[measured], jobs.iteration_time_s[measured]
+        self._worst_s_per_iteration: FloatArray = (
+            base * sim.perfvar.max(axis=1)[klass] * max(*penalties, 1.0))
+        self._last_submit_s = float(jobs.submit_time_s[measured].max(initial=0.0))
+        self.overload: FloatArray = _background_overload(sim, min(penalties), queue_order)
+        self._completed = -1
+        self.work_s = math.inf
+        self.deadline_s = math.inf
+        self.check(sim)
+
+    def check(self, sim: Simulator) -> str:
+        """Re-anchor after a measured completion; the reason text if the episode stalled,
+        else ``""``."""
+        if math.isinf(self.factor):
+            return ""
+        jobs = sim.jobs
+        left = jobs.status[: jobs.num_measured] != _COMPLETED
+        completed = int(left.size - np.count_nonzero(left))
+        if completed != self._completed:
+            self._completed = completed
+            remaining = np.maximum(jobs.total_iterations[: jobs.num_measured][left]
+                                   - jobs.iterations_done[: jobs.num_measured][left], 0.0)
+            self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
+            self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
+                               + int(np.count_nonzero(left)) * sim.config.round_duration_s)
+        if not sim.done and sim.round_index >= self.round_cap:
+            return (f"round cap ({self.round_cap}) reached with {jobs.num_measured - completed} "
+                    f"of {jobs.num_measured} measured jobs unfinished")
+        if sim.done or sim.now_s <= self.deadline_s or not np.all(self.overload[left] >= 1.0):
+            return ""
+        return (f"stalled: {jobs.num_measured - completed} of {jobs.num_measured} measured jobs "
+                f"can never complete (background work below their service need: "
+                f"{float(self.overload[left].min()):.2f} x the cluster or more); none completed "
+                f"for {self.factor:g} x {self.work_s / 3600:.1f} h (their time alone on the "
+                f"slowest GPUs), stopped at t={sim.now_s / 3600:.1f} h")
+
+
+def _background_overload(sim: Simulator, min_penalty: float, queue_order: str | None
+                         ) -> FloatArray:
+    """float64 (M,): ``rho(need_j)`` of :class:`StallDetector` per measured job (zeros when
+    the order is not LAS-like or there is no background stream)."""
+    jobs, config, cluster = sim.jobs, sim.config, sim.cluster
+    count = jobs.num_measured
+    las_like = queue_order == "las" or (
+        queue_order == "tiresias" and config.las_service is AttainedService.WALL_CLOCK)
+    if not las_like or config.background_jobs_per_hour <= 0 or count == 0:
+        return np.zeros(count)
+    gpus = jobs.num_gpus[:count].astype(np.float64)
+    run_s = (jobs.total_iterations[:count] * jobs.iteration_time_s[:count]
+             * sim.perfvar.min(axis=1)[jobs.perf_class[:count]]
+             * np.where(gpus > cluster.gpus_per_node, min_penalty, 1.0))
+    wall = config.las_service is AttainedService.WALL_CLOCK
+    need = run_s if wall else gpus * run_s
+    below = (gpus * np.minimum(run_s[None, :], need[:, None]) if wall
+             else np.minimum((gpus * run_s)[None, :], need[:, None]))  # (job, row)
+    rate: FloatArray = config.background_jobs_per_hour / 3600.0 * below.mean(axis=1)
+    return rate / cluster.num_gpus
+
+
+_COMPLETED = np.int8(JobStatus.COMPLETED)
