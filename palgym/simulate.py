@@ -152,6 +152,7 @@ def run_episode(
     queue_order: str = "fifo",
     factors: SlowdownFactors | None = None,
     stall_factor: float | None = None,
+    progress: Callable[[Simulator], int] | None = None,
 ) -> EpisodeResult:
     """Simulate ``episode`` under one heuristic until every measured job completes, or until
     it is truncated (the :class:`StallDetector` fires, or ``config.max_rounds``).
@@ -163,6 +164,7 @@ def run_episode(
         factors: precomputed slowdown factors (computed from the profile if None).
         stall_factor: the stall detector's slack F (default :data:`DEFAULT_STALL_FACTOR`);
             ``math.inf`` disables it (only ``max_rounds`` then stops an unfinished episode).
+        progress: see :func:`drive` (e.g. a :class:`palgym.progress.EpisodeProgress`).
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
@@ -181,7 +183,7 @@ def run_episode(
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
                           None if placement.sticky else queue_order)
-    reason = drive(sim, order, placement, make_sampler(rng), stall=stall)
+    reason = drive(sim, order, placement, make_sampler(rng), stall=stall, progress=progress)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=queue_order,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
@@ -341,6 +343,7 @@ def drive(
     sampler: Sampler,
     on_event: Callable[[Simulator], None] | None = None,
     stall: StallDetector | None = None,
+    progress: Callable[[Simulator], int] | None = None,
 ) -> str:
     """The heuristic loop: place, commit, advance, until every measured job completes, or the
     episode is truncated (``sim.truncated``: ``max_rounds``; or ``stall`` fires).
@@ -356,6 +359,7 @@ def drive(
         on_event: called with ``sim`` after every commit and every advance (e.g. invariant
             checks, :mod:`palgym.testing`).
         stall: checked after every advance (None: only ``max_rounds`` truncates).
+        progress: reads ``sim`` (a progress bar), returns the round index to call it next at.
 
     Returns:
         ``""`` if every measured job completed, else why the episode stopped.
@@ -364,22 +368,22 @@ def drive(
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
-    memo_valid = False
+    memo_valid, next_progress = False, 0
     while not sim.done and not sim.truncated:
+        if progress is not None and sim.round_index >= next_progress:
+            next_progress = progress(sim)
         if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
             if on_event is None:  # the memo holds until the next event: those rounds at once
                 sim.idle_rounds()
-                reason = stall.check(sim) if stall is not None else ""
-                if reason:
+                if stall is not None and (reason := stall.check(sim)):
                     return reason
                 continue
             sim.commit(None)
         else:
             target = placement.place(sim, order.order(sim), sampler)
             memo_valid = not sim.commit(target)
-            if not sim.running_jobs().size and sim.active_jobs().size and (
-                not sim.has_future_arrivals()
-            ):
+            if (not sim.running_jobs().size and sim.active_jobs().size
+                    and not sim.has_future_arrivals()):
                 raise PalgymError(
                     f"{placement.name} placed no job on an idle cluster at t={sim.now_s:g} s "
                     "with no arrivals left: the episode could never end"
@@ -389,9 +393,6 @@ def drive(
         sim.advance()
         if on_event is not None:
             on_event(sim)
-        reason = stall.check(sim) if stall is not None else ""
-        if reason:
+        if stall is not None and (reason := stall.check(sim)):
             return reason
-    if sim.truncated:
-        return f"max_rounds ({sim.config.max_rounds}) reached"
-    return ""
+    return f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
