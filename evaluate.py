@@ -23,6 +23,9 @@ Examples::
     python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
         --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
+``--workers N`` (a local process pool) or ``--ray [ADDRESS]`` (Ray tasks) run a sweep's
+heuristic episodes in parallel, output byte-identical to the serial run (:mod:`agents.parallel`).
+
 Exit codes: 0 on success, 2 on bad arguments or bad input files (``error: <message>``).
 The logic lives in :mod:`palgym.report`.
 """

@@ -93,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_parallel(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "parallel sweeps (outputs byte-identical to the serial run; heuristics only: learned "
-        "agents and --heuristics-via env run serially and refuse these options)")
+        "parallel sweeps (outputs byte-identical to the serial run; heuristics on the "
+        "simulator only: refused with --agent or --heuristics-via env, which run serially)")
     runners = group.add_mutually_exclusive_group()
     runners.add_argument(
         "--workers", type=_bounded(int, "", 1), default=None, metavar="N",
