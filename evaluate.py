@@ -219,7 +219,8 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
         device=args.device,
         heuristics_via=args.heuristics_via,
     )
-    bar = SweepProgress(len(traces) * len(request.seeds) * (len(request.agents) + 8),
+    heuristics = {*policies_to_run(request.heuristics, request.baseline), request.reference}
+    bar = SweepProgress(len(traces) * len(request.seeds) * (len(request.agents) + len(heuristics)),
                         enabled=not args.quiet)
     try:
         comparison = run_side_by_side(request, on_episode=lambda _outcome: bar.update(1),

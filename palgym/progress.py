@@ -28,6 +28,9 @@ REDRAW_INTERVAL_S = 0.5
 """Least wall seconds between two redraws of an episode bar."""
 PROGRESS_EVERY_ROUNDS = 8
 """Rounds between two calls of an :class:`EpisodeProgress` by :func:`palgym.simulate.drive`."""
+EPISODE_BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} jobs{postfix}"
+"""Completed of measured jobs, then the postfix (tqdm's own rate and ETA would count jobs
+from the bar's late start)."""
 NEVER = 2**62
 """The round index a disabled bar asks to be called at next (never)."""
 SECONDS_PER_HOUR = 3600.0
@@ -126,8 +129,9 @@ class EpisodeProgress:
     def _draw(self, sim: Simulator, now: float) -> None:
         measured = sim.jobs.num_measured
         if self._bar is None:
-            self._bar = _tqdm(total=measured, file=self._stream, unit="job", desc=self.label,
-                              leave=False, position=1, dynamic_ncols=True)
+            self._bar = _tqdm(total=measured, file=self._stream, desc=self.label,
+                              leave=False, position=1, dynamic_ncols=True,
+                              bar_format=EPISODE_BAR_FORMAT)
             if self._bar is None:  # no tqdm: stay quiet
                 self.enabled = False
                 return
@@ -136,7 +140,7 @@ class EpisodeProgress:
         self._bar.n = done
         self._bar.set_postfix_str(
             f"t={sim.now_s / SECONDS_PER_HOUR:.1f} h, round {sim.round_index}, "
-            f"{rate:.0f} rounds/s", refresh=False)
+            f"{rate:.0f} rounds/s, {now - self._start_s:.0f} s", refresh=False)
         self._bar.refresh()
 
     @property
