@@ -29,6 +29,9 @@ Examples::
     python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
         --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
+``--workers N`` (a local process pool) or ``--ray [ADDRESS]`` (Ray tasks) run a sweep's
+heuristic episodes in parallel, output byte-identical to the serial run (:mod:`agents.parallel`).
+
 Exit codes: 0 on success, 2 on bad arguments or bad input files (``error: <message>``).
 The logic lives in :mod:`palgym.report`.
 """
@@ -52,6 +55,7 @@ from palgym.plots import require_matplotlib, write_plots
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.backfill import with_backfill
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
+from palgym.progress import SweepProgress
 from palgym.report import (
     Evaluation,
     EvaluationSetup,
@@ -65,6 +69,7 @@ from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult
+from palgym.sweep import Runner
 
 EXIT_USAGE = 2
 
@@ -88,23 +93,11 @@ def _setup(args: argparse.Namespace) -> EvaluationSetup:
     )
 
 
-class _NoBar:
-    """Stand-in for a disabled progress bar (ignores progress, nothing to close)."""
+def _runner(args: argparse.Namespace) -> Runner:
+    """The serial runner (with a bar per long episode), a process pool or Ray."""
+    from agents.parallel import make_runner
 
-    def update(self, count: int = 1) -> None:  # noqa: D102
-        pass
-
-    close = update
-
-
-def _progress_bar(total: int, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is a dependency; degrade to no bar if it is missing anyway
-        return _NoBar()
-    return tqdm(total=total, file=sys.stderr, unit="run", desc="evaluate", leave=False)
+    return make_runner(args.workers, args.ray, episode_bars=not args.quiet)
 
 
 def _load_traces(paths: Sequence[str | Path], duration_unit: str,
@@ -143,14 +136,15 @@ def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
     policies = policies_to_run([with_backfill(name, mode) for mode in args.backfill or ["none"]
                                 for name in args.policy or PLACEMENT_NAMES], args.baseline)
     orders = list(dict.fromkeys(args.queue_order or ["fifo"]))
-    bar = _progress_bar(len(traces) * len(orders) * len(policies),
-                        enabled=not args.quiet and sys.stderr.isatty())
+    runner = _runner(args)
+    bar = SweepProgress(len(traces) * len(orders) * len(policies), enabled=not args.quiet)
 
     def step(_result: EpisodeResult) -> None:
         bar.update(1)
 
     try:
-        return evaluate(traces, policies, orders, setup, args.baseline, on_result=step)
+        return evaluate(traces, policies, orders, setup, args.baseline, on_result=step,
+                        runner=runner)
     finally:
         bar.close()
 
@@ -221,8 +215,11 @@ def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> No
 def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
     """Learned agents and heuristics on identical episodes; returns the files written."""
     from agents.evaluation_report import format_comparison, write_outputs
+    from agents.parallel import check_parallel_contenders
     from agents.side_by_side import SideBySide, run_side_by_side
 
+    check_parallel_contenders(args.workers, args.ray, args.agent or (), args.heuristics_via)
+    runner = _runner(args)
     env_id = _env_id(args)  # checks the train extra first when there are agents
     if args.agent and args.num_threads > 0:
         import torch
@@ -240,10 +237,12 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
         device=args.device,
         heuristics_via=args.heuristics_via,
     )
-    bar = _progress_bar(len(traces) * len(request.seeds) * (len(request.agents) + 8),
-                        enabled=not args.quiet and sys.stderr.isatty())
+    heuristics = {*policies_to_run(request.heuristics, request.baseline), request.reference}
+    bar = SweepProgress(len(traces) * len(request.seeds) * (len(request.agents) + len(heuristics)),
+                        enabled=not args.quiet)
     try:
-        comparison = run_side_by_side(request, on_episode=lambda _outcome: bar.update(1))
+        comparison = run_side_by_side(request, on_episode=lambda _outcome: bar.update(1),
+                                      runner=runner)
     finally:
         bar.close()
     print(format_comparison(comparison))

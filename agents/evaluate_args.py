@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="placement the improvements are relative to (default: %(default)s)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
     add("--plot", type=Path, metavar="DIR", help="write JCT CDF and normalised-JCT PNGs here")
-    add("--quiet", action="store_true", help="no progress bar and no 'wrote' lines")
+    add("--quiet", action="store_true",
+        help="no progress bars and no 'wrote' lines (bars are drawn on a terminal only)")
+    _add_parallel(parser)
     _add_side_by_side(parser)
     return parser
 
@@ -113,6 +115,21 @@ def duration_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The env kwargs ``duration_knowledge`` / ``estimate_sigma`` the flags give (if given)."""
     given = {"duration_knowledge": args.duration_knowledge, "estimate_sigma": args.estimate_sigma}
     return {key: value for key, value in given.items() if value is not None}
+
+
+def _add_parallel(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "parallel sweeps (outputs byte-identical to the serial run; heuristics on the "
+        "simulator only: refused with --agent or --heuristics-via env, which run serially)")
+    runners = group.add_mutually_exclusive_group()
+    runners.add_argument(
+        "--workers", type=_bounded(int, "", 1), default=None, metavar="N",
+        help="run the episodes in N >= 1 local worker processes (default: 1, in this process)")
+    runners.add_argument(
+        "--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+        help="run the episodes as Ray tasks on the cluster at ADDRESS ('auto', host:6379, "
+             "ray://host:10001), or on a local Ray started for the run when no ADDRESS is "
+             "given; needs the 'ray' extra (pip install -e '.[ray]')")
 
 
 def _add_side_by_side(parser: argparse.ArgumentParser) -> None:

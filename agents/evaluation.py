@@ -34,6 +34,7 @@ from agents.ids import canonical_env_id, gym_id
 from agents.rollout import EpisodeOutcome, rollout
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
+from palgym.sweep import Runner
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +186,7 @@ def run_contenders(
     deterministic: bool = True,
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
     heuristics_via: str = "simulator",
+    runner: Runner | None = None,
 ) -> dict[str, list[EpisodeOutcome]]:
     """Run every contender on every (trace, seed) episode, trace-major.
 
@@ -197,6 +199,7 @@ def run_contenders(
         deterministic: greedy actions for learned agents.
         on_episode: called after each episode (e.g. a progress bar).
         heuristics_via: ``"simulator"`` (direct, when the reward is ``jct``) or ``"env"``.
+        runner: runs the direct heuristics' episodes (see :mod:`agents.parallel`).
 
     Returns:
         ``{label: outcomes}`` in the order (trace, seed), keys in ``contenders`` order.
@@ -215,7 +218,8 @@ def run_contenders(
               and heuristics_via == "simulator" and can_run_direct(c.env_kwargs)]
     results: dict[str, list[EpisodeOutcome]] = {}
     for kwargs, labels in _direct_groups(direct):
-        results.update(run_heuristics_direct(env_id, kwargs, labels, traces, seeds, on_episode))
+        results.update(run_heuristics_direct(env_id, kwargs, labels, traces, seeds, on_episode,
+                                             runner))
     for contender in contenders:
         if contender.label in results:
             continue

@@ -18,7 +18,7 @@ as truncated, with completed / total jobs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -27,9 +27,12 @@ from agents.ids import gym_id
 from agents.rollout import TRUNCATION_KEYS, EpisodeOutcome
 from palgym.envs.episodes import job_window
 from palgym.errors import ConfigError
+from palgym.policies.durations import Durations
+from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.metrics import censored_jct_s
 from palgym.sim.workload import Trace
-from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
+from palgym.simulate import Episode, EpisodeResult, make_episode, slowdown_factors
+from palgym.sweep import EpisodeRun, Runner, serial_runner
 
 ENV_METRICS: tuple[str, ...] = (
     "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s", "utilization_allocated",
@@ -71,8 +74,11 @@ def run_heuristics_direct(
     traces: Sequence[Trace],
     seeds: Sequence[int],
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
+    runner: Runner | None = None,
 ) -> dict[str, list[EpisodeOutcome]]:
     """Every heuristic on every (trace, seed) episode of the env, trace-major.
+
+    The env draws every episode first (here); then ``runner`` simulates the runs.
 
     Args:
         env_id: Gymnasium id.
@@ -82,7 +88,9 @@ def run_heuristics_direct(
         names: placement names.
         traces: evaluation traces, run whole.
         seeds: reset seeds.
-        on_episode: called after each run.
+        on_episode: called after each run, in run order.
+        runner: runs the episodes (default: here, one after the other;
+            :mod:`agents.parallel`: a process pool or Ray, equal outcomes).
 
     Returns:
         ``{name: outcomes}`` in the order (trace, seed).
@@ -93,9 +101,41 @@ def run_heuristics_direct(
     """
     if not can_run_direct(env_kwargs):
         raise ConfigError("heuristics run directly only under the 'jct' reward")
+    drawn = _draw_episodes(env_id, env_kwargs, traces, seeds)
+    pairs = [(episode, name) for episode in drawn for name in names]
+    runs = [EpisodeRun(d.episode, d.factors, name, d.queue_order, d.durations)
+            for d, name in pairs]
+    results: dict[str, list[EpisodeOutcome]] = {name: [] for name in names}
+    for (d, name), result in zip(pairs, (runner or serial_runner())(runs), strict=True):
+        outcome = _outcome(name, d.info, result, d.reward_scale, d.window_start)
+        results[name].append(outcome)
+        if on_episode is not None:
+            on_episode(outcome)
+    return results
+
+
+class _Drawn(NamedTuple):
+    """An episode the env drew, rebuilt for the simulator."""
+
+    episode: Episode
+    factors: SlowdownFactors
+    queue_order: str
+    info: dict[str, Any]
+    window_start: int
+    reward_scale: float
+    durations: Durations
+
+
+def _draw_episodes(env_id: str, env_kwargs: Mapping[str, Any], traces: Sequence[Trace],
+                   seeds: Sequence[int]) -> list[_Drawn]:
+    """Every (trace, seed) episode as the env draws it, trace-major.
+
+    Raises:
+        ConfigError: if a rebuilt episode's hash differs from the env's.
+    """
     env = gym.make(gym_id(env_id), **dict(env_kwargs), trace=list(traces))
     unwrapped: Any = env.unwrapped
-    results: dict[str, list[EpisodeOutcome]] = {name: [] for name in names}
+    drawn: list[_Drawn] = []
     try:
         for index, trace in enumerate(traces):
             for seed in seeds:
@@ -112,14 +152,9 @@ def run_heuristics_direct(
                 if episode.episode_hash() != info["episode_hash"]:
                     raise ConfigError(f"{trace.name} seed {seed}: the rebuilt episode differs "
                                       "from the env's (hash mismatch)")
-                factors = slowdown_factors(episode)
-                for name in names:
-                    result = run_episode(episode, name, unwrapped.order.name, factors,
-                                         durations=unwrapped.durations)
-                    outcome = _outcome(name, info, result, unwrapped.reward_scale, start)
-                    results[name].append(outcome)
-                    if on_episode is not None:
-                        on_episode(outcome)
+                drawn.append(_Drawn(episode, slowdown_factors(episode), unwrapped.order.name,
+                                    dict(info), start, float(unwrapped.reward_scale),
+                                    unwrapped.durations))
     finally:
         env.close()
-    return results
+    return drawn

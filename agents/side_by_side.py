@@ -23,6 +23,7 @@ from agents.rollout import EpisodeOutcome
 from palgym.errors import ConfigError
 from palgym.report import policies_to_run
 from palgym.sim.workload import Trace
+from palgym.sweep import Runner
 from palgym.tracesets import load_trace_set
 
 logger = logging.getLogger(__name__)
@@ -101,7 +102,8 @@ def contenders_of(request: SideBySide) -> list[Contender]:
 
 
 def run_side_by_side(
-    request: SideBySide, on_episode: Callable[[EpisodeOutcome], None] | None = None
+    request: SideBySide, on_episode: Callable[[EpisodeOutcome], None] | None = None,
+    runner: Runner | None = None,
 ) -> Comparison:
     """Run every contender on every (trace, seed) and pair them (see :mod:`agents.evaluation`).
 
@@ -112,7 +114,8 @@ def run_side_by_side(
     for warning in training_overlap(contenders, request.traces):
         logger.warning(warning)
     outcomes = run_contenders(request.env_id, contenders, request.traces, request.seeds,
-                              on_episode=on_episode, heuristics_via=request.heuristics_via)
+                              on_episode=on_episode, heuristics_via=request.heuristics_via,
+                              runner=runner)
     return summarise(
         request.env_id, contenders, outcomes, {t.name: t.content_hash() for t in request.traces},
         request.trace_source, request.seeds, reference=request.reference,

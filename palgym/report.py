@@ -38,7 +38,8 @@ from palgym.sim.config import SimConfig
 from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
-from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors
+from palgym.simulate import EpisodeResult, make_episode, slowdown_factors
+from palgym.sweep import EpisodeRun, Runner, serial_runner
 
 DEFAULT_BASELINE = "packed-sticky"
 """Baseline of the improvement column (PAL_MODEL section 7: the truly sticky packed policy)."""
@@ -217,6 +218,7 @@ def evaluate(
     setup: EvaluationSetup,
     baseline: str = DEFAULT_BASELINE,
     on_result: Callable[[EpisodeResult], None] | None = None,
+    runner: Runner | None = None,
 ) -> Evaluation:
     """Run every (queue order, placement) on one episode per trace.
 
@@ -228,7 +230,9 @@ def evaluate(
         queue_orders: queue order names.
         setup: cluster, options, profile source and seed.
         baseline: placement the improvements are relative to.
-        on_result: called after each run (e.g. to advance a progress bar).
+        on_result: called after each run, in run order (e.g. to advance a progress bar).
+        runner: runs the (trace, queue order, policy) runs (default: here, one after the
+            other; :mod:`agents.parallel`: a process pool or Ray; equal results).
 
     Returns:
         The evaluation.
@@ -238,7 +242,7 @@ def evaluate(
     """
     run_policies = policies_to_run(policies, baseline)
     _check_queue_orders(queue_orders)
-    results: list[EpisodeResult] = []
+    runs: list[EpisodeRun] = []
     hashes: dict[str, str] = {}
     for trace in traces:
         episode = make_episode(
@@ -247,12 +251,13 @@ def evaluate(
         )
         factors = slowdown_factors(episode)
         hashes[trace.name] = episode.episode_hash()
-        for order in queue_orders:
-            for policy in run_policies:
-                results.append(run_episode(episode, policy, order, factors,
-                                           durations=setup.durations))
-                if on_result is not None:
-                    on_result(results[-1])
+        runs.extend(EpisodeRun(episode, factors, policy, order, setup.durations)
+                    for order in queue_orders for policy in run_policies)
+    results: list[EpisodeResult] = []
+    for result in (runner or serial_runner())(runs):
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
     return Evaluation(
         results=tuple(results), traces=tuple(t.name for t in traces), policies=run_policies,
         queue_orders=tuple(queue_orders), baseline=baseline, episode_hashes=hashes,

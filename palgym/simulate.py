@@ -176,6 +176,7 @@ def run_episode(
     stall_factor: float | None = None,
     durations: Durations = CLAIRVOYANT,
     belief: str | BeliefMode | BeliefOptions | None = None,
+    progress: Callable[[Simulator], int] | None = None,
 ) -> EpisodeResult:
     """Simulate ``episode`` under one heuristic until every measured job completes, or until
     it is truncated (the :class:`StallDetector` fires, or ``config.max_rounds``).
@@ -191,6 +192,7 @@ def run_episode(
             errors: the episode seed's).
         belief: what PAL / PM-First decide on (None: ``episode.belief``); ``factors`` is
             used if the initial belief equals the profile, else the belief is fitted.
+        progress: see :func:`drive` (e.g. a :class:`palgym.progress.EpisodeProgress`).
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
@@ -218,7 +220,8 @@ def run_episode(
                            np.random.default_rng(profiling_seed), known)
     placement = watched or placement
     reason = drive(sim, order, placement, make_sampler(rng), stall=stall,
-                   on_event=watched.on_event if watched and watched.belief.changes else None)
+                   on_event=watched.on_event if watched and watched.belief.changes else None,
+                   progress=progress)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=queue_order,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
@@ -280,6 +283,7 @@ def drive(
     sampler: Sampler,
     on_event: Callable[[Simulator], None] | None = None,
     stall: StallDetector | None = None,
+    progress: Callable[[Simulator], int] | None = None,
 ) -> str:
     """The heuristic loop: place, commit, advance, until every measured job completes, or the
     episode is truncated (``sim.truncated``: ``max_rounds``; or ``stall`` fires).
@@ -295,6 +299,7 @@ def drive(
         on_event: called with ``sim`` after every commit and every advance (e.g. invariant
             checks, :mod:`palgym.testing`).
         stall: checked after every advance (None: only ``max_rounds`` truncates).
+        progress: reads ``sim`` (a progress bar), returns the round index to call it next at.
 
     Returns:
         ``""`` if every measured job completed, else why the episode stopped.
@@ -303,22 +308,22 @@ def drive(
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
-    memo_valid = False
+    memo_valid, next_progress = False, 0
     while not sim.done and not sim.truncated:
+        if progress is not None and sim.round_index >= next_progress:
+            next_progress = progress(sim)
         if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
             if on_event is None:  # the memo holds until the next event: those rounds at once
                 sim.idle_rounds()
-                reason = stall.check(sim) if stall is not None else ""
-                if reason:
+                if stall is not None and (reason := stall.check(sim)):
                     return reason
                 continue
             sim.commit(None)
         else:
             target = placement.place(sim, order.order(sim), sampler)
             memo_valid = not sim.commit(target)
-            if not sim.running_jobs().size and sim.active_jobs().size and (
-                not sim.has_future_arrivals()
-            ):
+            if (not sim.running_jobs().size and sim.active_jobs().size
+                    and not sim.has_future_arrivals()):
                 raise PalgymError(
                     f"{placement.name} placed no job on an idle cluster at t={sim.now_s:g} s "
                     "with no arrivals left: the episode could never end"
@@ -328,9 +333,6 @@ def drive(
         sim.advance()
         if on_event is not None:
             on_event(sim)
-        reason = stall.check(sim) if stall is not None else ""
-        if reason:
+        if stall is not None and (reason := stall.check(sim)):
             return reason
-    if sim.truncated:
-        return f"max_rounds ({sim.config.max_rounds}) reached"
-    return ""
+    return f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""

@@ -187,7 +187,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L1", ("palgym.sim",)),
     ("L2", ("palgym.policies", "palgym.io", "palgym.bundled")),
     ("L3", ("palgym.simulate", "palgym.testing", "palgym.tracesets", "palgym.report",
-            "palgym.plots")),
+            "palgym.plots", "palgym.sweep", "palgym.progress")),
     ("L4", ("palgym.envs",)),
     ("L5", ("palgym",)),
     ("L6", ("traces",)),

@@ -1,0 +1,190 @@
+"""Run a sweep's episodes in a local process pool (``evaluate.py --workers N``) or as Ray tasks
+(``evaluate.py --ray [ADDRESS]``); results come back in the serial order.
+
+Both runners are :data:`palgym.sweep.Runner`\\ s: they take the sweep's
+:class:`~palgym.sweep.EpisodeRun`\\ s (episodes are built, hashed and their slowdown factors
+fitted in this process, as in a serial run), run each with :func:`palgym.sweep.run_one`
+elsewhere and yield the results in the runs' order. A run's result depends on its episode,
+factors and names only (the episode carries its random streams), so every output file is
+byte-identical to the serial run's.
+
+The pool starts its workers with ``spawn``, never ``fork``: a forked child of a process that
+has started an OpenMP or numba thread pool can deadlock (see
+:mod:`palgym.policies.slowdown`). Workers run heuristics only; learned agents (SB3 models)
+run in the calling process (:func:`check_parallel_contenders` refuses them).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from palgym.errors import ConfigError
+from palgym.simulate import EpisodeResult
+from palgym.sweep import EpisodeRun, Runner, run_one, serial_runner
+
+RAY_EXTRA_HINT = "pip install -e '.[ray]'"
+"""How to install the optional ``ray`` extra."""
+POOL_START_METHOD = "spawn"
+"""How pool workers start (``spawn``: no inherited thread pools; portable)."""
+
+
+def _limit_worker_threads() -> None:
+    """Pool initializer: one BLAS / OpenMP thread per worker (the workers are the parallelism)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
+def pool_runner(workers: int) -> Runner:
+    """A runner over a pool of ``workers`` local processes.
+
+    Args:
+        workers: processes (>= 1; at most as many as there are runs are started).
+
+    Returns:
+        The runner (it raises the first failed run's error, in run order, as the serial run
+        would, and cancels the runs not started yet).
+
+    Raises:
+        ConfigError: if ``workers`` < 1.
+    """
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
+
+    def run(runs: Sequence[EpisodeRun]) -> Iterator[EpisodeResult]:
+        if not runs:
+            return
+        context = multiprocessing.get_context(POOL_START_METHOD)
+        with ProcessPoolExecutor(max_workers=min(workers, len(runs)), mp_context=context,
+                                 initializer=_limit_worker_threads) as pool:
+            futures: list[Future[EpisodeResult]] = [pool.submit(run_one, item)
+                                                    for item in runs]
+            try:
+                for future in futures:
+                    yield future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+
+    return run
+
+
+def import_ray() -> Any:
+    """The ``ray`` module.
+
+    Raises:
+        ConfigError: naming the ``ray`` extra when ray is not installed.
+    """
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError(f"--ray needs the optional 'ray' extra ({exc}): "
+                          f"{RAY_EXTRA_HINT}") from None
+    return ray
+
+
+def _ray_run(episode: Any, factors: Any, policy: str, queue_order: str) -> EpisodeResult:
+    """The Ray task body (Ray resolves ``episode`` / ``factors`` from the object store)."""
+    return run_one(EpisodeRun(episode, factors, policy, queue_order))
+
+
+def ray_runner(address: str | None = None) -> Runner:
+    """A runner of Ray tasks, one task per run (one CPU each).
+
+    Args:
+        address: the cluster to join (``ray.init(address)``: ``auto``, ``ray://host:10001``,
+            ``host:6379``); None or ``""``: a local Ray started here (``ray.init()``), stopped
+            when the sweep ends. An already initialised Ray is used as it is.
+
+    Returns:
+        The runner. Each episode and its factors are put in the object store once, whatever
+        the number of runs on them; results are fetched in run order.
+
+    Raises:
+        ConfigError: if ray is not installed (naming the extra).
+    """
+    ray = import_ray()
+
+    def run(runs: Sequence[EpisodeRun]) -> Iterator[EpisodeResult]:
+        if not runs:
+            return
+        started = not ray.is_initialized()
+        if started:
+            ray.init(address=address or None, include_dashboard=False,
+                     logging_level="WARNING", log_to_driver=False,
+                     runtime_env=None if address else {"env_vars": _local_worker_env()})
+        try:
+            task = ray.remote(num_cpus=1)(_ray_run)
+            stored: dict[int, tuple[Any, Any]] = {}
+            refs = []
+            for item in runs:
+                key = id(item.episode)
+                if key not in stored:
+                    stored[key] = (ray.put(item.episode), ray.put(item.factors))
+                refs.append(task.remote(*stored[key], item.policy, item.queue_order))
+            for ref in refs:
+                yield ray.get(ref)
+        finally:
+            if started:
+                ray.shutdown()
+
+    return run
+
+
+def _local_worker_env() -> dict[str, str]:
+    """Environment of a local Ray's workers: this process's ``PYTHONPATH`` (so that they
+    import the same palgym) and one OpenMP thread. (A cluster's nodes have their own
+    installation, README "Parallel sweeps".)"""
+    env = {"OMP_NUM_THREADS": "1"}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def make_runner(workers: int | None, ray_address: str | None, episode_bars: bool = False
+                ) -> Runner:
+    """The runner that ``--workers`` / ``--ray`` choose (serial when neither is given).
+
+    Args:
+        workers: ``--workers`` (None: not given; 1 runs serially here).
+        ray_address: ``--ray`` (None: not given; ``""``: a local Ray).
+        episode_bars: the serial runner's per-episode progress bars (TTY only).
+
+    Raises:
+        ConfigError: for both options at once, ``workers`` < 1, or no ray installed.
+    """
+    if workers is not None and ray_address is not None:
+        raise ConfigError("give --workers or --ray, not both")
+    if ray_address is not None:
+        return ray_runner(ray_address)
+    if workers is not None:
+        if workers < 1:
+            raise ConfigError(f"--workers must be >= 1, got {workers}")
+        if workers > 1:
+            return pool_runner(workers)
+    return serial_runner(episode_bars)
+
+
+def check_parallel_contenders(workers: int | None, ray_address: str | None,
+                              agents: Sequence[str], heuristics_via: str) -> None:
+    """Refuse ``--workers`` > 1 / ``--ray`` with contenders only the calling process runs.
+
+    Raises:
+        ConfigError: for learned agents (``--agent``) or ``--heuristics-via env``.
+    """
+    parallel = ray_address is not None or (workers is not None and workers > 1)
+    if not parallel:
+        return
+    flag = "--ray" if ray_address is not None else f"--workers {workers}"
+    if agents:
+        raise ConfigError(
+            f"{flag} runs heuristic contenders only (on the simulator); learned agents "
+            f"(--agent {' '.join(agents)}) run in one process: drop {flag.split()[0]}, or "
+            "evaluate the agents and the heuristics in separate commands")
+    if heuristics_via != "simulator":
+        raise ConfigError(f"{flag} runs heuristics on the simulator only: drop "
+                          f"--heuristics-via {heuristics_via} or {flag.split()[0]}")
