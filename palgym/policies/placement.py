@@ -25,6 +25,7 @@ from palgym.policies.base import Sampler
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.policies.walk_memo import WalkMemo, place_from_empty_memo
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, BoolArray, IntArray, PerfClass
 
@@ -128,6 +129,7 @@ class Packed:
 
     sticky: bool
     deterministic: bool = True
+    memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -138,7 +140,7 @@ class Packed:
         if self.sticky:
             strict = sim.config.packed_sticky_strict_total
             return place_sticky(sim, order, _packed(strict), sampler)
-        return place_from_empty(sim, order, _packed(False), sampler)
+        return place_from_empty_memo(sim, order, _packed(False), sampler, self.memo, "packed")
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ class PMFirst:
     name: str = "pm-first"
     sticky: bool = False
     deterministic: bool = True
+    memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
@@ -179,7 +182,8 @@ class PMFirst:
                 factors.labels[perf_class], sim.node_of_gpu,
             )
 
-        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler)
+        return place_from_empty_memo(sim, class_reordered(sim, order), allocate, sampler,
+                                     self.memo, "pm-first")
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,7 @@ class PAL:
     sticky: bool = False
     deterministic: bool = True
     entries: tuple[tuple[MatrixEntry, ...], ...] = field(init=False)
+    memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         entries = tuple(
@@ -213,4 +218,5 @@ class PAL:
                 self.entries[perf_class], node_order,
             )
 
-        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler)
+        return place_from_empty_memo(sim, class_reordered(sim, order), allocate, sampler,
+                                     self.memo, ("pal", node_order))
