@@ -22,6 +22,7 @@ import numpy as np
 
 from palgym.policies.allocation import packed_allocation, random_allocation
 from palgym.policies.base import Sampler
+from palgym.policies.compiled_rules import ClassTables, compiled_rule
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
@@ -170,6 +171,10 @@ class PMFirst:
     sticky: bool = False
     deterministic: bool = True
     memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
+    tables: ClassTables = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", ClassTables.build(self.factors))
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
@@ -182,7 +187,8 @@ class PMFirst:
                 factors.labels[perf_class], sim.node_of_gpu,
             )
 
-        return place_from_empty_memo(sim, class_reordered(sim, order), allocate, sampler,
+        rule = compiled_rule(sim, self.tables, pal=False) or allocate
+        return place_from_empty_memo(sim, class_reordered(sim, order), rule, sampler,
                                      self.memo, "pm-first")
 
 
@@ -197,6 +203,7 @@ class PAL:
     deterministic: bool = True
     entries: tuple[tuple[MatrixEntry, ...], ...] = field(init=False)
     memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
+    tables: ClassTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         entries = tuple(
@@ -204,6 +211,7 @@ class PAL:
             for c in PerfClass
         )
         object.__setattr__(self, "entries", entries)
+        object.__setattr__(self, "tables", ClassTables.build(self.factors, entries))
 
     def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
@@ -218,5 +226,6 @@ class PAL:
                 self.entries[perf_class], node_order,
             )
 
-        return place_from_empty_memo(sim, class_reordered(sim, order), allocate, sampler,
+        rule = compiled_rule(sim, self.tables, pal=True) or allocate
+        return place_from_empty_memo(sim, class_reordered(sim, order), rule, sampler,
                                      self.memo, ("pal", node_order))

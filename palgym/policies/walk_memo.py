@@ -98,7 +98,8 @@ def place_from_empty_memo(
     jobs = sim.jobs
     walked: list[int] = []
     failed = False
-    for index, job in enumerate(sequence[reused:].tolist(), start=reused):
+    for index in range(reused, sequence.size):  # the walk stops early: no tolist of the rest
+        job = int(sequence[index])
         walked.append(int(jobs.num_gpus[job]) * NUM_PERF_CLASSES + int(jobs.perf_class[job]))
         gpus = allocate(sim, job, free, sampler)
         if gpus is None:
