@@ -90,3 +90,20 @@ def test_memo_is_not_used_on_another_layout() -> None:
     for sim in (first, second, first, second):
         got = policy.place(sim, order, NumpySampler(np.random.default_rng()))
         np.testing.assert_array_equal(got, reference(sim, policy, order))
+
+
+@pytest.mark.parametrize("name", ["pal", "pm-first"])
+def test_factors_changed_in_place_are_seen(name: str) -> None:
+    # The per-job rules read the factors at every call; the memo and the compiled tables must
+    # not keep a walk made on the old values.
+    sim = make_sim(3, nodes=4, per_node=4)
+    factors = SlowdownFactors.fit(sim.perfvar, ClusterCountRule.OUTLIERS)
+    policy = (PAL(factors, sim.config.locality_penalties) if name == "pal"
+              else PMFirst(factors))
+    order = np.arange(10, dtype=np.int64)
+    before = policy.place(sim, order, NumpySampler(np.random.default_rng()))
+    factors.sf[:] = factors.sf[:, ::-1].copy()  # the GPUs' factors reversed
+    factors.labels[:] = factors.labels[:, ::-1].copy()
+    after = policy.place(sim, order, NumpySampler(np.random.default_rng()))
+    np.testing.assert_array_equal(after, reference(sim, policy, order))
+    assert not np.array_equal(before, after)  # the change mattered to this walk

@@ -45,8 +45,8 @@ class ClassTables:
     def build(cls, factors: SlowdownFactors,
               entries: tuple[tuple[MatrixEntry, ...], ...] = ()) -> ClassTables:
         """Tables of ``factors`` (and of PAL's matrix ``entries`` per class, if given)."""
-        sf = np.ascontiguousarray(factors.sf, dtype=np.float64)
-        labels = np.ascontiguousarray(factors.labels, dtype=np.int64)
+        sf = np.array(factors.sf, dtype=np.float64)  # copies: a snapshot (see matches)
+        labels = np.array(factors.labels, dtype=np.int64)
         rank = np.stack([np.unique(row, return_inverse=True)[1].reshape(-1) for row in sf])
         return cls(
             sf=sf, labels=labels, rank=rank.astype(np.int64),
@@ -56,6 +56,13 @@ class ClassTables:
             entry_within=tuple(np.array([e.locality is Locality.WITHIN for e in row],
                                         dtype=np.bool_) for row in entries),
         )
+
+
+    def matches(self, factors: SlowdownFactors) -> bool:
+        """True if ``factors`` still hold the values these tables were built from (False
+        after an in-place change: rebuild the tables and forget walks made with them)."""
+        return bool(np.array_equal(self.sf, factors.sf)
+                    and np.array_equal(self.labels, factors.labels))
 
 
 def contiguous(sim: Simulator) -> bool:

@@ -187,6 +187,9 @@ class PMFirst:
                 factors.labels[perf_class], sim.node_of_gpu,
             )
 
+        if not self.tables.matches(factors):  # factors changed in place: start afresh
+            object.__setattr__(self, "tables", ClassTables.build(factors))
+            object.__setattr__(self, "memo", WalkMemo())
         rule = compiled_rule(sim, self.tables, pal=False) or allocate
         return place_from_empty_memo(sim, class_reordered(sim, order), rule, sampler,
                                      self.memo, "pm-first")
@@ -226,6 +229,9 @@ class PAL:
                 self.entries[perf_class], node_order,
             )
 
+        if not self.tables.matches(factors):  # factors changed in place: start afresh
+            object.__setattr__(self, "tables", ClassTables.build(factors, self.entries))
+            object.__setattr__(self, "memo", WalkMemo())
         rule = compiled_rule(sim, self.tables, pal=True) or allocate
         return place_from_empty_memo(sim, class_reordered(sim, order), rule, sampler,
                                      self.memo, ("pal", node_order))
