@@ -18,6 +18,8 @@ beyond 1,024 GPUs the bundled profile is extended by its documented rule.
     python benchmarks/scale.py --gpus 64 256 --jobs 1000 2000            # quick
     python benchmarks/scale.py                                            # 64..8,192 x 1k..80k
     python benchmarks/scale.py --gpus --jobs --philly PATH --philly-jobs 20000 0
+    python benchmarks/scale.py --gpus --jobs --philly PATH --philly-gpus 2048 \
+        --policy pal pm-first packed-sticky packed-non-sticky random-sticky random-non-sticky
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Row:
     source: str  # "generated" or a Philly file path
     gpus: int
     jobs: int  # 0 = the whole file (Philly only)
+    policy: str = "pal"
 
 
 def peak_rss_mib() -> float:
@@ -77,10 +80,10 @@ def run_row(row: Row, args: argparse.Namespace) -> dict[str, Any]:
     trace = build_trace(row, args.seed, args.load)
     warmup = job_window(trace, 0, min(WARMUP_JOBS, trace.num_jobs))
     run_episode(make_episode(warmup, cluster=cluster, config=config, seed=args.seed),
-                args.policy, args.queue_order)
+                row.policy, args.queue_order)
     episode = make_episode(trace, cluster=cluster, config=config, seed=args.seed)
     start, cpu_start = time.perf_counter(), time.process_time()
-    result = run_episode(episode, args.policy, args.queue_order)
+    result = run_episode(episode, row.policy, args.queue_order)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     return {"jobs": trace.num_jobs, "rounds": result.num_rounds, "episode_s": seconds,
             "episode_cpu_s": cpu,
@@ -91,7 +94,7 @@ def run_row(row: Row, args: argparse.Namespace) -> dict[str, Any]:
 def run_in_subprocess(row: Row, args: argparse.Namespace) -> dict[str, Any]:
     """Run one row in a fresh interpreter; its figures, or ``{"error": ...}``."""
     command = [sys.executable, str(Path(__file__).resolve()), "--row", row.source,
-               str(row.gpus), str(row.jobs), "--preset", args.preset, "--policy", args.policy,
+               str(row.gpus), str(row.jobs), "--preset", args.preset, "--policy", row.policy,
                "--queue-order", args.queue_order, "--seed", str(args.seed),
                "--load", str(args.load)]
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -110,7 +113,7 @@ def run_in_subprocess(row: Row, args: argparse.Namespace) -> dict[str, Any]:
     return {**json.loads(lines[-1]), "process_s": wall, "process_cpu_s": cpu}
 
 
-HEADER = (f"{'trace':<12} {'gpus':>6} {'jobs':>7} {'rounds':>8} {'episode_s':>10} "
+HEADER = (f"{'trace':<12} {'policy':<18} {'gpus':>6} {'jobs':>7} {'rounds':>8} {'episode_s':>10} "
           f"{'cpu_s':>8} {'rounds/s':>9} {'rounds/cpu_s':>12} {'process_s':>10} "
           f"{'proc_cpu_s':>10} {'rss_MiB':>8} {'imports_MiB':>11} {'avg_JCT_h':>10}")
 
@@ -119,10 +122,11 @@ def format_row(row: Row, figures: dict[str, Any]) -> str:
     """One printed table line."""
     name = "generated" if row.source == "generated" else Path(row.source).stem
     if "error" in figures:
-        return f"{name:<12} {row.gpus:>6} {row.jobs:>7} FAILED: {figures['error']}"
+        return f"{name:<12} {row.policy:<18} {row.gpus:>6} {row.jobs:>7} FAILED: {figures['error']}"
     rate = figures["rounds"] / max(figures["episode_s"], 1e-9)
     cpu_rate = figures["rounds"] / max(figures["episode_cpu_s"], 1e-9)
-    return (f"{name:<12} {row.gpus:>6} {figures['jobs']:>7} {figures['rounds']:>8} "
+    return (f"{name:<12} {row.policy:<18} {row.gpus:>6} {figures['jobs']:>7} "
+            f"{figures['rounds']:>8} "
             f"{figures['episode_s']:>10.2f} {figures['episode_cpu_s']:>8.2f} {rate:>9.0f} "
             f"{cpu_rate:>12.0f} {figures['process_s']:>10.2f} {figures['process_cpu_s']:>10.2f} "
             f"{figures['peak_rss_mib']:>8.0f} {figures['rss_imports_mib']:>11.0f} "
@@ -130,10 +134,12 @@ def format_row(row: Row, figures: dict[str, Any]) -> str:
 
 
 def planned_rows(args: argparse.Namespace) -> list[Row]:
-    """Generated rows (every --gpus x --jobs), then Philly rows if --philly is given."""
-    rows = [Row("generated", gpus, jobs) for gpus in args.gpus for jobs in args.jobs]
+    """Generated rows (every --gpus x --jobs), then Philly rows if --philly is given; each for
+    every --policy."""
+    rows = [Row("generated", gpus, jobs, policy)
+            for policy in args.policy for gpus in args.gpus for jobs in args.jobs]
     if args.philly is not None:
-        rows += [Row(str(args.philly), gpus, jobs)
+        rows += [Row(str(args.philly), gpus, jobs, policy) for policy in args.policy
                  for gpus in args.philly_gpus for jobs in args.philly_jobs]
     return rows
 
@@ -149,7 +155,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--philly-jobs", type=int, nargs="+", default=[0],
                         help="first J jobs of the Philly file (0 = all)")
     parser.add_argument("--preset", default="default")
-    parser.add_argument("--policy", default="pal")
+    parser.add_argument("--policy", nargs="+", default=["pal"],
+                        help="placement policies (one row each), e.g. all six for the Philly "
+                             "run per placement")
     parser.add_argument("--queue-order", default="fifo")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--load", type=float, default=32.0, help="jobs/h per 64 GPUs")
@@ -173,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.row is not None:
         source, gpus, jobs = args.row
-        print(json.dumps(run_row(Row(source, int(gpus), int(jobs)), args)))
+        print(json.dumps(run_row(Row(source, int(gpus), int(jobs), args.policy[0]), args)))
         return 0
-    print(f"policy {args.policy}, queue order {args.queue_order}, preset {args.preset}, "
+    print(f"policies {' '.join(args.policy)}, queue order {args.queue_order}, "
+          f"preset {args.preset}, "
           f"seed {args.seed}, generated load {args.load:g} jobs/h per 64 GPUs", flush=True)
     print(HEADER, flush=True)
     failed = 0

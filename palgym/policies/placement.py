@@ -26,10 +26,12 @@ import numpy as np
 from palgym.policies.allocation import packed_allocation, random_allocation
 from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, reserve, with_backfill
 from palgym.policies.base import Sampler
+from palgym.policies.compiled_rules import ClassTables, compiled_rule
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.policies.walk_memo import WalkMemo, place_from_empty_memo
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, BoolArray, IntArray, PerfClass
 
@@ -225,12 +227,23 @@ def _memo_safe(backfill: Backfill) -> bool:
     return backfill.mode != "easy"
 
 
+def _non_sticky(sim: Simulator, sequence: IntArray, allocate: Allocate, sampler: Sampler,
+                backfill: Backfill, memo: WalkMemo, context: object) -> IntArray:
+    """The non-sticky walk of a deterministic rule: reusing the last walk's GPU sets
+    (:func:`palgym.policies.walk_memo.place_from_empty_memo`) without backfilling, the plain
+    walk with it (a backfilled job's GPUs depend on the jobs skipped before it)."""
+    if backfill.mode == "none":
+        return place_from_empty_memo(sim, sequence, allocate, sampler, memo, context)
+    return place_from_empty(sim, sequence, allocate, sampler, backfill)
+
+
 @dataclass(frozen=True)
 class Packed:
     """Packed-Sticky / Packed-Non-Sticky (variability-blind consolidation)."""
 
     sticky: bool
     backfill: Backfill = NO_BACKFILL
+    memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -248,7 +261,8 @@ class Packed:
         if self.sticky:
             strict = sim.config.packed_sticky_strict_total
             return place_sticky(sim, order, _packed(strict), sampler, self.backfill)
-        return place_from_empty(sim, order, _packed(False), sampler, self.backfill)
+        return _non_sticky(sim, order, _packed(False), sampler, self.backfill, self.memo,
+                           "packed")
 
 
 @dataclass(frozen=True)
@@ -279,6 +293,11 @@ class PMFirst:
     factors: SlowdownFactors
     backfill: Backfill = NO_BACKFILL
     sticky: bool = False
+    memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
+    tables: ClassTables = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", ClassTables.build(self.factors))
 
     @property
     def name(self) -> str:
@@ -301,8 +320,12 @@ class PMFirst:
                 factors.labels[perf_class], sim.node_of_gpu,
             )
 
-        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler,
-                                self.backfill)
+        if not self.tables.matches(factors):  # factors changed in place: start afresh
+            object.__setattr__(self, "tables", ClassTables.build(factors))
+            object.__setattr__(self, "memo", WalkMemo())
+        rule = compiled_rule(sim, self.tables, pal=False) or allocate
+        return _non_sticky(sim, class_reordered(sim, order), rule, sampler, self.backfill,
+                           self.memo, "pm-first")
 
 
 @dataclass(frozen=True)
@@ -314,6 +337,8 @@ class PAL:
     backfill: Backfill = NO_BACKFILL
     sticky: bool = False
     entries: tuple[tuple[MatrixEntry, ...], ...] = field(init=False)
+    memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
+    tables: ClassTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         entries = tuple(
@@ -321,6 +346,7 @@ class PAL:
             for c in PerfClass
         )
         object.__setattr__(self, "entries", entries)
+        object.__setattr__(self, "tables", ClassTables.build(self.factors, entries))
 
     @property
     def name(self) -> str:
@@ -345,5 +371,9 @@ class PAL:
                 self.entries[perf_class], node_order,
             )
 
-        return place_from_empty(sim, class_reordered(sim, order), allocate, sampler,
-                                self.backfill)
+        if not self.tables.matches(factors):  # factors changed in place: start afresh
+            object.__setattr__(self, "tables", ClassTables.build(factors, self.entries))
+            object.__setattr__(self, "memo", WalkMemo())
+        rule = compiled_rule(sim, self.tables, pal=True) or allocate
+        return _non_sticky(sim, class_reordered(sim, order), rule, sampler, self.backfill,
+                           self.memo, ("pal", node_order))

@@ -1,0 +1,150 @@
+"""Compiled (numba) twins of the PM-First and PAL per-job rules, for the contiguous layout.
+
+:func:`pm_first_pick` is :func:`palgym.policies.pm_first.pm_first_allocation` on the free GPUs
+and :func:`pal_pick` is :func:`palgym.policies.pal.pal_allocation` with the ascending node order,
+for GPU g on node g // G_n (:class:`palgym.sim.cluster.ClusterSpec`'s layout). They make the
+same float comparisons as the numpy rules and break ties the same way
+(``tests/test_pal_kernel.py`` checks them against the numpy rules on random states); the
+placement policies use them when the layout is contiguous and the node order is ascending, and
+the numpy rules otherwise.
+
+Why no sort: PM-First's order is (slowdown factor, ``|#free on the node with the GPU's label -
+N|``, GPU id); the N smallest keys are kept by insertion. PAL's ACROSS step at tier v restricts
+PM-First to factors <= v, which removes whole (node, label) groups, all ordered after every
+lower factor: the restricted set is the unrestricted one whenever >= N candidates have factor
+<= v. Its WITHIN step at v keeps the node with the smallest (N-th best factor, -candidate
+count, node id), the first minimum of its visit order (count descending, then node id).
+
+Source: PAL, SC24, Sections IV-B and IV-C; artifact ``placement/pmfirst.py``, ``placement/pal.py``.
+Importing this module imports numba (see :mod:`palgym._numba`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym._numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _keep_smallest(values, count, value):  # type: ignore[no-untyped-def]
+    """Insert ``value`` into ascending ``values[:count]``, keeping at most ``values.size``
+    of the smallest; returns the new count."""
+    if count == values.size:
+        if value >= values[count - 1]:
+            return count
+        count -= 1
+    i = count
+    while i > 0 and values[i - 1] > value:
+        values[i] = values[i - 1]
+        i -= 1
+    values[i] = value
+    return count + 1
+
+
+@njit(cache=True, nogil=True)
+def pm_first_pick(free, num_gpus, rank_c, label_c, num_labels, gpus_per_node, out):  # type: ignore[no-untyped-def]
+    """PM-First on the free GPUs.
+
+    Args:
+        free: bool (G,).
+        num_gpus: N >= 1.
+        rank_c: int64 (G,), the rank of each GPU's slowdown factor among the class's distinct
+            factors (equal factors, equal rank).
+        label_c: int64 (G,), the class's k-means labels, in [0, num_labels).
+        num_labels: labels of the class.
+        gpus_per_node: G_n.
+        out: int64 (>= N,) out: the N chosen GPU ids, ascending.
+
+    Returns:
+        The largest rank among the chosen GPUs, or -1 if fewer than N GPUs are free.
+    """
+    total_gpus = free.size
+    num_nodes = total_gpus // gpus_per_node
+    groups = np.zeros(num_labels, np.int64)  # free GPUs per label on the node being read
+    chosen = np.empty(num_gpus, np.int64)
+    k = 0
+    total = 0
+    for node in range(num_nodes):  # node by node: no integer division per GPU
+        start = node * gpus_per_node
+        groups[:] = 0
+        for g in range(start, start + gpus_per_node):
+            if free[g]:
+                groups[label_c[g]] += 1
+        for g in range(start, start + gpus_per_node):
+            if free[g]:
+                total += 1
+                score = abs(groups[label_c[g]] - num_gpus)
+                key = (rank_c[g] * (total_gpus + 1) + score) * total_gpus + g
+                if k < num_gpus or key < chosen[num_gpus - 1]:
+                    k = _keep_smallest(chosen, k, key)
+    if total < num_gpus:
+        return -1
+    for i in range(num_gpus):
+        _keep_smallest(out[:num_gpus], i, chosen[i] % total_gpus)
+    return chosen[num_gpus - 1] // total_gpus // (total_gpus + 1)
+
+
+@njit(cache=True, nogil=True)
+def _within_node(free, num_gpus, sf_c, value, gpus_per_node, out):  # type: ignore[no-untyped-def]
+    """PAL's WITHIN step among the free GPUs with factor <= ``value``; returns feasible."""
+    best_node = -1
+    best_worst = 0.0
+    best_count = 0
+    smallest = np.empty(num_gpus, np.float64)
+    for node in range(free.size // gpus_per_node):
+        count = 0
+        for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
+            if free[g] and sf_c[g] <= value:
+                _keep_smallest(smallest, min(count, num_gpus), sf_c[g])
+                count += 1
+        if count < num_gpus:
+            continue
+        worst = smallest[num_gpus - 1]
+        if best_node == -1 or worst < best_worst or (worst == best_worst and count > best_count):
+            best_node, best_worst, best_count = node, worst, count
+    if best_node == -1:
+        return False
+    k = 0
+    for g in range(best_node * gpus_per_node, (best_node + 1) * gpus_per_node):
+        if k < num_gpus and free[g] and sf_c[g] <= best_worst:
+            out[k] = g
+            k += 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def pal_pick(free, num_gpus, sf_c, rank_c, label_c, num_labels, gpus_per_node,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+             entry_value, entry_within, out):
+    """PAL on the free GPUs (ascending node order); returns feasible.
+
+    Args:
+        free, num_gpus, rank_c, label_c, num_labels, gpus_per_node, out: as
+            :func:`pm_first_pick`.
+        sf_c: float64 (G,), the class's slowdown factors.
+        entry_value: float64 (E,), the tier value of each matrix entry, in cost order.
+        entry_within: bool (E,), True for a WITHIN entry, False for ACROSS.
+    """
+    if num_gpus == 1 or num_gpus > gpus_per_node:
+        return pm_first_pick(free, num_gpus, rank_c, label_c, num_labels, gpus_per_node,
+                             out) >= 0
+    across_rank = -2  # PM-First on all free GPUs, computed at the first ACROSS entry
+    across = np.empty(num_gpus, np.int64)
+    for e in range(entry_value.size):
+        value = entry_value[e]
+        if entry_within[e]:
+            if _within_node(free, num_gpus, sf_c, value, gpus_per_node, out):
+                return True
+            continue
+        count = 0
+        for g in range(free.size):
+            if free[g] and sf_c[g] <= value:
+                count += 1
+        if count < num_gpus:
+            continue
+        if across_rank == -2:
+            across_rank = pm_first_pick(free, num_gpus, rank_c, label_c, num_labels,
+                                        gpus_per_node, across)
+        out[:num_gpus] = across
+        return True
+    return False

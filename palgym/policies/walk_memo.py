@@ -1,0 +1,116 @@
+"""Non-sticky walks that start where the previous round's walk still holds.
+
+A deterministic non-sticky walk (Packed-Non-Sticky, PM-First, PAL) places its sequence from an
+empty cluster and stops at the first job it cannot place. Each job's GPUs are a function of the
+free GPUs and of the job's (GPU count, perf class) alone, so the GPU set given at position i
+depends only on the keys ``num_gpus x C + perf_class`` of positions 0..i. Where this round's
+sequence starts with the same keys as the last walk, the last walk's GPU sets hold position by
+position (only the job indices change); only the rest is walked. The result is the
+reference walk's (:func:`palgym.policies.placement.place_from_empty`) bit for bit; the memo
+is checked against the cluster layout and the policy's options before it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from palgym.policies.base import Sampler
+from palgym.sim.engine import Simulator
+from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, IntArray
+
+Allocate = Callable[[Simulator, int, BoolArray, Sampler], "IntArray | None"]
+_UNHELD = np.iinfo(np.int64).max
+
+
+@dataclass
+class WalkMemo:
+    """The last walk of one policy.
+
+    Attributes:
+        keys: int64 (P,), ``num_gpus x C + perf_class`` of the walked positions: the placed
+            ones, then the one that failed (if ``failed``).
+        placed: positions placed.
+        failed: the walk stopped at a job it could not place (else the sequence ran out).
+        position_of_gpu: int64 (G,), the position holding each GPU (``_UNHELD`` if free).
+        layout: int64 (G,) ``node_of_gpu`` the walk ran on (None: no walk yet).
+        context: the policy options the walk depended on.
+    """
+
+    keys: IntArray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    placed: int = 0
+    failed: bool = False
+    position_of_gpu: IntArray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    layout: IntArray | None = None
+    context: Hashable = None
+
+
+def _reusable(sim: Simulator, sequence: IntArray, memo: WalkMemo, context: Hashable) -> int:
+    """Positions of ``sequence`` whose keys equal the memo's (0 if the memo does not apply)."""
+    layout = sim.node_of_gpu
+    if memo.layout is None or memo.context != context or not np.array_equal(memo.layout, layout):
+        return 0
+    span = min(sequence.size, memo.keys.size)
+    jobs = sim.jobs
+    head = sequence[:span]
+    keys = jobs.num_gpus[head] * NUM_PERF_CLASSES + jobs.perf_class[head]
+    mismatch = np.flatnonzero(keys != memo.keys[:span])
+    return int(mismatch[0]) if mismatch.size else span
+
+
+def place_from_empty_memo(
+    sim: Simulator,
+    sequence: IntArray,
+    allocate: Allocate,
+    sampler: Sampler,
+    memo: WalkMemo,
+    context: Hashable = None,
+) -> IntArray:
+    """:func:`~palgym.policies.placement.place_from_empty` for a deterministic ``allocate``
+    (a function of the free GPUs and the job's GPU count and class), reusing ``memo``.
+
+    Args:
+        sim: the engine (read: job columns, ``node_of_gpu``).
+        sequence: int64 (A,) job indices in walk order.
+        allocate: the policy's per-job rule.
+        sampler: passed through to ``allocate``.
+        memo: the policy's memo, updated in place.
+        context: everything else ``allocate`` depends on (compared with ``==``).
+
+    Returns:
+        int64 (G,) target allocation.
+    """
+    common = _reusable(sim, sequence, memo, context)
+    num_gpus = sim.cluster.num_gpus
+    if memo.position_of_gpu.shape != (num_gpus,) or common == 0:
+        memo.position_of_gpu = np.full(num_gpus, _UNHELD, dtype=np.int64)
+    reused = min(common, memo.placed)
+    position = memo.position_of_gpu
+    held = position < reused
+    target = np.full(num_gpus, FREE, dtype=np.int64)
+    target[held] = sequence[position[held]]
+    if memo.failed and common > memo.placed:  # the same key fails on the same free GPUs
+        return target
+    position[~held] = _UNHELD
+    free = ~held
+    jobs = sim.jobs
+    walked: list[int] = []
+    failed = False
+    for index in range(reused, sequence.size):  # the walk stops early: no tolist of the rest
+        job = int(sequence[index])
+        walked.append(int(jobs.num_gpus[job]) * NUM_PERF_CLASSES + int(jobs.perf_class[job]))
+        gpus = allocate(sim, job, free, sampler)
+        if gpus is None:
+            failed = True
+            break
+        target[gpus] = job
+        free[gpus] = False
+        position[gpus] = index
+    memo.keys = np.concatenate([memo.keys[:reused], np.asarray(walked, dtype=np.int64)])
+    memo.placed = memo.keys.size - failed
+    memo.failed = failed
+    memo.layout = sim.node_of_gpu.copy()
+    memo.context = context
+    return target
