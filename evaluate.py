@@ -143,7 +143,7 @@ def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
 
 
 def _side_by_side_mode(args: argparse.Namespace) -> bool:
-    return bool(args.agent or args.env or args.trace_set or args.seeds)
+    return bool(args.agent or args.env or args.trace_set or args.seeds or args.planner)
 
 
 def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -220,15 +220,20 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
         confidence=args.confidence, resamples=args.bootstrap_resamples,
         bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
         device=args.device,
-        heuristics_via=args.heuristics_via,
+        heuristics_via=args.heuristics_via, planners=tuple(args.planner or ()),
     )
-    bar = _progress_bar(len(traces) * len(request.seeds) * (len(request.agents) + 8),
+    contenders = len(request.agents) + len(request.planners) + 8
+    bar = _progress_bar(len(traces) * len(request.seeds) * contenders,
                         enabled=not args.quiet and sys.stderr.isatty())
     try:
         comparison = run_side_by_side(request, on_episode=lambda _outcome: bar.update(1))
     finally:
         bar.close()
     print(format_comparison(comparison))
+    if request.planners:
+        from agents.planner import format_planner_costs
+
+        print(format_planner_costs(comparison.contenders, comparison.outcomes))
     written = write_outputs(comparison, args.output, args.summary_output, args.json)
     if args.plot is not None:
         from agents.evaluation_plots import write_plots as write_side_by_side_plots
