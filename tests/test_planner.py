@@ -36,9 +36,9 @@ def _toy(*jobs: tuple[int, float]) -> Trace:
         perf_class=[CLASS_A] * len(jobs))
 
 
-def _toy_env(trace: Trace, **kwargs: object) -> ClusterEnv:
-    """Scheduling task, 2 nodes x 1 GPU, uniform GPUs, no locality penalty, R = 100 s, FIFO."""
-    return ClusterEnv(trace, task="scheduling", cluster="2x1",
+def _toy_env(trace: Trace, task: str = "scheduling", **kwargs: object) -> ClusterEnv:
+    """2 nodes x 1 GPU, uniform GPUs, no locality penalty, R = 100 s, FIFO."""
+    return ClusterEnv(trace, task=task, cluster="2x1",
                       profile=VariabilityProfile("toy", np.ones((4, 2))),
                       locality_penalty=1.0, round_duration_s=R, **kwargs)  # type: ignore[arg-type]
 
@@ -74,6 +74,11 @@ def test_planner_beats_a_provably_suboptimal_base_on_a_two_node_toy() -> None:
         np.testing.assert_allclose(planned.jct_s, [1100.0, 100.0], err_msg=spec)
         assert planned.episode_hash == base.episode_hash
         assert agent.episodes[-1].changed == 1
+    # placement task: the round's jobs are FIFO's fitting prefix (job 0 alone), so no
+    # action starts job 1 first: the planner can only match the base, 1000 and 1100 s.
+    agent = PlannerAgent(PlannerSpec.parse("K=6,H=end"))
+    placed = _run(agent, _toy_env(trace, task="placement", **agent.env_kwargs))
+    np.testing.assert_allclose(placed.jct_s, [1000.0, 1100.0])
 
 
 def test_ties_go_to_the_base_action() -> None:
