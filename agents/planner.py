@@ -23,8 +23,9 @@ outcome into another's decisions).
 
 Contender spec (``evaluate.py --planner SPEC``): comma-separated ``key=value`` among
 ``base`` (placement, default ``pal``), ``K`` (>= 0, default 6), ``H`` (rounds >= 1, or
-``end``, default ``end``), ``depth`` (1 or 2), ``shortlist`` (>= 1, default 2), ``steps``
-(>= 1, default 5); ``default`` or an empty spec take every default.
+``end``, default ``end``), ``estimate`` (after H rounds: ``queue``, default, or ``ideal``),
+``depth`` (1 or 2), ``shortlist`` (>= 1, default 2), ``steps`` (>= 1, default 5);
+``default`` or an empty spec take every default.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import State, heuristic_env_kwargs
-from agents.planner_search import BaseRollout, SearchCounters, clone_env
+from agents.planner_search import ESTIMATES, BaseRollout, SearchCounters, clone_env
 from palgym.envs.heuristics import heuristic_candidate
 from palgym.errors import ConfigError, PalgymError
 
@@ -56,6 +57,7 @@ class PlannerSpec:
     depth: int = 1
     shortlist: int = 2
     steps: int = 5
+    estimate: str = "queue"
 
     @classmethod
     def parse(cls, text: str) -> PlannerSpec:
@@ -74,7 +76,7 @@ class PlannerSpec:
             if not sep or key not in cls.__dataclass_fields__:
                 raise ConfigError(f"planner spec {text!r}: {item!r} is not key=value with a "
                                   f"key among {list(cls.__dataclass_fields__)}")
-            values[key] = value if key == "base" else _integer(text, key, value)
+            values[key] = value if key in ("base", "estimate") else _integer(text, key, value)
         spec = cls(**values)
         heuristic_env_kwargs(spec.base)  # raises for an unknown placement
         low = {"K": 0, "H": 1, "depth": 1, "shortlist": 1, "steps": 1}
@@ -83,6 +85,9 @@ class PlannerSpec:
             if value is not None and value < minimum:
                 raise ConfigError(f"planner spec {text!r}: {key} must be >= {minimum}, "
                                   f"got {value}")
+        if spec.estimate not in ESTIMATES:
+            raise ConfigError(f"planner spec {text!r}: estimate must be one of "
+                              f"{list(ESTIMATES)}, got {spec.estimate!r}")
         if spec.depth > 2:
             raise ConfigError(f"planner spec {text!r}: depth must be 1 or 2, got {spec.depth}")
         return spec
@@ -90,7 +95,7 @@ class PlannerSpec:
     @property
     def label(self) -> str:
         """Canonical contender label, e.g. ``planner:base=pal,K=6,H=end``."""
-        horizon = "end" if self.H is None else str(self.H)
+        horizon = "end" if self.H is None else f"{self.H},estimate={self.estimate}"
         deeper = (f",depth=2,shortlist={self.shortlist},steps={self.steps}"
                   if self.depth == 2 else "")
         return f"planner:base={self.base},K={self.K},H={horizon}{deeper}"
@@ -289,7 +294,7 @@ class PlannerAgent:
             stats.no_alternative += 1
             return base_action
         stats.evaluated += 1
-        search = BaseRollout(spec.base, spec.H, stats.counters)
+        search = BaseRollout(spec.base, spec.H, stats.counters, spec.estimate)
         end_round = search.end_round(env)
         costs = [(a, search.value(env, a, end_round)) for a in [base_action, *others]]
         if depth == 2:

@@ -153,6 +153,7 @@ def test_clone_continues_like_the_original() -> None:
 @pytest.mark.parametrize("text, message", [
     ("K=-1", "K must be >= 0"), ("depth=3", "depth must be 1 or 2"), ("H=abc", "H must be"),
     ("speed=1", "not key=value"), ("base=nope", "unknown placement"),
+    ("H=5,estimate=magic", "estimate must be one of"),
 ])
 def test_bad_specs_name_the_option(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -161,4 +162,5 @@ def test_bad_specs_name_the_option(text: str, message: str) -> None:
 
 def test_spec_label_is_canonical() -> None:
     assert PlannerSpec.parse("default").label == "planner:base=pal,K=6,H=end"
-    assert PlannerSpec.parse("planner:H=20,K=4").label == "planner:base=pal,K=4,H=20"
+    assert (PlannerSpec.parse("planner:H=20,K=4").label
+            == "planner:base=pal,K=4,H=20,estimate=queue")
