@@ -16,7 +16,7 @@ from agents.planner import (
     format_planner_costs,
     planner_contender,
 )
-from agents.planner_search import clone_env
+from agents.planner_search import clone_env, queue_estimate, state_cost
 from agents.rollout import rollout
 from palgym.envs.cluster_env import ClusterEnv
 from palgym.errors import ConfigError
@@ -148,6 +148,24 @@ def test_clone_continues_like_the_original() -> None:
         return target.simulator.records().jct_s
 
     np.testing.assert_array_equal(finish(clone), finish(env))
+
+
+def test_queue_estimate_by_hand() -> None:
+    # The toy above at t = 0, both jobs queued on 2 free GPUs. SRTF list schedule: job 1
+    # (100 s) on one GPU, job 0 (2 GPUs) waits for it: 100 + (100 + 1000) = 1200 s. FIFO: job 0
+    # first, 1000 + (1000 + 100) = 2100 s.
+    env = _toy_env(_toy((2, 1000.0), (1, 100.0)))
+    env.reset(seed=0)
+    assert env.simulator.now_s == 0.0
+    assert queue_estimate(env.simulator, srtf=True) == pytest.approx(1200.0)
+    assert queue_estimate(env.simulator, srtf=False) == pytest.approx(2100.0)
+    # After the base placed job 0, time in system so far plus the estimate is 2100 s at every
+    # later decision (job 0 ends at 1000 s on its 2 GPUs, then job 1 runs 100 s).
+    env.step(env.heuristic_action("pal"))
+    assert env.simulator.now_s > 0.0
+    assert state_cost(env.simulator, "queue", srtf=True) == pytest.approx(2100.0)
+    assert state_cost(env.simulator, "ideal") == pytest.approx(
+        2 * env.simulator.now_s + (1000.0 - env.simulator.now_s) + 100.0)
 
 
 @pytest.mark.parametrize("text, message", [
