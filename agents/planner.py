@@ -42,6 +42,7 @@ from agents.base import State, heuristic_env_kwargs
 from agents.planner_search import ESTIMATES, BaseRollout, SearchCounters, clone_env
 from palgym.envs.heuristics import heuristic_candidate
 from palgym.errors import ConfigError, PalgymError
+from palgym.report_output import format_columns
 
 _TIE_TOLERANCE = 1e-12
 """Relative margin an alternative must beat the base action's cost by (float sums)."""
@@ -341,23 +342,24 @@ def format_planner_costs(contenders: Sequence[Any], outcomes: Mapping[str, Seque
     """Per planner contender and episode: fallbacks, search work and wall seconds ("" if
     no planner ran). Episodes whose stats are missing (e.g. run in another process) are
     listed as such."""
+    header = ["trace", "decisions", "one-valid", "no-alternative", "evaluated", "changed",
+              "ties", "rollouts", "env steps", "sim rounds", "planning (s)"]
     lines = []
     for contender in contenders:
         if contender.kind != "planner":
             continue
         runs = list(contender.agent.episodes)
-        lines.append(f"{contender.label}: cost and fallbacks per episode")
-        header = ("decisions one-valid no-alternative evaluated changed ties rollouts "
-                  "env-steps sim-rounds planning-s")
-        lines.append(f"  {'trace':<28} {header}")
-        for index, outcome in enumerate(outcomes[contender.label]):
-            row = runs[index] if len(runs) == len(outcomes[contender.label]) else None
+        mine = outcomes[contender.label]
+        rows = []
+        for index, outcome in enumerate(mine):
+            row = runs[index] if len(runs) == len(mine) else None
             if row is None or row.episode_hash != outcome.episode_hash:
-                lines.append(f"  {outcome.trace:<28} not recorded (ran in another process)")
+                rows.append([outcome.trace, "not recorded", *[""] * (len(header) - 2)])
                 continue
             c = row.counters
-            lines.append(
-                f"  {outcome.trace:<28} {row.decisions} {row.one_valid} {row.no_alternative} "
-                f"{row.evaluated} {row.changed} {row.ties} {c.rollouts} {c.env_steps} "
-                f"{c.sim_rounds} {row.planning_s:.1f}")
+            rows.append([outcome.trace, *(str(v) for v in (
+                row.decisions, row.one_valid, row.no_alternative, row.evaluated, row.changed,
+                row.ties, c.rollouts, c.env_steps, c.sim_rounds)), f"{row.planning_s:.1f}"])
+        lines += [f"{contender.label}: fallbacks (one-valid, no-alternative: the base action "
+                  "without search) and cost per episode", *format_columns(header, rows)]
     return "\n".join(lines)
