@@ -150,7 +150,8 @@ def _run_all(args: argparse.Namespace, setup: EvaluationSetup) -> Evaluation:
 
 
 def _side_by_side_mode(args: argparse.Namespace) -> bool:
-    return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic)
+    return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic
+                or args.planner)
 
 
 def _episode_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -235,17 +236,21 @@ def _run_side_by_side(args: argparse.Namespace) -> list[Path]:
         confidence=args.confidence, resamples=args.bootstrap_resamples,
         bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
         device=args.device,
-        heuristics_via=args.heuristics_via,
+        heuristics_via=args.heuristics_via, planners=tuple(args.planner or ()),
     )
     heuristics = {*policies_to_run(request.heuristics, request.baseline), request.reference}
-    bar = SweepProgress(len(traces) * len(request.seeds) * (len(request.agents) + len(heuristics)),
-                        enabled=not args.quiet)
+    episodes = len(request.agents) + len(request.planners) + len(heuristics)
+    bar = SweepProgress(len(traces) * len(request.seeds) * episodes, enabled=not args.quiet)
     try:
         comparison = run_side_by_side(request, on_episode=lambda _outcome: bar.update(1),
                                       runner=runner)
     finally:
         bar.close()
     print(format_comparison(comparison))
+    if request.planners:
+        from agents.planner import format_planner_costs
+
+        print(format_planner_costs(comparison.contenders, comparison.outcomes))
     written = write_outputs(comparison, args.output, args.summary_output, args.json)
     if args.plot is not None:
         from agents.evaluation_plots import write_plots as write_side_by_side_plots

@@ -139,6 +139,9 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--agent", nargs="+", action="extend", metavar="MODEL",
         help="model.zip, run folder, or 'pretrained' (agents/pretrained/<env>_maskable_ppo.zip) "
              "/ 'pretrained:NAME'")
+    add("--planner", nargs="+", action="extend", metavar="SPEC",
+        help="rollout planner contender(s) over a base heuristic, e.g. 'K=4,H=20' or "
+             "'base=pal,K=6,H=end' (agents/planner.py)")
     add("--env", metavar="ID", help="env id (default: the agents' or palgym/PALPlacement-v0)")
     add("--trace-set", nargs="+", action="extend", metavar="NAME_OR_DIR",
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")

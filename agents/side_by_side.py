@@ -50,6 +50,7 @@ class SideBySide:
             settings (unit ``episode`` or ``trace``).
         device: torch device of learned agents.
         heuristics_via: ``simulator`` (default, fast) or ``env`` (heuristics step the env).
+        planners: rollout planner specs (:mod:`agents.planner`), after the learned agents.
     """
 
     env_id: str
@@ -67,6 +68,7 @@ class SideBySide:
     bootstrap_unit: str = "episode"
     device: str = "cpu"
     heuristics_via: str = "simulator"
+    planners: tuple[str, ...] = ()
 
 
 def set_split_traces(set_specs: Sequence[str], split: str, duration_unit: str = "iterations"
@@ -87,7 +89,7 @@ def set_split_traces(set_specs: Sequence[str], split: str, duration_unit: str = 
 
 
 def contenders_of(request: SideBySide) -> list[Contender]:
-    """Learned agents first, then the heuristics (plus reference and baselines).
+    """Learned agents first, then planners, then the heuristics (plus reference and baselines).
 
     Raises:
         ConfigError: for an unknown heuristic, or a model that cannot be loaded.
@@ -98,7 +100,10 @@ def contenders_of(request: SideBySide) -> list[Contender]:
     names = list(policies_to_run(request.heuristics, request.baseline))
     if request.reference not in names:
         names.insert(0, request.reference)
-    return [*learned, *(heuristic_contender(name, base) for name in names)]
+    from agents.planner import planner_contender
+
+    planners = [planner_contender(spec, base) for spec in dict.fromkeys(request.planners)]
+    return [*learned, *planners, *(heuristic_contender(name, base) for name in names)]
 
 
 def run_side_by_side(

@@ -38,7 +38,7 @@ def parity(trace: Path, policy: str, order: str, args: argparse.Namespace) -> tu
         if terminated or truncated:
             break
     rate = steps / (time.perf_counter() - start)
-    direct = run_episode(env._episode, policy, order)  # noqa: SLF001 - the identical episode
+    direct = run_episode(env.episode, policy, order)  # the identical episode
     same = np.array_equal(direct.records.completion_time_s,
                           env.simulator.records().completion_time_s, equal_nan=True)
     return same, rate

@@ -51,7 +51,7 @@ def test_heuristic_parity_with_run_episode(policy: str, queue_order: str) -> Non
     """Every heuristic through the env gives the same per-job completions as run_episode."""
     env = heuristic_env(policy, trace="sia-philly-gen-2", window=80, queue_order=queue_order)
     _, info, _ = run_heuristic(env, policy, seed=3)
-    direct = run_episode(env._episode, policy, queue_order)
+    direct = run_episode(env.episode, policy, queue_order)
     through_env = env.simulator.records()
     assert np.array_equal(direct.records.completion_time_s, through_env.completion_time_s)
     assert info["episode_metrics"]["avg_jct_s"] == direct.metrics.avg_jct_s
@@ -64,7 +64,7 @@ def test_heuristic_parity_in_the_scheduling_task(policy: str) -> None:
     fit; each deferred round is rebuilt from the same state, so run_episode is reproduced."""
     env = heuristic_env(policy, trace="sia-philly-gen-2", window=80, task="scheduling")
     run_heuristic(env, policy, seed=3)
-    direct = run_episode(env._episode, policy, "fifo")
+    direct = run_episode(env.episode, policy, "fifo")
     assert np.array_equal(direct.records.completion_time_s,
                           env.simulator.records().completion_time_s)
 
@@ -83,7 +83,7 @@ def test_relative_return_equals_jct_difference() -> None:
                         baseline_policy="packed-sticky")
     episode_return, _, _ = run_heuristic(env, "pal")
     ours = float(np.sum(env.simulator.records().jct_s))
-    base = float(np.sum(run_episode(env._episode, "packed-sticky").records.jct_s))
+    base = float(np.sum(run_episode(env.episode, "packed-sticky").records.jct_s))
     assert episode_return * env.reward_scale == pytest.approx(base - ours, rel=1e-9, abs=1e-6)
 
 
@@ -231,7 +231,7 @@ def test_parity_on_public_workload_1_with_the_artifact_preset(data_dir, policy: 
         preset="pal-artifact", variability_data=data_dir / "variability" / "longhorn_pal",
     )
     run_heuristic(env, policy)
-    direct = run_episode(env._episode, policy, "fifo")
+    direct = run_episode(env.episode, policy, "fifo")
     assert np.array_equal(direct.records.completion_time_s,
                           env.simulator.records().completion_time_s)
 

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from palgym.envs.access import EnvAccess
 from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import check_choice, check_positive, make_config
 from palgym.envs.decide import Decision, choose_backend, final_decision
@@ -38,7 +39,7 @@ from palgym.sim.variability import VariabilityProfile
 from palgym.simulate import Episode, make_episode
 
 
-class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
     """## Description
 
     A GPU cluster whose GPUs run each class of ML job at their own speed (PAL, SC24). At every
@@ -229,10 +230,6 @@ class ClusterEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def episode(self) -> Episode:
         """The current episode (e.g. to run :func:`palgym.simulate.run_episode` on it)."""
         return self._context().episode
-
-    @property
-    def _episode(self) -> Episode:
-        return self.episode
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
