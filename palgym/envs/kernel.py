@@ -29,6 +29,7 @@ import numpy as np
 
 from palgym._numba import AVAILABLE as AVAILABLE  # re-exported for the env
 from palgym._numba import njit as njit  # re-exported for obs_kernel
+from palgym.policies.pal_kernel import keep_smallest
 
 
 @njit(cache=True, nogil=True)
@@ -110,26 +111,10 @@ def _best_factor(free, num_gpus, rank_c, label_c, gpus_per_node, out):  # type: 
         if free[g]:
             score = abs(groups[g // gpus_per_node, label_c[g]] - num_gpus)
             key = (rank_c[g] * (num_gpus_total + 1) + score) * num_gpus_total + g
-            k = _keep_smallest(chosen, k, key)
+            k = keep_smallest(chosen, k, key)
     for i in range(num_gpus):  # the chosen GPU ids, ascending
-        _keep_smallest(out, i, chosen[i] % num_gpus_total)
+        keep_smallest(out, i, chosen[i] % num_gpus_total)
     return chosen[num_gpus - 1] // num_gpus_total // (num_gpus_total + 1)
-
-
-@njit(cache=True, nogil=True)
-def _keep_smallest(values, count, value):  # type: ignore[no-untyped-def]
-    """Insert ``value`` into ascending ``values[:count]`` keeping at most ``values.size`` of the
-    smallest (insertion sort step); returns the new count."""
-    if count == values.size:
-        if value >= values[count - 1]:
-            return count
-        count -= 1
-    i = count
-    while i > 0 and values[i - 1] > value:
-        values[i] = values[i - 1]
-        i -= 1
-    values[i] = value
-    return count + 1
 
 
 @njit(cache=True, nogil=True)

@@ -27,9 +27,10 @@ from palgym._numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _keep_smallest(values, count, value):  # type: ignore[no-untyped-def]
+def keep_smallest(values, count, value):  # type: ignore[no-untyped-def]
     """Insert ``value`` into ascending ``values[:count]``, keeping at most ``values.size``
-    of the smallest; returns the new count."""
+    of the smallest (an insertion-sort step; the env's kernels use it too); returns the new
+    count."""
     if count == values.size:
         if value >= values[count - 1]:
             return count
@@ -77,11 +78,11 @@ def pm_first_pick(free, num_gpus, rank_c, label_c, num_labels, gpus_per_node, ou
                 score = abs(groups[label_c[g]] - num_gpus)
                 key = (rank_c[g] * (total_gpus + 1) + score) * total_gpus + g
                 if k < num_gpus or key < chosen[num_gpus - 1]:
-                    k = _keep_smallest(chosen, k, key)
+                    k = keep_smallest(chosen, k, key)
     if total < num_gpus:
         return -1
     for i in range(num_gpus):
-        _keep_smallest(out[:num_gpus], i, chosen[i] % total_gpus)
+        keep_smallest(out[:num_gpus], i, chosen[i] % total_gpus)
     return chosen[num_gpus - 1] // total_gpus // (total_gpus + 1)
 
 
@@ -96,7 +97,7 @@ def _within_node(free, num_gpus, sf_c, value, gpus_per_node, out):  # type: igno
         count = 0
         for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
             if free[g] and sf_c[g] <= value:
-                _keep_smallest(smallest, min(count, num_gpus), sf_c[g])
+                keep_smallest(smallest, min(count, num_gpus), sf_c[g])
                 count += 1
         if count < num_gpus:
             continue
