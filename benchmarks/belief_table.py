@@ -78,6 +78,19 @@ def _summary(rows: list[dict[str, Any]], resamples: int) -> dict[str, Any]:
     return out
 
 
+def _print_row(row: dict[str, Any]) -> int:
+    """Print one trace's row; returns its number of unfinished episodes."""
+    cells, unfinished = [], 0
+    for name in CONTENDERS:
+        cell = row[name]
+        unfinished += int(cell["truncated"])
+        mark = "*" if cell["truncated"] else ""
+        refits = f" [{cell['refits']}]" if name != "packed-sticky" else ""
+        cells.append(f"{cell['avg_jct_s'] / 3600:.3f}{mark}{refits}")
+    print(f"{row['trace']:<22}{row['seed']:>5}" + "".join(f"{c:>20}" for c in cells), flush=True)
+    return unfinished
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="dynamic")
@@ -92,23 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.data_dir / "traces" / "sia_philly_pal"
         paths += [str(folder / f"workload-{k}.csv") for k in range(1, 6)]
     jobs = [(path, args.preset, seed) for path in paths for seed in args.seeds]
-    if args.workers > 1:
-        with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool:
-            rows = list(pool.map(_run, jobs))
-    else:
-        rows = [_run(job) for job in jobs]
     print(f"preset {args.preset}, seeds {args.seeds}; average JCT (h), PAL refits in brackets")
-    print(f"{'trace':<22}{'seed':>5}" + "".join(f"{c:>20}" for c in CONTENDERS))
+    print(f"{'trace':<22}{'seed':>5}" + "".join(f"{c:>20}" for c in CONTENDERS), flush=True)
+    rows: list[dict[str, Any]] = []
     unfinished = 0
-    for row in rows:
-        cells = []
-        for name in CONTENDERS:
-            cell = row[name]
-            unfinished += cell["truncated"]
-            mark = "*" if cell["truncated"] else ""
-            refits = f" [{cell['refits']}]" if name != "packed-sticky" else ""
-            cells.append(f"{cell['avg_jct_s'] / 3600:.3f}{mark}{refits}")
-        print(f"{row['trace']:<22}{row['seed']:>5}" + "".join(f"{c:>20}" for c in cells))
+    with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool:
+        for row in pool.map(_run, jobs):  # in job order, each printed as it is known
+            rows.append(row)
+            unfinished += _print_row(row)
     summary = _summary(rows, args.resamples)
     print("\ngeomean avgJCT(PAL, belief) / avgJCT(packed-sticky), trace-level 95% bootstrap:")
     for belief, s in summary.items():
