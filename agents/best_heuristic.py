@@ -243,12 +243,16 @@ def run_from_args(args: Any) -> list[Path]:
     Raises:
         ConfigError: with ``--agent`` or ``--trace``, or equal splits.
     """
+    from agents.evaluate_args import duration_kwargs
     from agents.side_by_side import set_split_traces
     from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 
     if args.agent or args.trace:
         raise ConfigError("--best-heuristic compares heuristics on trace-set splits: give "
                           "--trace-set (not --trace) and no --agent")
+    if getattr(args, "belief", None) is not None:
+        raise ConfigError("--belief applies to the heuristic table only (the env's heuristics "
+                          "decide on the truth): leave it out with --best-heuristic")
     if args.selection_split == args.split:
         raise ConfigError(f"--selection-split and --split are both {args.split!r}: the best "
                           "heuristic must be chosen on other traces than it is measured on")
@@ -258,9 +262,16 @@ def run_from_args(args: Any) -> list[Path]:
     sources = {key: " ".join(f"{s}:{split}" for s in sets)
                for key, split in (("selection", args.selection_split),
                                   ("evaluation", args.split))}
-    field = field_of(args.queue_order or QUEUE_ORDER_NAMES, args.policy or PLACEMENT_NAMES,
-                     args.backfill or BACKFILL_MODES)
-    report = run_best(args.env or "palgym/PALScheduling-v0", episode_overrides(args), field,
+    orders, backfills = args.queue_order or QUEUE_ORDER_NAMES, args.backfill or BACKFILL_MODES
+    if args.duration_knowledge == "unknown":  # what needs durations leaves the default field
+        orders = args.queue_order or [o for o in QUEUE_ORDER_NAMES if o != "srtf"]
+        backfills = args.backfill or [b for b in BACKFILL_MODES if b != "easy"]
+        if not (args.queue_order and args.backfill):
+            print("duration_knowledge 'unknown': the field leaves out srtf and EASY backfilling "
+                  "(both need job durations)")
+    field = field_of(orders, args.policy or PLACEMENT_NAMES, backfills)
+    report = run_best(args.env or "palgym/PALScheduling-v0",
+                      {**episode_overrides(args), **duration_kwargs(args)}, field,
                       splits, sources, tuple(args.seeds or [args.seed]))
     print(format_best(report))
     written = [write_best_json(report, args.json)] if args.json is not None else []

@@ -164,7 +164,9 @@ def format_report(evaluation: Evaluation) -> str:
     hashes = [f"  {trace}: {evaluation.episode_hashes[trace]}" for trace in evaluation.traces]
     beliefs = sorted({r.belief for r in evaluation.results} - {"none", "oracle"})
     if beliefs:
-        hashes.append(f"PAL / PM-First decided on the {', '.join(beliefs)} belief (not the truth)")
+        hashes.append(f"PAL / PM-First decided on the {', '.join(beliefs)} belief (not the truth; "
+                      "without dynamics, e.g. the default and pal-artifact presets, every belief "
+                      "is the truth)")
     parts = [
         format_results_table(evaluation),
         format_geomean_table(evaluation),

@@ -113,3 +113,37 @@ def test_cli_refuses_choosing_on_the_measured_split(capsys: pytest.CaptureFixtur
     assert "must be chosen on other traces" in capsys.readouterr().err
     assert main(["--trace-set", "bundled", "--queue-order", "fifo", "srtf"]) == 2
     assert "--best-heuristic" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_belief(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--best-heuristic", "--preset", "dynamic", "--belief", "stale"]) == 2
+    assert "--belief applies to the heuristic table only" in capsys.readouterr().err
+
+
+def _labels_and_scores(path: Path) -> dict[str, float]:
+    rows = json.loads(path.read_text())["rows"]
+    return {row["label"]: row["selection_geomean_avg_jct_s"] for row in rows}
+
+
+def test_cli_duration_knowledge_reaches_the_field(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Noisy estimates change SRTF and nothing else; unknown durations leave srtf and EASY
+    out of the default field (both need durations), with a notice."""
+    common = ["--best-heuristic", "--window", "20", "--policy", "packed-non-sticky", "--quiet"]
+    runs = {}
+    for knowledge in ("clairvoyant", "noisy"):
+        out = tmp_path / f"{knowledge}.json"
+        assert main([*common, "--queue-order", "fifo", "srtf", "--backfill", "none",
+                     "--duration-knowledge", knowledge, "--estimate-sigma", "2",
+                     "--json", str(out)]) == 0
+        runs[knowledge] = _labels_and_scores(out)
+    assert set(runs["noisy"]) == {"fifo/packed-non-sticky", "srtf/packed-non-sticky"}
+    assert runs["noisy"]["fifo/packed-non-sticky"] == runs["clairvoyant"]["fifo/packed-non-sticky"]
+    assert runs["noisy"]["srtf/packed-non-sticky"] != runs["clairvoyant"]["srtf/packed-non-sticky"]
+    capsys.readouterr()
+    out = tmp_path / "unknown.json"
+    assert main([*common, "--duration-knowledge", "unknown", "--json", str(out)]) == 0
+    assert "leaves out srtf and EASY" in capsys.readouterr().out
+    assert set(_labels_and_scores(out)) == {
+        f"{order}/packed-non-sticky{suffix}" for order in ("fifo", "las", "tiresias")
+        for suffix in ("", "+backfill")}
