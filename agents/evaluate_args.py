@@ -77,9 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--cluster", type=_cluster, default=None, metavar="NxG",
         help="nodes x GPUs per node (default: 16x4; side by side: the first agent's)")
     add("--locality-penalty", type=_bounded(float, "", 1), metavar="LF",
-        help="override the preset's locality penalty (>= 1; both presets use 1.7)")
+        help="override the preset's locality penalty (>= 1; every preset uses 1.7)")
     add("--round-duration", type=_bounded(float, "", 0, strict=True), metavar="SECONDS",
-        help="override the preset's round length (> 0; both presets use 360)")
+        help="override the preset's round length (> 0; every preset uses 360)")
     add("--trace-format", choices=TRACE_FORMAT_NAMES, default=None,
         help="format of the --trace files (default: detected from each file's header): "
              + ", ".join(TRACE_FORMAT_NAMES))

@@ -93,11 +93,14 @@ def _print_row(row: dict[str, Any]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--preset", default="dynamic")
+    parser.add_argument("--preset", default="dynamic", help="preset (default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, help="public data folder (adds workloads 1-5)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="episode seeds (default: 0)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes running the traces (default: %(default)s)")
+    parser.add_argument("--resamples", type=int, default=10_000,
+                        help="bootstrap resamples (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="write rows and summary here (atomically)")
     args = parser.parse_args(argv)
     paths = [str(p) for p in bundled_trace_paths().values()]

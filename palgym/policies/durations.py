@@ -43,6 +43,8 @@ ESTIMATE_STREAM: int = 2
 """Spawn key of the estimates' child of the episode's SeedSequence."""
 DEFAULT_ESTIMATE_SIGMA: float = 1.0
 """Default sigma of the log of the estimate error (a factor e within [1/e, e] for 68% of jobs)."""
+EASY_INSTEAD: str = "use backfill none or first-fit (NAME or NAME+backfill)"
+"""What works without durations where EASY backfilling was asked for (error messages)."""
 _BLOCK = 1024  # errors are drawn in blocks of this many jobs (the stream is sequential)
 
 
@@ -116,11 +118,12 @@ class Durations:
         """The same knowledge in the episode of seed ``seed`` (fresh error draws)."""
         return replace(self, seed=int(seed))
 
-    def require_known(self, what: str) -> None:
-        """Raise ConfigError saying that ``what`` needs durations, unless they are known."""
+    def require_known(self, what: str, instead: str = "use fifo, las or tiresias") -> None:
+        """Raise ConfigError saying that ``what`` needs durations, unless they are known
+        (``instead``: what works without them, named in the message)."""
         if not self.known:
             raise ConfigError(f"{what} needs job durations, which duration_knowledge='unknown' "
-                              "withholds: use fifo, las or tiresias, or duration_knowledge="
+                              f"withholds: {instead}, or duration_knowledge="
                               "'clairvoyant' / 'noisy'")
 
     def errors(self, count: int) -> FloatArray:
@@ -174,7 +177,7 @@ def remaining_run_time_s(
 
     Source: PAL_MODEL section 3 (T_eff = penalties x T_it).
     """
-    durations.require_known("EASY backfilling")
+    durations.require_known("EASY backfilling", EASY_INSTEAD)
     table = sim.jobs
     left = np.maximum(durations.total_iterations(table)[jobs] - table.iterations_done[jobs], 0.0)
     pace = table.variability_penalty[jobs] * table.locality_penalty[jobs]

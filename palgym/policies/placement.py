@@ -27,7 +27,7 @@ from palgym.policies.allocation import packed_allocation, random_allocation
 from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, reserve, with_backfill
 from palgym.policies.base import Sampler
 from palgym.policies.compiled_rules import ClassTables, compiled_rule
-from palgym.policies.durations import CLAIRVOYANT, Durations
+from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
@@ -51,7 +51,7 @@ class Backfill:
     def __post_init__(self) -> None:
         check_mode(self.mode)
         if self.mode == "easy":
-            self.durations.require_known("EASY backfilling")
+            self.durations.require_known("EASY backfilling", EASY_INSTEAD)
         if self.depth < 1:
             raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
 
