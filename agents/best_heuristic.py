@@ -245,7 +245,12 @@ def run_from_args(args: Any) -> list[Path]:
     """
     from agents.evaluate_args import duration_kwargs
     from agents.side_by_side import set_split_traces
-    from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+    from palgym.policies import (
+        BACKFILL_MODES,
+        DURATION_ORDER_NAMES,
+        PLACEMENT_NAMES,
+        QUEUE_ORDER_NAMES,
+    )
 
     if args.agent or args.trace:
         raise ConfigError("--best-heuristic compares heuristics on trace-set splits: give "
@@ -264,11 +269,12 @@ def run_from_args(args: Any) -> list[Path]:
                                   ("evaluation", args.split))}
     orders, backfills = args.queue_order or QUEUE_ORDER_NAMES, args.backfill or BACKFILL_MODES
     if args.duration_knowledge == "unknown":  # what needs durations leaves the default field
-        orders = args.queue_order or [o for o in QUEUE_ORDER_NAMES if o != "srtf"]
+        orders = args.queue_order or [o for o in QUEUE_ORDER_NAMES
+                                      if o not in DURATION_ORDER_NAMES]
         backfills = args.backfill or [b for b in BACKFILL_MODES if b != "easy"]
         if not (args.queue_order and args.backfill):
-            print("duration_knowledge 'unknown': the field leaves out srtf and EASY backfilling "
-                  "(both need job durations)")
+            print("duration_knowledge 'unknown': the field leaves out srtf, srsf and EASY "
+                  "backfilling (all need job durations)")
     field = field_of(orders, args.policy or PLACEMENT_NAMES, backfills)
     report = run_best(args.env or "palgym/PALScheduling-v0",
                       {**episode_overrides(args), **duration_kwargs(args)}, field,

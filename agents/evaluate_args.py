@@ -105,7 +105,8 @@ def add_duration_knowledge(add: Any) -> None:
     """``--duration-knowledge`` and ``--estimate-sigma`` (:mod:`palgym.policies.durations`)."""
     add("--duration-knowledge", choices=DURATION_KNOWLEDGE_NAMES, default=None,
         help="what the scheduler knows of job durations: clairvoyant (default, the true work), "
-             "noisy (seeded lognormal user estimates) or unknown (no remaining time; no srtf)")
+             "noisy (seeded lognormal user estimates) or unknown (no remaining time; no srtf "
+             "or srsf)")
     add("--estimate-sigma", type=_bounded(float, "estimate sigma", 0), default=None,
         metavar="SIGMA", help="sigma of the log of a noisy estimate's error (>= 0; default: "
                               f"{DEFAULT_ESTIMATE_SIGMA:g})")

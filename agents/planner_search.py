@@ -222,7 +222,7 @@ class BaseRollout:
                   stall=None if end_round is None else _Horizon(end_round))  # type: ignore[arg-type]
             self.counters.sim_rounds += sim.round_index - start
         return state_cost(sim, None if sim.ended else self.estimate,
-                          srtf=env.order.name == "srtf")
+                          srtf=env.order.name in ("srtf", "srsf"))
 
     def value(self, env: Any, action: int, end_round: int | None) -> float:
         """Cost (s) of taking ``action`` now in ``env`` and following the base afterwards."""

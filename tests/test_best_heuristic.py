@@ -143,7 +143,7 @@ def test_cli_duration_knowledge_reaches_the_field(tmp_path: Path,
     capsys.readouterr()
     out = tmp_path / "unknown.json"
     assert main([*common, "--duration-knowledge", "unknown", "--json", str(out)]) == 0
-    assert "leaves out srtf and EASY" in capsys.readouterr().out
+    assert "leaves out srtf, srsf and EASY" in capsys.readouterr().out
     assert set(_labels_and_scores(out)) == {
         f"{order}/packed-non-sticky{suffix}" for order in ("fifo", "las", "tiresias")
         for suffix in ("", "+backfill")}

@@ -14,6 +14,7 @@ from palgym.policies import (
     PLACEMENT_NAMES,
     QUEUE_ORDER_NAMES,
     ClusterCountRule,
+    Durations,
     SlowdownFactors,
     make_placement,
     make_queue_order,
@@ -179,6 +180,22 @@ def test_srtf_nominal_versus_ideal_remaining_time() -> None:
         sim.commit(np.array([0, -1]))
         sim.advance()
         assert make_queue_order("srtf").order(sim).tolist() == expected
+
+
+def test_srsf_weighs_remaining_time_by_gpus() -> None:
+    """1 node x 4 GPUs, R = 100 s: J0 1 GPU with 100 s of work, J1 4 GPUs with 30 s (T_it 1).
+    SRTF: J1 first (30 < 100 s); SRSF: J0 first (100 x 1 = 100 < 30 x 4 = 120 GPU-s)."""
+    trace = Trace.from_columns(
+        "srsf", job_id=[0, 1], submit_time_s=[0.0, 0.0], num_gpus=[1, 4],
+        total_iterations=[100.0, 30.0], iteration_time_s=[1.0, 1.0], model=["m", "m"],
+        perf_class=[0, 0],
+    )
+    config = preset("default", round_duration_s=100.0)
+    sim = Simulator(trace, VariabilityProfile("p", np.ones((4, 4))), ClusterSpec(1, 4), config)
+    assert make_queue_order("srtf").order(sim).tolist() == [1, 0]
+    assert make_queue_order("srsf").order(sim).tolist() == [0, 1]
+    with pytest.raises(ConfigError, match="queue order 'srsf'.*duration_knowledge='unknown'"):
+        make_queue_order("srsf", Durations("unknown"))
 
 
 def test_las_wall_clock_versus_gpu_time() -> None:

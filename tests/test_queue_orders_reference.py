@@ -1,4 +1,4 @@
-"""LAS, SRTF and Tiresias on 160-job traces (two bundled Sia-Philly-like ones and, with
+"""LAS, SRTF, SRSF and Tiresias on 160-job traces (two bundled Sia-Philly-like ones and, with
 PALGYM_DATA_DIR, the public Sia-Philly workloads 1 and 4), checked round by round against a
 small pure-Python reference written from PAL_MODEL.md sections 3-4 and the Tiresias paper.
 
@@ -12,7 +12,8 @@ rule of PAL_MODEL section 3::
 
 and sorts the admitted, uncompleted jobs (admission order, stable) by the order's key:
 LAS = attained service (wall-clock seconds, or GPU-seconds in the default preset); SRTF =
-T_it x total - wall-clock attained (nominal) or T_it x (total - done) (ideal); Tiresias 2D-LAS
+T_it x total - wall-clock attained (nominal) or T_it x (total - done) (ideal); SRSF = the SRTF
+key x num_gpus (Tiresias paper, Section 2.2); Tiresias 2D-LAS
 = (number of GPU-second thresholds reached, submit time) (Gu et al., NSDI'19, Section 4).
 Every round the engine's order must equal the reference's, and every job must complete when
 the reference says.
@@ -96,12 +97,14 @@ class Reference:
         active = self.active()
         if name == "las":
             key = (lambda j: self.attained[j]) if wall_clock else (lambda j: self.gpu_service[j])
-        elif name == "srtf" and nominal:
+        elif name in ("srtf", "srsf") and nominal:
             def key(j: int) -> float:
-                return self.t_it[j] * self.total[j] - self.attained[j]
-        elif name == "srtf":
+                gpus = self.num_gpus[j] if name == "srsf" else 1
+                return (self.t_it[j] * self.total[j] - self.attained[j]) * gpus
+        elif name in ("srtf", "srsf"):
             def key(j: int) -> float:
-                return self.t_it[j] * (self.total[j] - self.done[j])
+                gpus = self.num_gpus[j] if name == "srsf" else 1
+                return self.t_it[j] * (self.total[j] - self.done[j]) * gpus
         else:  # tiresias, 2D-LAS
             def key(j: int) -> tuple[int, float]:  # type: ignore[misc]
                 return sum(self.gpu_service[j] >= t for t in thresholds), self.submit[j]
@@ -142,7 +145,8 @@ CONFIGS = {
 
 CASES = [  # (queue order, configuration); Tiresias with wall-clock service is LAS
     ("las", "default"), ("las", "artifact-keys"), ("srtf", "default"),
-    ("srtf", "artifact-keys"), ("tiresias", "default"), ("tiresias", "two-thresholds"),
+    ("srtf", "artifact-keys"), ("srsf", "default"), ("srsf", "artifact-keys"),
+    ("tiresias", "default"), ("tiresias", "two-thresholds"),
 ]
 
 

@@ -3,7 +3,8 @@
 Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``random-sticky``,
 ``random-non-sticky``, each also with backfilling as ``NAME+backfill`` (first-fit) or
 ``NAME+easy`` (EASY; :mod:`palgym.policies.backfill`). Queue orders: ``fifo``, ``las``,
-``srtf``, ``tiresias``.
+``srtf``, ``srsf``, ``tiresias`` (``srtf`` and ``srsf`` need job durations:
+:data:`DURATION_ORDER_NAMES`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from palgym.errors import ConfigError
 from palgym.policies.backfill import BACKFILL_MODES, DEFAULT_DEPTH, split_name, with_backfill
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
 from palgym.policies.durations import CLAIRVOYANT, Durations
-from palgym.policies.ordering import FIFO, LAS, SRTF, Tiresias
+from palgym.policies.ordering import FIFO, LAS, SRSF, SRTF, Tiresias
 from palgym.policies.placement import PAL, Backfill, Packed, PMFirst, RandomPlacement
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.config import SimConfig
@@ -20,7 +21,9 @@ from palgym.sim.config import SimConfig
 PLACEMENT_NAMES: tuple[str, ...] = (
     "pal", "pm-first", "packed-sticky", "packed-non-sticky", "random-sticky", "random-non-sticky",
 )
-QUEUE_ORDER_NAMES: tuple[str, ...] = ("fifo", "las", "srtf", "tiresias")
+QUEUE_ORDER_NAMES: tuple[str, ...] = ("fifo", "las", "srtf", "srsf", "tiresias")
+DURATION_ORDER_NAMES: tuple[str, ...] = ("srtf", "srsf")
+"""The queue orders that read job durations (refused under ``duration_knowledge='unknown'``)."""
 BACKFILL_PLACEMENT_NAMES: tuple[str, ...] = tuple(
     with_backfill(name, mode) for mode in BACKFILL_MODES[1:] for name in PLACEMENT_NAMES
 )
@@ -36,13 +39,15 @@ def make_queue_order(name: str, durations: Durations = CLAIRVOYANT) -> QueueOrde
     """The queue order called ``name``, knowing job durations as ``durations`` does.
 
     Raises:
-        ConfigError: for an unknown name (listing the known ones), or ``srtf`` when
-            ``durations`` withholds durations.
+        ConfigError: for an unknown name (listing the known ones), or ``srtf`` / ``srsf``
+            when ``durations`` withholds durations.
     """
     if name not in QUEUE_ORDER_NAMES:
         raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
     orders: dict[str, type[QueueOrder]] = {"fifo": FIFO, "las": LAS, "tiresias": Tiresias}
-    return SRTF(durations=durations) if name == "srtf" else orders[name]()
+    if name in DURATION_ORDER_NAMES:
+        return (SRTF if name == "srtf" else SRSF)(durations=durations)
+    return orders[name]()
 
 
 def make_placement(
@@ -94,8 +99,9 @@ def make_placement(
 
 
 __all__ = [
-    "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "CLAIRVOYANT", "FIFO", "LAS", "PAL",
-    "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRTF", "ClusterCountRule", "Durations",
+    "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "CLAIRVOYANT", "DURATION_ORDER_NAMES", "FIFO",
+    "LAS", "PAL", "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRSF", "SRTF", "ClusterCountRule",
+    "Durations",
     "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "QueueOrder", "RandomPlacement",
     "Sampler", "SlowdownFactors", "Tiresias", "is_placement_name", "make_placement",
     "make_queue_order", "make_sampler",

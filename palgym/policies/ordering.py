@@ -1,9 +1,11 @@
-"""Queue orders: FIFO, LAS, SRTF, Tiresias. All sort ascending and are stable (ties keep
+"""Queue orders: FIFO, LAS, SRTF, SRSF, Tiresias. All sort ascending and are stable (ties keep
 admission order), and every key starts with the job's priority (999, or 1 once promoted for
 starvation; see ``SimConfig.starvation_threshold_s``).
 
 Source: Blox ``schedulers/{fifo,las,srtf,tiresias}.py`` as run by the PAL artifact; Tiresias:
-Gu et al., "Tiresias", NSDI'19, Section 4 (discretised two-dimensional LAS).
+Gu et al., "Tiresias", NSDI'19, Section 4 (discretised two-dimensional LAS); SRSF (shortest
+remaining service first, remaining time x GPUs): the same paper, Sections 2.2 and 6 (its
+clairvoyant reference).
 """
 
 from __future__ import annotations
@@ -82,6 +84,35 @@ class SRTF:
         active = sim.active_jobs()
         remaining = remaining_time_s(sim, active, self.durations)
         return _sorted(active, sim.jobs.priority[active], remaining)
+
+
+@dataclass(frozen=True)
+class SRSF:
+    """Shortest remaining service first: key = the scheduler's remaining time (as in
+    :class:`SRTF`) x the job's GPU count, i.e. the GPU-seconds it still needs. Between a
+    1-GPU job with 100 s left and a 4-GPU job with 30 s left, SRTF runs the 4-GPU job first
+    (30 < 100) and SRSF the 1-GPU job (100 < 120 GPU-s).
+
+    Raises:
+        ConfigError: if ``durations`` withholds durations (``duration_knowledge='unknown'``).
+
+    Source: Gu et al., "Tiresias", NSDI'19, Sections 2.2 and 6 (SRSF, the clairvoyant
+    two-dimensional order).
+    """
+
+    name: str = "srsf"
+    static: bool = False
+    durations: Durations = CLAIRVOYANT
+
+    def __post_init__(self) -> None:
+        self.durations.require_known("queue order 'srsf'")
+
+    def order(self, sim: Simulator) -> IntArray:
+        """Active job indices by (priority, remaining GPU-seconds)."""
+        active = sim.active_jobs()
+        jobs = sim.jobs
+        remaining = remaining_time_s(sim, active, self.durations) * jobs.num_gpus[active]
+        return _sorted(active, jobs.priority[active], remaining)
 
 
 @dataclass(frozen=True)
