@@ -171,7 +171,7 @@ def slowdown_factors(episode: Episode) -> SlowdownFactors:
 def run_episode(
     episode: Episode,
     policy: str = "pal",
-    queue_order: str = "fifo",
+    queue_order: str | QueueOrder = "fifo",
     factors: SlowdownFactors | None = None,
     stall_factor: float | None = None,
     durations: Durations = CLAIRVOYANT,
@@ -184,7 +184,9 @@ def run_episode(
     Args:
         episode: from :func:`make_episode`.
         policy: placement name (see :data:`palgym.policies.PLACEMENT_NAMES`).
-        queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`).
+        queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`), or a
+            :class:`~palgym.policies.QueueOrder` object (e.g. a
+            :class:`~palgym.policies.gittins.GittinsOrder`; ``durations`` does not reach it).
         factors: precomputed slowdown factors (computed from the profile if None).
         stall_factor: the stall detector's slack F (default :data:`DEFAULT_STALL_FACTOR`);
             ``math.inf`` disables it (only ``max_rounds`` then stops an unfinished episode).
@@ -207,14 +209,14 @@ def run_episode(
     known = durations.for_seed(episode.seed)
     placement = make_placement(policy, factors, episode.config, durations=known)
     _reject_unplaceable(episode, placement)
-    order = make_queue_order(queue_order, known)
+    order = make_queue_order(queue_order, known) if isinstance(queue_order, str) else queue_order
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     # children 0, 1: variability, placement (make_episode); 2: duration estimates
     truth_seed, profiling_seed = np.random.SeedSequence(episode.seed).spawn(5)[3:]
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
                     dynamics_seed=truth_seed)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
-                          None if placement.sticky else queue_order)
+                          None if placement.sticky else order.name)
     options = episode.belief if belief is None else belief_options(belief)
     watched = _with_belief(sim, episode, options, policy, placement,
                            np.random.default_rng(profiling_seed), known)
@@ -223,7 +225,7 @@ def run_episode(
                    on_event=watched.on_event if watched and watched.belief.changes else None,
                    progress=progress)
     return EpisodeResult(
-        trace=episode.trace.name, policy=policy, queue_order=queue_order,
+        trace=episode.trace.name, policy=policy, queue_order=order.name,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
         episode_hash=episode.episode_hash(), belief=options.mode.value if watched else "none",
         refits=watched.refits if watched else 0,
