@@ -60,3 +60,18 @@ def test_gittins_runs_the_nearly_done_job_where_las_runs_the_fresh_one() -> None
     order = GittinsOrder(ServicePrior((SAMPLES,) * 4))
     assert order.order(sim).tolist() == [0, 1]
     assert make_queue_order("las").order(sim).tolist() == [1, 0]
+
+
+def test_run_episode_takes_the_order_object() -> None:
+    """A QueueOrder object runs like a name; with a prior that cannot tell jobs apart (one
+    sample, never exceeded: every rank is its attained service) Gittins is LAS (GPU-time)."""
+    from palgym import make_episode, read_sia_trace, run_episode
+    from palgym.bundled import bundled_trace_paths
+
+    trace = read_sia_trace(bundled_trace_paths()["sia-philly-gen-0"])
+    episode = make_episode(trace.select(np.arange(trace.num_jobs) < 40), seed=0)
+    blind = GittinsOrder(ServicePrior((np.zeros(1),) * 4))
+    gittins = run_episode(episode, "pal", blind)
+    las = run_episode(episode, "pal", "las")
+    assert gittins.queue_order == "gittins" and not gittins.metrics.truncated
+    np.testing.assert_array_equal(gittins.records.jct_s, las.records.jct_s)
