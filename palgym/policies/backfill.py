@@ -35,8 +35,8 @@ import numpy as np
 
 from palgym.errors import ConfigError
 from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_run_time_s
-from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, IntArray
+from palgym.sim.views import SimView
 
 BACKFILL_MODES: tuple[str, ...] = ("none", "first-fit", "easy")
 """Backfill modes, by the names of ``make_placement(..., backfill=)``."""
@@ -93,14 +93,14 @@ class Reservation:
     extra: int
     durations: Durations = CLAIRVOYANT
 
-    def allows(self, sim: Simulator, job: int) -> bool:
+    def allows(self, sim: SimView, job: int) -> bool:
         """``job`` (if it fits now) does not delay the head: it ends by the shadow time or
         needs at most the extra GPUs."""
         if int(sim.jobs.num_gpus[job]) <= self.extra:
             return True
         return float(remaining_run_time_s(sim, np.array([job]), self.durations)[0]) <= self.shadow_s
 
-    def charge(self, sim: Simulator, job: int) -> None:
+    def charge(self, sim: SimView, job: int) -> None:
         """Record that ``job`` starts now: one that outlasts the shadow time takes extra GPUs.
 
         Raises:
@@ -115,7 +115,7 @@ class Reservation:
 
 
 def reserve(
-    sim: Simulator, head: int, target: IntArray, durations: Durations = CLAIRVOYANT
+    sim: SimView, head: int, target: IntArray, durations: Durations = CLAIRVOYANT
 ) -> Reservation:
     """The EASY reservation of ``head`` given the round's allocation so far.
 
@@ -124,7 +124,7 @@ def reserve(
     the head's need N, and extra = free GPUs then - N.
 
     Args:
-        sim: the engine (read only).
+        sim: the simulation's view.
         head: the job that does not fit.
         target: int64 (G,) the round's allocation so far (job index or FREE).
         durations: what the scheduler knows of job durations.

@@ -16,10 +16,11 @@ import numpy as np
 from palgym.policies.base import Sampler
 from palgym.policies.pal import MatrixEntry
 from palgym.policies.slowdown import SlowdownFactors
-from palgym.sim.engine import Simulator
+from palgym.sim.config import PalNodeOrder
 from palgym.sim.types import BoolArray, IntArray, Locality
+from palgym.sim.views import SimView
 
-Allocate = Callable[[Simulator, int, BoolArray, Sampler], "IntArray | None"]
+Allocate = Callable[[SimView, int, BoolArray, Sampler], "IntArray | None"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,20 +66,21 @@ class ClassTables:
                     and np.array_equal(self.labels, factors.labels))
 
 
-def contiguous(sim: Simulator) -> bool:
+def contiguous(sim: SimView) -> bool:
     """True if GPU g is on node g // G_n (the layout the kernels assume)."""
     layout = sim.node_of_gpu
     return bool(np.array_equal(layout, np.arange(layout.size) // sim.cluster.gpus_per_node))
 
 
-def compiled_rule(sim: Simulator, tables: ClassTables, pal: bool) -> Allocate | None:
+def compiled_rule(sim: SimView, tables: ClassTables, pal: bool,
+                  node_order: PalNodeOrder = PalNodeOrder.ASCENDING) -> Allocate | None:
     """The compiled PM-First (``pal`` False) or PAL rule for ``sim``, or None where it does
-    not apply (see module docstring; PAL also needs ``pal_node_order == "ascending"``)."""
+    not apply (see module docstring; PAL also needs ``node_order`` ascending)."""
     from palgym._numba import AVAILABLE
 
     if not AVAILABLE or not contiguous(sim):
         return None
-    if pal and sim.config.pal_node_order != "ascending":
+    if pal and node_order is not PalNodeOrder.ASCENDING:
         return None
     from palgym.policies.pal_kernel import pal_pick, pm_first_pick
 
@@ -86,13 +88,13 @@ def compiled_rule(sim: Simulator, tables: ClassTables, pal: bool) -> Allocate | 
     jobs = sim.jobs
     sf, rank, labels, num_labels = tables.sf, tables.rank, tables.labels, tables.num_labels
 
-    def pm_first(sim: Simulator, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
+    def pm_first(sim: SimView, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
         c, n = int(jobs.perf_class[job]), int(jobs.num_gpus[job])
         out = np.empty(n, dtype=np.int64)
         found = pm_first_pick(free, n, rank[c], labels[c], num_labels[c], per_node, out)
         return out if found >= 0 else None
 
-    def pal_rule(sim: Simulator, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
+    def pal_rule(sim: SimView, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
         c, n = int(jobs.perf_class[job]), int(jobs.num_gpus[job])
         out = np.empty(n, dtype=np.int64)
         found = pal_pick(free, n, sf[c], rank[c], labels[c], num_labels[c], per_node,
