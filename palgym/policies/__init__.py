@@ -9,11 +9,18 @@ Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``ra
 from __future__ import annotations
 
 from palgym.errors import ConfigError
-from palgym.policies.backfill import BACKFILL_MODES, DEFAULT_DEPTH, split_name, with_backfill
+from palgym.policies.backfill import (
+    BACKFILL_MODES,
+    DEFAULT_DEPTH,
+    Backfill,
+    BackfillMode,
+    split_name,
+    with_backfill,
+)
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.ordering import FIFO, LAS, SRTF, Tiresias
-from palgym.policies.placement import PAL, Backfill, Packed, PMFirst, RandomPlacement
+from palgym.policies.placement import PAL, Packed, PMFirst, RandomPlacement
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.config import PolicyOptions, SimConfig
 
@@ -99,7 +106,7 @@ def make_placement(
     if mode not in BACKFILL_MODES:
         raise ConfigError(f"unknown backfill {mode!r}; known: {', '.join(BACKFILL_MODES)}")
     try:
-        bf = Backfill(mode, DEFAULT_DEPTH if depth is None else depth, durations)
+        bf = Backfill(BackfillMode(mode), DEFAULT_DEPTH if depth is None else depth, durations)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     options = config.policy_options

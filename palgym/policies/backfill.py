@@ -34,11 +34,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_run_time_s
+from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations, remaining_run_time_s
+from palgym.sim.config import Choice
 from palgym.sim.types import FREE, IntArray
 from palgym.sim.views import SimView
 
-BACKFILL_MODES: tuple[str, ...] = ("none", "first-fit", "easy")
+
+class BackfillMode(Choice):
+    """What a placement walk does behind a job that does not fit (the module docstring)."""
+
+    NONE = "none"
+    FIRST_FIT = "first-fit"
+    EASY = "easy"
+
+
+BACKFILL_MODES: tuple[str, ...] = tuple(mode.value for mode in BackfillMode)
 """Backfill modes, by the names of ``make_placement(..., backfill=)``."""
 SUFFIXES: dict[str, str] = {"first-fit": "+backfill", "easy": "+easy"}
 """Name suffix of each backfilling mode in CLIs and tables."""
@@ -145,3 +155,24 @@ def reserve(
         return Reservation(head, math.inf, 0, durations)
     first = int(enough[0])
     return Reservation(head, float(ends[order][first]), int(freed[first]) - need, durations)
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """A walk's backfilling: ``mode`` (``none`` | ``first-fit`` | ``easy``) and ``depth``, the
+    jobs it may skip before it stops (see :mod:`palgym.policies.backfill`)."""
+
+    mode: BackfillMode = BackfillMode.NONE
+    depth: int = DEFAULT_DEPTH
+    durations: Durations = CLAIRVOYANT
+    """What EASY's reservations know of job durations (``unknown`` refuses EASY)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", BackfillMode(check_mode(self.mode)))
+        if self.mode is BackfillMode.EASY:
+            self.durations.require_known("EASY backfilling", EASY_INSTEAD)
+        if self.depth < 1:
+            raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
+
+
+NO_BACKFILL = Backfill()

@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from palgym.policies.allocation import packed_allocation, random_allocation
-from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, reserve, with_backfill
+from palgym.policies.backfill import NO_BACKFILL, Backfill, Reservation, reserve, with_backfill
 from palgym.policies.base import Sampler
 from palgym.policies.compiled_rules import ClassTables, compiled_rule
-from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
@@ -41,27 +40,6 @@ from palgym.sim.types import FREE, BoolArray, IntArray, PerfClass
 from palgym.sim.views import SimView
 
 Allocate = Callable[[SimView, int, BoolArray, Sampler], "IntArray | None"]
-
-
-@dataclass(frozen=True)
-class Backfill:
-    """A walk's backfilling: ``mode`` (``none`` | ``first-fit`` | ``easy``) and ``depth``, the
-    jobs it may skip before it stops (see :mod:`palgym.policies.backfill`)."""
-
-    mode: str = "none"
-    depth: int = DEFAULT_DEPTH
-    durations: Durations = CLAIRVOYANT
-    """What EASY's reservations know of job durations (``unknown`` refuses EASY)."""
-
-    def __post_init__(self) -> None:
-        check_mode(self.mode)
-        if self.mode == "easy":
-            self.durations.require_known("EASY backfilling", EASY_INSTEAD)
-        if self.depth < 1:
-            raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
-
-
-NO_BACKFILL = Backfill()
 
 
 class _Walk:

@@ -126,6 +126,7 @@ class Simulator:
         self._gpu_shape = self._alloc.job_of_gpu.shape
         self._bound = self._step.Bound(self._state, self._params)
         self._view: SimView | None = None
+        self._job_rows = np.array([self.jobs.size], dtype=np.int64)  # read by the view
         self._next_arrival = 0
         self._next_arrival_s = 0.0  # min(next trace submit, next background arrival) (s)
         self._background = BackgroundArrivals(config.background_jobs_per_hour,
@@ -209,10 +210,9 @@ class Simulator:
         self._ints[EVENTS_SINCE_COMMIT] = True
 
     def view(self) -> SimView:
-        """The read-only view of the simulation (:class:`palgym.sim.views.SimView`: live, the
-        same object until the job table grows)."""
+        """The read-only, live view of the simulation (:class:`palgym.sim.views.SimView`)."""
         if self._view is None:
-            self._view = view_of(self._state, self.cluster, self.jobs.size,
+            self._view = view_of(self._state, self.cluster, self._job_rows,
                                  self._params.round_duration_s)
         return self._view
 
@@ -345,11 +345,11 @@ class Simulator:
         if self._next_background_s <= now_s:
             while self._next_background_s <= now_s:
                 self._add_background_job()
-            self._view = None  # num_jobs (and perhaps the arrays) changed
+            self._job_rows[0] = jobs.size  # the view's num_jobs
             if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
                 self._state = self._state._replace(jobs=job_columns(jobs),
                                                    job_blocks=job_blocks(jobs))
-                self._bound = self._step.Bound(self._state, self._params)
+                self._bound, self._view = self._step.Bound(self._state, self._params), None
         next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
                         else math.inf)
         self._next_arrival_s = min(next_trace_s, self._next_background_s)

@@ -4,8 +4,8 @@
 non-writeable views of the engine's live arrays (writing through it raises ``ValueError``), and
 its clock and counters read from the engine's live counters. So a view always shows the
 simulation as it is now, and taking one is free: the engine hands out the same view until its
-job table grows (background copies append rows) or its GPU layout is replaced. Ask the engine
-for the view at every decision rather than holding one across rounds.
+job table is reallocated (background copies beyond its capacity) or its GPU layout replaced.
+Ask the engine for the view at every decision rather than holding one across rounds.
 
 This is what a custom policy reads; see :mod:`palgym.policies.base` for the interfaces.
 """
@@ -52,7 +52,8 @@ class SimView:
             non-writeable.
         counters: the clock and counters (:class:`~palgym.sim.state.Counters`), non-writeable;
             read them through the properties below.
-        num_jobs: job-table rows in use J (trace jobs, then background copies so far).
+        job_rows: int64 (1,), the job-table rows in use J (trace jobs, then background copies
+            so far), non-writeable; read it as :attr:`num_jobs`.
         round_duration_s: round length R (s).
     """
 
@@ -62,8 +63,13 @@ class SimView:
     node_of_gpu: IntArray
     perfvar: FloatArray
     counters: Counters
-    num_jobs: int
+    job_rows: IntArray
     round_duration_s: float
+
+    @property
+    def num_jobs(self) -> int:
+        """Job-table rows in use J (trace jobs, then background copies so far)."""
+        return self.job_rows.item(0)
 
     @property
     def now_s(self) -> float:
@@ -98,14 +104,14 @@ class SimView:
         return running
 
 
-def view_of(state: SimState, cluster: ClusterSpec, num_jobs: int,
+def view_of(state: SimState, cluster: ClusterSpec, job_rows: IntArray,
             round_duration_s: float) -> SimView:
     """A :class:`SimView` of ``state`` on ``cluster`` (non-writeable views, nothing copied).
 
     Args:
         state: the engine's state.
         cluster: its cluster shape.
-        num_jobs: job-table rows in use.
+        job_rows: int64 (1,), the engine's count of job-table rows in use (kept up to date).
         round_duration_s: round length R (s).
     """
     counters, alloc = state.counters, state.alloc
@@ -116,6 +122,6 @@ def view_of(state: SimState, cluster: ClusterSpec, num_jobs: int,
         node_of_gpu=_read_only(alloc.node_of_gpu),
         perfvar=_read_only(alloc.perfvar),
         counters=Counters(_read_only(counters.floats), _read_only(counters.ints)),
-        num_jobs=num_jobs,
+        job_rows=_read_only(job_rows),
         round_duration_s=round_duration_s,
     )
