@@ -19,7 +19,7 @@ from palgym.errors import (
     TraceFormatError,
 )
 from palgym.io import read_measurements, read_profile, read_sia_trace, write_profile
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, PlacementPolicy, QueueOrder, Sampler
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, SimConfig, preset
 from palgym.sim.engine import Simulator
@@ -27,7 +27,14 @@ from palgym.sim.metrics import EpisodeMetrics, JobRecords
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView
 from palgym.sim.workload import Trace
-from palgym.simulate import Episode, EpisodeResult, make_episode, run_episode, slowdown_factors
+from palgym.simulate import (
+    Episode,
+    EpisodeResult,
+    drive,
+    make_episode,
+    run_episode,
+    slowdown_factors,
+)
 
 __version__ = "0.1.0"
 
@@ -50,8 +57,8 @@ _register_envs()
 __all__ = [
     "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec", "ConfigError", "Episode",
     "EpisodeMetrics", "EpisodeResult", "InvalidActionError", "JobRecords", "PalgymError",
-    "ProfileError", "SimConfig", "SimView", "Simulator", "Trace", "TraceFormatError",
-    "VariabilityProfile",
-    "bundled_profile", "make_episode", "preset", "read_measurements", "read_profile",
+    "PlacementPolicy", "ProfileError", "QueueOrder", "Sampler", "SimConfig", "SimView",
+    "Simulator", "Trace", "TraceFormatError", "VariabilityProfile",
+    "bundled_profile", "drive", "make_episode", "preset", "read_measurements", "read_profile",
     "read_sia_trace", "run_episode", "slowdown_factors", "write_profile",
 ]

@@ -38,9 +38,9 @@ from palgym.policies.belief import (
     BeliefPlacement,
     belief_options,
 )
-from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
+from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.config import SimConfig, preset
+from palgym.sim.config import ProfileSampling, SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, with_end
 from palgym.sim.stall import DEFAULT_ROUND_CAP as DEFAULT_ROUND_CAP
@@ -136,7 +136,7 @@ def make_episode(
     artifact_rng = random.Random(config.profile_seed)
     if profile is None and variability_data is not None:
         data = read_measurements(variability_data)
-        if config.profile_sampling == "single-run":
+        if config.profile_sampling is ProfileSampling.SINGLE_RUN:
             profile = sample_single_runs(data.norm_runs, cluster.num_gpus, artifact_rng,
                                          name=f"{data.label}-single-run")
         else:
@@ -144,11 +144,11 @@ def make_episode(
                                          name=f"{data.label}-gpu-median")
     elif profile is None:
         profile = bundled_profile(config.profile_sampling, cluster.num_gpus)
-        if config.profile_sampling == "single-run":
+        if config.profile_sampling is ProfileSampling.SINGLE_RUN:
             _replay_single_run_draws(artifact_rng, LONGHORN_RUN_COUNTS, cluster.num_gpus)
-    elif config.profile_sampling == "single-run":
+    elif config.profile_sampling is ProfileSampling.SINGLE_RUN:
         _replay_single_run_draws(artifact_rng, LONGHORN_RUN_COUNTS, cluster.num_gpus)
-    if config.profile_sampling == "single-run":
+    if config.profile_sampling is ProfileSampling.SINGLE_RUN:
         placement_rng = artifact_rng
     return Episode(trace, profile.take(cluster.num_gpus), cluster, config, seed, placement_rng,
                    belief_options(belief))
@@ -163,9 +163,7 @@ def _replay_single_run_draws(rng: random.Random, run_counts: tuple[int, ...], gp
 
 def slowdown_factors(episode: Episode) -> SlowdownFactors:
     """Slowdown factors of the episode's profile with the configured cluster count rule."""
-    return SlowdownFactors.fit(
-        episode.profile.perfvar, ClusterCountRule(episode.config.slowdown_clusters)
-    )
+    return SlowdownFactors.fit(episode.profile.perfvar, episode.config.slowdown_clusters)
 
 
 def run_episode(
@@ -209,7 +207,8 @@ def run_episode(
     known = durations.for_seed(episode.seed)
     placement = make_placement(policy, factors, episode.config, durations=known)
     _reject_unplaceable(episode, placement)
-    order = make_queue_order(queue_order, known) if isinstance(queue_order, str) else queue_order
+    order = (make_queue_order(queue_order, known, episode.config)
+             if isinstance(queue_order, str) else queue_order)
     rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
     # children 0, 1: variability, placement (make_episode); 2: duration estimates
     truth_seed, profiling_seed = np.random.SeedSequence(episode.seed).spawn(5)[3:]
@@ -222,8 +221,8 @@ def run_episode(
                            np.random.default_rng(profiling_seed), known)
     placement = watched or placement
     reason = drive(sim, order, placement, make_sampler(rng), stall=stall,
-                   on_event=watched.on_event if watched and watched.belief.changes else None,
-                   progress=progress)
+                   on_event=_belief_events(watched) if watched and watched.belief.changes
+                   else None, progress=progress)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=order.name,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
@@ -239,12 +238,21 @@ def _with_belief(sim: Simulator, episode: Episode, options: BeliefOptions, polic
     factors = getattr(placement, "factors", None)
     if not isinstance(factors, SlowdownFactors):
         return None
-    rule = ClusterCountRule(episode.config.slowdown_clusters)
     def remake(fitted: SlowdownFactors) -> PlacementPolicy:
         return make_placement(policy, fitted, episode.config, durations=known)
 
-    return BeliefPlacement(Belief(sim, options, profiling_rng), remake, rule, factors,
-                           episode.profile.perfvar)
+    process = None if sim.truth is None else sim.truth.process
+    return BeliefPlacement(Belief(sim.view(), options, profiling_rng, process), remake,
+                           episode.config.slowdown_clusters, factors, episode.profile.perfvar)
+
+
+def _belief_events(watched: BeliefPlacement) -> Callable[[Simulator], None]:
+    """The driver's callback of a changing belief: a refit is an event for the engine."""
+    def on_event(sim: Simulator) -> None:
+        if watched.on_event(sim.view()):
+            sim.mark_event()
+
+    return on_event
 
 
 def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics:
@@ -322,8 +330,9 @@ def drive(
                 continue
             sim.commit(None)
         else:
-            target = placement.place(sim, order.order(sim), sampler)
-            memo_valid = not sim.commit(target)
+            view = sim.view()
+            target = placement.place(view, order.order(view), sampler)
+            memo_valid = not sim.commit(target)  # the one call that applies the allocation
             if (not sim.running_jobs().size and sim.active_jobs().size
                     and not sim.has_future_arrivals()):
                 raise PalgymError(

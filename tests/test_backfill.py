@@ -124,8 +124,8 @@ def test_reservation_by_hand() -> None:
     trace = toy_trace((2, 0, 500, A), (4, 0, 200, A), (5, 0, 10, A))
     sim = sim_with(trace, ClusterSpec(1, 8))
     target = np.array([0, 0, 1, 1, 1, 1, -1, -1])
-    assert remaining_run_time_s(sim, np.array([0, 1, 2])).tolist() == [500.0, 200.0, 10.0]
-    reservation = reserve(sim, 2, target)
+    assert remaining_run_time_s(sim.view(), np.array([0, 1, 2])).tolist() == [500.0, 200.0, 10.0]
+    reservation = reserve(sim.view(), 2, target)
     assert (reservation.shadow_s, reservation.extra) == (200.0, 1)
 
 
@@ -137,9 +137,9 @@ def test_skip_depth_bounds_the_walk() -> None:
     sim = sim_with(toy_trace(*jobs), ClusterSpec(1, 2))
     order = np.arange(18)
     default = placement("packed-non-sticky+backfill", sim.config)
-    assert default.place(sim, order, ListSampler()).tolist() == [0, -1]
+    assert default.place(sim.view(), order, ListSampler()).tolist() == [0, -1]
     deeper = placement("packed-non-sticky", sim.config, backfill="first-fit", depth=17)
-    assert deeper.place(sim, order, ListSampler()).tolist() == [0, 17]
+    assert deeper.place(sim.view(), order, ListSampler()).tolist() == [0, 17]
 
 
 def test_names_and_options() -> None:

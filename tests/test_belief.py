@@ -21,7 +21,7 @@ from palgym.io.sia import read_sia_trace
 from palgym.policies.belief import Belief, BeliefOptions, belief_options
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
-from palgym.sim.dynamics import VariabilityDynamics
+from palgym.sim.dynamics import VariabilityDynamics, VariabilityProcess
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
 from palgym.simulate import make_episode, run_episode
@@ -41,22 +41,27 @@ def dynamic_sim(num_gpus: int, dynamics: VariabilityDynamics | None, seed: int =
                      backend="numpy", dynamics_seed=seed)
 
 
+def process(sim: Simulator) -> VariabilityProcess | None:
+    """The simulator's dynamic truth process (None: a static truth)."""
+    return None if sim.truth is None else sim.truth.process
+
+
 def one_round(sim: Simulator, belief: Belief, target: list[int] | None) -> None:
     """A driver's round: commit, callback, advance, callback."""
     sim.commit(None if target is None else np.array(target))
-    belief.watch(sim)
+    belief.watch(sim.view())
     sim.advance()
-    belief.watch(sim)
+    belief.watch(sim.view())
 
 
 def test_oracle_sees_the_truth() -> None:
     sim = dynamic_sim(2, THROTTLE, seed=1)
-    belief = Belief(sim, BeliefOptions("oracle"), np.random.default_rng(0))
-    assert belief.values is sim.perfvar and belief.changes
+    belief = Belief(sim.view(), BeliefOptions("oracle"), np.random.default_rng(0), process(sim))
+    assert belief.values is sim.view().perfvar and belief.changes
     seen = set()
     for round_index in range(12):
         one_round(sim, belief, [0, 0] if round_index == 0 else None)
-        assert belief.values is sim.perfvar
+        assert belief.values is sim.view().perfvar  # a live, read-only view of the truth
         seen.add(float(sim.perfvar[A, 0]))
     assert seen == {1.0, 2.0}  # the truth moved; the oracle's values are the truth array
 
@@ -67,7 +72,7 @@ def test_stale_is_one_profiling_run_at_t0_and_never_changes() -> None:
                                    throttle_factor=2.0)
     character = toy_profile(2, [1.0, 1.2])
     sim = dynamic_sim(2, dynamics, seed=4, profile=character)
-    belief = Belief(sim, BeliefOptions("stale"), np.random.default_rng(5))
+    belief = Belief(sim.view(), BeliefOptions("stale"), np.random.default_rng(5), process(sim))
     # profiling run: 2 uniforms then 2 normals from the profiling stream (no outliers);
     # throttle at t = 0: the throttle stream's first 2 uniforms (< 0.5: factor 2)
     rng = np.random.default_rng(5)
@@ -87,7 +92,8 @@ def test_stale_is_one_profiling_run_at_t0_and_never_changes() -> None:
 def test_online_after_one_round_is_the_hand_ewma() -> None:
     # truth 2.0 for class A on every GPU: a 3-GPU class-A job is observed at o = 2.0
     sim = dynamic_sim(3, None, profile=toy_profile(3, [2.0, 2.0, 2.0]))
-    belief = Belief(sim, BeliefOptions("online", alpha=0.5), np.random.default_rng(0))
+    belief = Belief(sim.view(), BeliefOptions("online", alpha=0.5), np.random.default_rng(0),
+                    process(sim))
     assert np.array_equal(belief.values, sim.perfvar) and belief.values is not sim.perfvar
     belief.values[A] = [1.0, 1.5, 3.0]
     belief.values[B] = [1.0, 1.0, 4.0]

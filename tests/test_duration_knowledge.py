@@ -53,9 +53,9 @@ def test_noisy_estimates_are_the_seeds_lognormal_draws(seed: int, sigma: float) 
     np.testing.assert_array_equal(durations.total_iterations(sim.jobs)[:3], expected)
     # nothing has run: the estimated remaining time is the estimate itself (T_it = 1 s)
     jobs = np.arange(3)
-    np.testing.assert_array_equal(remaining_time_s(sim, jobs, durations), expected)
+    np.testing.assert_array_equal(remaining_time_s(sim.view(), jobs, durations), expected)
     np.testing.assert_array_equal(
-        remaining_time_s(sim, jobs, durations, RemainingTime.NOMINAL), expected)
+        remaining_time_s(sim.view(), jobs, durations, RemainingTime.NOMINAL), expected)
     # job j's error is the j-th draw whatever the number of jobs drawn for
     np.testing.assert_array_equal(durations.errors(2000)[:3], _errors(seed, sigma, 3))
     assert not np.array_equal(Durations("noisy", sigma).for_seed(seed + 1).errors(3),
@@ -69,10 +69,10 @@ def test_remaining_estimate_counts_down_and_stops_at_zero() -> None:
     # seed 4, sigma 1: errors 0.28296, 6.56730, 1.55627, estimates 84.89, 1313.46, 155.63
     estimate = np.array([300.0, 200.0, 100.0]) * _errors(4, 1.0, 3)
     np.testing.assert_allclose(estimate, [84.889, 1313.459, 155.627], atol=1e-3)
-    np.testing.assert_array_equal(remaining_time_s(sim, np.arange(3), durations),
+    np.testing.assert_array_equal(remaining_time_s(sim.view(), np.arange(3), durations),
                                   estimate - 50.0)
     sim.jobs.iterations_done[0] = 100.0  # past its estimate: the scheduler expects it now
-    assert remaining_time_s(sim, np.arange(1), durations)[0] == 0.0
+    assert remaining_time_s(sim.view(), np.arange(1), durations)[0] == 0.0
 
 
 def test_srtf_under_noisy_runs_jobs_in_estimate_order() -> None:
@@ -82,8 +82,8 @@ def test_srtf_under_noisy_runs_jobs_in_estimate_order() -> None:
     episode = _toy_episode(seed=4)
     noisy = Durations("noisy", 1.0)
     order = make_queue_order("srtf", noisy.for_seed(4))
-    assert order.order(_admitted(episode)).tolist() == [0, 2, 1]
-    assert make_queue_order("srtf").order(_admitted(episode)).tolist() == [2, 1, 0]
+    assert order.order(_admitted(episode).view()).tolist() == [0, 2, 1]
+    assert make_queue_order("srtf").order(_admitted(episode).view()).tolist() == [2, 1, 0]
     result = run_episode(episode, "packed-sticky", "srtf", durations=noisy)
     np.testing.assert_array_equal(result.records.completion_time_s, [300.0, 600.0, 400.0])
     clairvoyant = run_episode(episode, "packed-sticky", "srtf")
@@ -99,7 +99,7 @@ def test_unknown_durations_refuse_srtf_naming_the_option() -> None:
     with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
         run_episode(episode, "pal", "srtf", durations=unknown)
     with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
-        remaining_time_s(_admitted(episode), np.arange(3), unknown)
+        remaining_time_s(_admitted(episode).view(), np.arange(3), unknown)
     with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
         ClusterEnv("sia-philly-gen-0", queue_order="srtf", duration_knowledge="unknown")
 
@@ -270,9 +270,9 @@ def test_easy_backfilling_reads_the_estimated_run_time() -> None:
     sim.jobs.locality_penalty[:3] = [1.0, 1.0, 1.7]
     estimate = np.array([300.0, 200.0, 100.0]) * _errors(4, 1.0, 3)
     expected = (estimate - 50.0) * 1.0 * np.array([1.0 * 1.0, 2.0 * 1.0, 1.5 * 1.7])
-    got = remaining_run_time_s(sim, np.arange(3), Durations("noisy", 1.0).for_seed(4))
+    got = remaining_run_time_s(sim.view(), np.arange(3), Durations("noisy", 1.0).for_seed(4))
     np.testing.assert_allclose(got, expected, rtol=1e-15)
-    clairvoyant = remaining_run_time_s(sim, np.arange(3))
+    clairvoyant = remaining_run_time_s(sim.view(), np.arange(3))
     np.testing.assert_allclose(clairvoyant, [250.0, 300.0, 50.0 * 1.5 * 1.7], rtol=1e-15)
 
 

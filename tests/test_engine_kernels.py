@@ -161,12 +161,13 @@ def test_policy_episodes_give_identical_states(policy: str) -> None:
     config = preset("pal-artifact", restart_cost_s=30.0 if "sticky" in policy else 0.0)
     episode = make_episode(trace, config=config, seed=2)
     placement = make_placement(policy, slowdown_factors(episode), config)
-    order = make_queue_order("las")
+    order = make_queue_order("las", config=config)
     sampler = make_sampler(copy.deepcopy(episode.placement_rng))
     twins = Twins(episode)
     while not twins.ref.done:
         assert not twins.ref.truncated
-        twins.commit(placement.place(twins.ref, order.order(twins.ref), sampler))
+        view = twins.ref.view()
+        twins.commit(placement.place(view, order.order(view), sampler))
         twins.advance()
     assert twins.ref.jobs.size > trace.num_jobs, "no background job was admitted"
     assert twins.fast.metrics() == twins.ref.metrics()

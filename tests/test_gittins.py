@@ -58,8 +58,8 @@ def test_gittins_runs_the_nearly_done_job_where_las_runs_the_fresh_one() -> None
     sim.advance()
     assert sim.jobs.gpu_service_s[:2].tolist() == [9.0, 0.0]
     order = GittinsOrder(ServicePrior((SAMPLES,) * 4))
-    assert order.order(sim).tolist() == [0, 1]
-    assert make_queue_order("las").order(sim).tolist() == [1, 0]
+    assert order.order(sim.view()).tolist() == [0, 1]
+    assert make_queue_order("las").order(sim.view()).tolist() == [1, 0]
 
 
 def test_run_episode_takes_the_order_object() -> None:

@@ -63,7 +63,8 @@ def test_compiled_rules_equal_numpy_rules(shape: str) -> None:
                         assert worst == tables.rank[c][ref].max()
                     out = np.full(n, -1, dtype=np.int64)
                     found = pal_pick(free, n, sf, tables.rank[c], labels, tables.num_labels[c],
-                                     per_node, tables.entry_value[c], tables.entry_within[c],
+                                     per_node, tables.num_tiers[c], tables.entry_rank[c],
+                                     tables.entry_within[c],
                                      out)
                     ref = pal_allocation(free, n, sf, labels, node_of_gpu, per_node,
                                          entries[c], "ascending")
@@ -94,3 +95,44 @@ def test_episode_equal_on_compiled_and_numpy_rules(policy: str, monkeypatch: pyt
         numpy_rules.records.completion_time_s.tobytes())
     assert np.array_equal(compiled.records.num_preemptions, numpy_rules.records.num_preemptions)
     assert compiled.num_rounds == numpy_rules.num_rounds
+
+
+@pytest.mark.parametrize("shape", ["16x4", "8x8", "5x3", "1x4"])
+def test_within_node_pick_equals_its_numpy_home(shape: str) -> None:
+    # The one compiled WITHIN step (used by pal_pick and by the env's candidate kernels)
+    # against palgym.policies.pal.within_node_allocation, at every tier of random states.
+    from palgym.policies.pal import within_node_allocation
+    from palgym.policies.pal_kernel import node_tables, within_node_pick
+
+    rng = np.random.default_rng(23)
+    spec = ClusterSpec.parse(shape)
+    per_node, total = spec.gpus_per_node, spec.num_gpus
+    checked = feasible = 0
+    for _ in range(40):
+        factors = random_factors(rng, total)
+        tables = ClassTables.build(factors)
+        free = rng.random(total) < rng.uniform(0.1, 1.0)
+        for c in range(NUM_PERF_CLASSES):
+            tiers = np.unique(factors.sf[c])
+            node_sorted = np.empty((spec.num_nodes, per_node))
+            node_le = np.empty((tiers.size, spec.num_nodes), dtype=np.int64)
+            node_tables(free, factors.sf[c], tables.rank[c], tiers.size, per_node,
+                        node_sorted, node_le)
+            for t, value in enumerate(tiers.tolist()):
+                candidates = free & (factors.sf[c] <= value)
+                # node_le counts the candidates of each node at tier t
+                np.testing.assert_array_equal(
+                    node_le[t], np.bincount(spec.node_of_gpu()[candidates],
+                                            minlength=spec.num_nodes))
+                for n in range(1, per_node + 1):
+                    out = np.full(n, -1, dtype=np.int64)
+                    found = within_node_pick(free, n, factors.sf[c], node_le[t], node_sorted,
+                                             per_node, out)
+                    ref = within_node_allocation(candidates, n, factors.sf[c],
+                                                 spec.node_of_gpu(), "ascending")
+                    assert found == (ref is not None)
+                    if ref is not None:
+                        np.testing.assert_array_equal(out, ref)
+                        feasible += 1
+                    checked += 1
+    assert checked > 1000 and feasible > 300

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from palgym import Simulator, make_episode, preset, read_sia_trace
+from palgym import Simulator, SimView, make_episode, preset, read_sia_trace
 from palgym.policies import make_placement, make_queue_order, make_sampler
 from palgym.simulate import Episode, drive, slowdown_factors
 
@@ -117,7 +117,7 @@ class CheckedOrder:
     static = False
 
     def __init__(self, name: str, reference: Reference, config: object) -> None:
-        self.inner = make_queue_order(name)
+        self.inner = make_queue_order(name, config=config)  # type: ignore[arg-type]
         self.name = name
         self.reference = reference
         self.args = (config.las_service.value == "wall-clock",  # type: ignore[attr-defined]
@@ -126,7 +126,7 @@ class CheckedOrder:
         self.checks = 0
         self.not_fifo = 0
 
-    def order(self, sim: Simulator) -> np.ndarray:
+    def order(self, sim: SimView) -> np.ndarray:
         got = self.inner.order(sim)
         expected = self.reference.order(self.name, *self.args)
         assert sim.now_s == self.reference.now

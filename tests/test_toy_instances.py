@@ -227,7 +227,7 @@ def test_sticky_stops_the_lowest_priority_victim_first() -> None:
     # free -> J2 fits there. J0 is untouched.
     sim = sim_with(toy_trace((2, 0, 1000, A), (2, 0, 1000, A), (2, 0, 1000, A)), ClusterSpec(1, 4))
     sim.commit(np.array([0, 0, 1, 1]))
-    target = Packed(sticky=True).place(sim, np.array([2, 0, 1]), ListSampler())
+    target = Packed(sticky=True).place(sim.view(), np.array([2, 0, 1]), ListSampler())
     assert target.tolist() == [0, 0, 2, 2]
     sim.commit(target)
     assert sim.jobs.num_preemptions[:3].tolist() == [0, 1, 0]
@@ -243,9 +243,10 @@ def test_sticky_failed_attempt_restores_or_keeps_victims_stopped(
     # J2 fails; the only lower-priority victim J1 is stopped -> 2 free, still fails -> stop.
     # Default: J1 is restored. pal-artifact quirk: J1 stays stopped for the round.
     trace = toy_trace((2, 0, 1000, A), (2, 0, 1000, A), (4, 0, 1000, A))
-    sim = sim_with(trace, ClusterSpec(1, 4), sticky_keep_victims_stopped=keep_stopped)
+    sim = sim_with(trace, ClusterSpec(1, 4))
     sim.commit(np.array([0, 0, 1, 1]))
-    target = Packed(sticky=True).place(sim, np.array([0, 2, 1]), ListSampler())
+    packed = Packed(sticky=True, keep_victims_stopped=keep_stopped)
+    target = packed.place(sim.view(), np.array([0, 2, 1]), ListSampler())
     assert target.tolist() == expected
 
 
@@ -286,12 +287,12 @@ def test_class_reordering_of_the_fitting_prefix() -> None:
     trace = toy_trace((1, 0, 100, C), (2, 0, 100, B), (1, 0, 100, A), (1, 0, 100, A),
                       (1, 0, 100, A))
     sim = sim_with(trace, ClusterSpec(1, 4))
-    assert class_reordered(sim, np.array([0, 1, 2, 3, 4])).tolist() == [2, 1, 0, 3, 4]
+    assert class_reordered(sim.view(), np.array([0, 1, 2, 3, 4])).tolist() == [2, 1, 0, 3, 4]
     # A different order: J4, J3, J0, J1, J2 -> demand 1, 2, 3, 5: prefix J4, J3, J0 -> A, A, C
     # (stable: J4 before J3), then J1, J2.
-    assert class_reordered(sim, np.array([4, 3, 0, 1, 2])).tolist() == [4, 3, 0, 1, 2]
+    assert class_reordered(sim.view(), np.array([4, 3, 0, 1, 2])).tolist() == [4, 3, 0, 1, 2]
     # Everything fits (J0, J2, J3: demand 3) -> all sorted: J2, J3 (A), J0 (C).
-    assert class_reordered(sim, np.array([0, 2, 3])).tolist() == [2, 3, 0]
+    assert class_reordered(sim.view(), np.array([0, 2, 3])).tolist() == [2, 3, 0]
 
 
 def test_class_reordering_gives_class_a_the_best_gpus() -> None:

@@ -15,10 +15,11 @@ from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 from palgym.sim.engine import Simulator
+from palgym.sim.views import SimView
 from palgym.testing.generators import random_profile, random_trace
 
 
-def reference(sim: Simulator, policy: PAL | PMFirst | Packed, order: np.ndarray) -> np.ndarray:
+def reference(sim: SimView, policy: PAL | PMFirst | Packed, order: np.ndarray) -> np.ndarray:
     """The policy's allocation by the plain walk and the per-job rules."""
     jobs = sim.jobs
     if isinstance(policy, Packed):
@@ -33,7 +34,7 @@ def reference(sim: Simulator, policy: PAL | PMFirst | Packed, order: np.ndarray)
             return pm_first_allocation(free, n, factors.sf[c], factors.labels[c], sim.node_of_gpu)
         return pal_allocation(free, n, factors.sf[c], factors.labels[c], sim.node_of_gpu,
                               sim.cluster.gpus_per_node, policy.entries[c],
-                              sim.config.pal_node_order)
+                              policy.node_order)
     return place_from_empty(sim, class_reordered(sim, order), rule,
                             NumpySampler(np.random.default_rng()))
 
@@ -72,9 +73,9 @@ def test_memo_walk_equals_reference_walk(seed: int, name: str) -> None:
     reused = 0
     for _ in range(120):
         array = np.asarray(order, dtype=np.int64)
-        got = policy.place(sim, array, NumpySampler(np.random.default_rng()))
+        got = policy.place(sim.view(), array, NumpySampler(np.random.default_rng()))
         reused += policy.memo.placed > 0
-        np.testing.assert_array_equal(got, reference(sim, policy, array))
+        np.testing.assert_array_equal(got, reference(sim.view(), policy, array))
         order = next_order(rng, order, pool)
     assert reused > 0  # the memo was in use (not only full walks)
 
@@ -88,8 +89,8 @@ def test_memo_is_not_used_on_another_layout() -> None:
     policy = PAL(factors, first.config.locality_penalties)
     order = np.arange(12, dtype=np.int64)
     for sim in (first, second, first, second):
-        got = policy.place(sim, order, NumpySampler(np.random.default_rng()))
-        np.testing.assert_array_equal(got, reference(sim, policy, order))
+        got = policy.place(sim.view(), order, NumpySampler(np.random.default_rng()))
+        np.testing.assert_array_equal(got, reference(sim.view(), policy, order))
 
 
 @pytest.mark.parametrize("name", ["pal", "pm-first"])
@@ -101,9 +102,9 @@ def test_factors_changed_in_place_are_seen(name: str) -> None:
     policy = (PAL(factors, sim.config.locality_penalties) if name == "pal"
               else PMFirst(factors))
     order = np.arange(10, dtype=np.int64)
-    before = policy.place(sim, order, NumpySampler(np.random.default_rng()))
+    before = policy.place(sim.view(), order, NumpySampler(np.random.default_rng()))
     factors.sf[:] = factors.sf[:, ::-1].copy()  # the GPUs' factors reversed
     factors.labels[:] = factors.labels[:, ::-1].copy()
-    after = policy.place(sim, order, NumpySampler(np.random.default_rng()))
-    np.testing.assert_array_equal(after, reference(sim, policy, order))
+    after = policy.place(sim.view(), order, NumpySampler(np.random.default_rng()))
+    np.testing.assert_array_equal(after, reference(sim.view(), policy, order))
     assert not np.array_equal(before, after)  # the change mattered to this walk

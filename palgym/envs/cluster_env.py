@@ -178,7 +178,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self.variability_data = variability_data
         self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.durations = Durations(parse_knowledge(duration_knowledge), estimate_sigma)
-        self.order = make_queue_order(queue_order, self.durations)
+        self.order = make_queue_order(queue_order, self.durations, self.config)
         self.sticky = sticky
         self.class_reorder = class_reorder
         self.reward_name = reward
@@ -254,7 +254,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
             self.sticky and self.config.packed_sticky_strict_total,
         )
         durations = self._observations.durations = self.durations.for_seed(episode_seed)
-        order = make_queue_order(self.order.name, durations)
+        order = make_queue_order(self.order.name, durations, self.config)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
             self._memo.baseline(episode, self.baseline_policy, order.name, self._ctx.factors,

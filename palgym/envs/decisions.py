@@ -80,8 +80,8 @@ class DecisionRound:
             # the placement task's round is the longest prefix of the order that fits, which
             # class_reordered keeps in front (reordered within itself)
             if start is None:
-                cut = fitting_prefix(sim, order)
-                ordered = class_reordered(sim, order, cut) if class_reorder else order
+                cut = fitting_prefix(sim.view(), order)
+                ordered = class_reordered(sim.view(), order, cut) if class_reorder else order
                 start = tuple(ordered[: cut if task == "placement" else ordered.size].tolist())
             self.pending = list(start)
             self.start = start

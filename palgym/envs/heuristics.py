@@ -96,7 +96,7 @@ def heuristic_slot(
     sim = decision.sim
     for slot in range(1, len(window)):
         job = window[slot]
-        if decision.fits(job) and (reservation is None or reservation.allows(sim, job)):
+        if decision.fits(job) and (reservation is None or reservation.allows(sim.view(), job)):
             return slot
     return None
 
@@ -117,9 +117,9 @@ def replayed_reservation(
     before = decision.target.copy()
     if later:
         before[np.isin(before, later)] = FREE
-    reservation = reserve(decision.sim, head, before, durations)
+    reservation = reserve(decision.sim.view(), head, before, durations)
     for job in later:
-        reservation.charge(decision.sim, job)
+        reservation.charge(decision.sim.view(), job)
     return reservation
 
 

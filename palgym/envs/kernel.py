@@ -14,7 +14,9 @@ Rules reproduced (Source: PAL, SC24, Section IV; PAL artifact ``placement/*.py``
 - within-node (PAL WITHIN): nodes with >= N candidates, visited by candidate count descending,
   ties ascending node id; the first node with the smallest N-th best factor wins; its first N
   candidates (ascending id) with factor <= that value are taken
-  (:func:`palgym.policies.pal.within_node_allocation`, default node order);
+  (:func:`palgym.policies.pal.within_node_allocation`, default node order). This is the
+  policies' own compiled form, :func:`palgym.policies.pal_kernel.node_tables` (once per class
+  and decision) and :func:`~palgym.policies.pal_kernel.within_node_pick` (per shape and tier);
 - best-factor (PM-First): candidates sorted by (slowdown factor, ``|#same node and k-means
   label - N|``, GPU id), the first N taken (:func:`palgym.policies.pm_first.pm_first_allocation`);
 - packed: :func:`palgym.policies.allocation.packed_allocation`.
@@ -29,58 +31,7 @@ import numpy as np
 
 from palgym._numba import AVAILABLE as AVAILABLE  # re-exported for the env
 from palgym._numba import njit as njit  # re-exported for obs_kernel
-from palgym.policies.pal_kernel import keep_smallest
-
-
-@njit(cache=True, nogil=True)
-def _class_tables(free, sf_c, rank_c, num_tiers, gpus_per_node, node_sorted, node_le):  # type: ignore[no-untyped-def]
-    """Per node: the free GPUs' factors ascending (float64 (N_n, G_n), inf padded) and the
-    number of free GPUs with factor <= tier t (int64 (N_n, T))."""
-    num_nodes = free.size // gpus_per_node
-    node_sorted[:] = np.inf
-    node_le[:] = 0
-    for node in range(num_nodes):
-        k = 0
-        for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
-            if free[g]:
-                value = sf_c[g]
-                i = k
-                while i > 0 and node_sorted[node, i - 1] > value:  # insertion sort
-                    node_sorted[node, i] = node_sorted[node, i - 1]
-                    i -= 1
-                node_sorted[node, i] = value
-                k += 1
-                for t in range(rank_c[g], num_tiers):
-                    node_le[node, t] += 1
-
-
-@njit(cache=True, nogil=True)
-def _within_node(free, num_gpus, sf_c, tier_value, t, node_sorted, node_le, gpus_per_node, out):  # type: ignore[no-untyped-def]
-    """PAL's WITHIN rule at tier ``t`` (candidates: free GPUs with factor <= ``tier_value``).
-
-    Nodes are visited by candidate count descending, ties ascending id, and the first with the
-    smallest N-th best factor wins: the minimum of (N-th factor, -count, node id). Writes the
-    node's first N candidates with factor <= that value to ``out``; returns feasible.
-    """
-    best_node = -1
-    best_worst = 0.0
-    best_count = 0
-    for node in range(node_le.shape[0]):
-        count = node_le[node, t]
-        if count < num_gpus:
-            continue
-        worst = node_sorted[node, num_gpus - 1]
-        if (best_node == -1 or worst < best_worst
-                or (worst == best_worst and count > best_count)):
-            best_node, best_worst, best_count = node, worst, count
-    if best_node == -1:
-        return False
-    k = 0
-    for g in range(best_node * gpus_per_node, (best_node + 1) * gpus_per_node):
-        if k < num_gpus and free[g] and sf_c[g] <= best_worst:
-            out[k] = g
-            k += 1
-    return True
+from palgym.policies.pal_kernel import keep_smallest, node_tables, within_node_pick
 
 
 @njit(cache=True, nogil=True)
@@ -202,7 +153,7 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     feasible[:num_shapes] = False
     num_nodes = free.size // gpus_per_node
     node_sorted = np.empty((num_nodes, gpus_per_node), np.float64)
-    node_le = np.empty((num_nodes, max_tiers), np.int64)
+    node_le = np.empty((max_tiers, num_nodes), np.int64)
     for c in range(sf.shape[0]):
         tables_of_c = False
         for s in range(num_shapes):
@@ -210,11 +161,11 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
                 continue
             n = shape_gpus[s]
             if n <= gpus_per_node and not tables_of_c:
-                _class_tables(free, sf[c], rank[c], num_tiers[c], gpus_per_node, node_sorted,
-                              node_le)
+                node_tables(free, sf[c], rank[c], num_tiers[c], gpus_per_node, node_sorted,
+                            node_le)
                 tables_of_c = True
             _shape_candidates(
-                free, n, sf[c], rank[c], labels[c], tiers[c], min(num_tiers[c], max_tiers),
+                free, n, sf[c], rank[c], labels[c], min(num_tiers[c], max_tiers),
                 gpus_per_node, strict_total, best0, packed, random, node_sorted, node_le,
                 sets[s], feasible[s],
             )
@@ -246,15 +197,15 @@ def _window_shapes(jobs, perf_class, num_gpus, max_width, shape_of_slot, shape_c
 
 @njit(cache=True, nogil=True)
 def _shape_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, n, sf_c, rank_c, label_c, tiers_c, num_tiers, gpus_per_node,
+    free, n, sf_c, rank_c, label_c, num_tiers, gpus_per_node,
     strict_total, best0, packed, random, node_sorted, node_le, sets, feasible,
 ):
     """The M candidates of one shape (class c, N = ``n``): sets (M - 1, >= N) and feasible
     (M,), all -1 / False on entry."""
     worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[best0])
     for t in range(num_tiers):
-        if n <= gpus_per_node and _within_node(
-            free, n, sf_c, tiers_c[t], t, node_sorted, node_le, gpus_per_node, sets[t]
+        if n <= gpus_per_node and within_node_pick(
+            free, n, sf_c, node_le[t], node_sorted, gpus_per_node, sets[t]
         ):
             feasible[t] = True
         if 0 <= worst_rank <= t:

@@ -179,7 +179,7 @@ class ObservationBuilder:
         rows[:, JOB.num_gpus_frac] = np.minimum(jobs.num_gpus[window] / sim.cluster.num_gpus, 1.0)
         rows[np.arange(window.size), JOB.class_A + jobs.perf_class[window]] = 1.0
         if self.durations.known:  # unknown: the column stays 0
-            remaining = remaining_time_s(sim, window, self.durations, RemainingTime.IDEAL)
+            remaining = remaining_time_s(sim.view(), window, self.durations, RemainingTime.IDEAL)
             rows[:, JOB.log_remaining_ideal_time] = _log_time(remaining)
         rows[:, JOB.log_waiting_time] = _log_time(sim.now_s - jobs.submit_time_s[window])
         rows[:, JOB.log_attained_service] = _log_time(jobs.attained_service_s[window])

@@ -58,7 +58,7 @@ class RoundDriver:
 
     def _new_round(self) -> DecisionRound:
         sim, memo = self.sim, self._memo
-        order = memo[0] if memo is not None else self.order.order(sim)
+        order = memo[0] if memo is not None else self.order.order(sim.view())
         decision = DecisionRound(sim, order, self.task, self.sticky, self.class_reorder,
                                  start=memo[1] if memo is not None and memo[1] else None)
         if self.order.static:

@@ -10,13 +10,20 @@ Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``ra
 from __future__ import annotations
 
 from palgym.errors import ConfigError
-from palgym.policies.backfill import BACKFILL_MODES, DEFAULT_DEPTH, split_name, with_backfill
+from palgym.policies.backfill import (
+    BACKFILL_MODES,
+    DEFAULT_DEPTH,
+    Backfill,
+    BackfillMode,
+    split_name,
+    with_backfill,
+)
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.ordering import FIFO, LAS, SRSF, SRTF, Tiresias
-from palgym.policies.placement import PAL, Backfill, Packed, PMFirst, RandomPlacement
+from palgym.policies.placement import PAL, Packed, PMFirst, RandomPlacement
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
-from palgym.sim.config import SimConfig
+from palgym.sim.config import PolicyOptions, SimConfig
 
 PLACEMENT_NAMES: tuple[str, ...] = (
     "pal", "pm-first", "packed-sticky", "packed-non-sticky", "random-sticky", "random-non-sticky",
@@ -35,8 +42,24 @@ def is_placement_name(name: str) -> bool:
     return name in PLACEMENT_NAMES or name in BACKFILL_PLACEMENT_NAMES
 
 
-def make_queue_order(name: str, durations: Durations = CLAIRVOYANT) -> QueueOrder:
+def policy_options(config: SimConfig | PolicyOptions | None) -> PolicyOptions:
+    """The policy options of ``config`` (None: the defaults)."""
+    if config is None:
+        return PolicyOptions()
+    return config.policy_options if isinstance(config, SimConfig) else config
+
+
+def make_queue_order(
+    name: str, durations: Durations = CLAIRVOYANT, config: SimConfig | PolicyOptions | None = None,
+) -> QueueOrder:
     """The queue order called ``name``, knowing job durations as ``durations`` does.
+
+    Args:
+        name: one of :data:`QUEUE_ORDER_NAMES`.
+        durations: what the order knows of job durations (SRTF's remaining times).
+        config: where the order's options come from (``las_service``, ``srtf_remaining``,
+            ``tiresias_thresholds_gpu_s``); None: the defaults (those of the ``default``
+            preset). Pass the episode's configuration to run a preset's policies.
 
     Raises:
         ConfigError: for an unknown name (listing the known ones), or ``srtf`` / ``srsf``
@@ -44,23 +67,32 @@ def make_queue_order(name: str, durations: Durations = CLAIRVOYANT) -> QueueOrde
     """
     if name not in QUEUE_ORDER_NAMES:
         raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
-    orders: dict[str, type[QueueOrder]] = {"fifo": FIFO, "las": LAS, "tiresias": Tiresias}
-    if name in DURATION_ORDER_NAMES:
-        return (SRTF if name == "srtf" else SRSF)(durations=durations)
-    return orders[name]()
+    options = policy_options(config)
+    if name == "srtf":
+        return SRTF(durations=durations, remaining=options.srtf_remaining)
+    if name == "srsf":
+        return SRSF(durations=durations, remaining=options.srtf_remaining)
+    if name == "las":
+        return LAS(service=options.las_service)
+    if name == "tiresias":
+        return Tiresias(service=options.las_service,
+                        thresholds_gpu_s=options.tiresias_thresholds_gpu_s)
+    return FIFO()
 
 
 def make_placement(
     name: str, factors: SlowdownFactors, config: SimConfig, backfill: str | None = None,
     depth: int | None = None, durations: Durations = CLAIRVOYANT,
 ) -> PlacementPolicy:
-    """The placement policy called ``name``.
+    """The placement policy called ``name``, its options filled from ``config``.
 
     Args:
         name: one of :data:`PLACEMENT_NAMES`, optionally with a backfill suffix
             (``pal+easy``; :data:`BACKFILL_PLACEMENT_NAMES`).
         factors: slowdown factors (used by ``pal`` and ``pm-first``).
-        config: simulation options (PAL reads the locality penalty).
+        config: the episode's configuration: PAL's cost matrix takes its locality penalties
+            (``SimConfig.locality_penalties``) and node order, Packed its strict-total rule,
+            sticky walks the victims rule (``SimConfig.policy_options``).
         backfill: ``none`` | ``first-fit`` | ``easy`` (None: the name's suffix, else none;
             a suffix and a different mode conflict).
         depth: jobs a backfilling walk may skip before it stops (default
@@ -79,17 +111,21 @@ def make_placement(
     if mode not in BACKFILL_MODES:
         raise ConfigError(f"unknown backfill {mode!r}; known: {', '.join(BACKFILL_MODES)}")
     try:
-        bf = Backfill(mode, DEFAULT_DEPTH if depth is None else depth, durations)
+        bf = Backfill(BackfillMode(mode), DEFAULT_DEPTH if depth is None else depth, durations)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    options = config.policy_options
     if base == "pal":
-        return PAL(factors, config.locality_penalties, bf)
+        return PAL(factors, config.locality_penalties, bf, node_order=options.pal_node_order)
     if base == "pm-first":
         return PMFirst(factors, bf)
+    stopped = options.sticky_keep_victims_stopped
     simple: dict[str, PlacementPolicy] = {
-        "packed-sticky": Packed(sticky=True, backfill=bf),
+        "packed-sticky": Packed(sticky=True, backfill=bf,
+                                strict_total=options.packed_sticky_strict_total,
+                                keep_victims_stopped=stopped),
         "packed-non-sticky": Packed(sticky=False, backfill=bf),
-        "random-sticky": RandomPlacement(sticky=True, backfill=bf),
+        "random-sticky": RandomPlacement(sticky=True, backfill=bf, keep_victims_stopped=stopped),
         "random-non-sticky": RandomPlacement(sticky=False, backfill=bf),
     }
     if base not in simple:
@@ -102,7 +138,7 @@ __all__ = [
     "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "CLAIRVOYANT", "DURATION_ORDER_NAMES", "FIFO",
     "LAS", "PAL", "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRSF", "SRTF", "ClusterCountRule",
     "Durations",
-    "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "QueueOrder", "RandomPlacement",
-    "Sampler", "SlowdownFactors", "Tiresias", "is_placement_name", "make_placement",
-    "make_queue_order", "make_sampler",
+    "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "PolicyOptions", "QueueOrder",
+    "RandomPlacement", "Sampler", "SlowdownFactors", "Tiresias", "is_placement_name",
+    "make_placement", "make_queue_order", "make_sampler", "policy_options",
 ]

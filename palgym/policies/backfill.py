@@ -34,11 +34,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_run_time_s
-from palgym.sim.engine import Simulator
+from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations, remaining_run_time_s
+from palgym.sim.config import Choice
 from palgym.sim.types import FREE, IntArray
+from palgym.sim.views import SimView
 
-BACKFILL_MODES: tuple[str, ...] = ("none", "first-fit", "easy")
+
+class BackfillMode(Choice):
+    """What a placement walk does behind a job that does not fit (the module docstring)."""
+
+    NONE = "none"
+    FIRST_FIT = "first-fit"
+    EASY = "easy"
+
+
+BACKFILL_MODES: tuple[str, ...] = tuple(mode.value for mode in BackfillMode)
 """Backfill modes, by the names of ``make_placement(..., backfill=)``."""
 SUFFIXES: dict[str, str] = {"first-fit": "+backfill", "easy": "+easy"}
 """Name suffix of each backfilling mode in CLIs and tables."""
@@ -93,14 +103,14 @@ class Reservation:
     extra: int
     durations: Durations = CLAIRVOYANT
 
-    def allows(self, sim: Simulator, job: int) -> bool:
+    def allows(self, sim: SimView, job: int) -> bool:
         """``job`` (if it fits now) does not delay the head: it ends by the shadow time or
         needs at most the extra GPUs."""
         if int(sim.jobs.num_gpus[job]) <= self.extra:
             return True
         return float(remaining_run_time_s(sim, np.array([job]), self.durations)[0]) <= self.shadow_s
 
-    def charge(self, sim: Simulator, job: int) -> None:
+    def charge(self, sim: SimView, job: int) -> None:
         """Record that ``job`` starts now: one that outlasts the shadow time takes extra GPUs.
 
         Raises:
@@ -115,7 +125,7 @@ class Reservation:
 
 
 def reserve(
-    sim: Simulator, head: int, target: IntArray, durations: Durations = CLAIRVOYANT
+    sim: SimView, head: int, target: IntArray, durations: Durations = CLAIRVOYANT
 ) -> Reservation:
     """The EASY reservation of ``head`` given the round's allocation so far.
 
@@ -124,7 +134,7 @@ def reserve(
     the head's need N, and extra = free GPUs then - N.
 
     Args:
-        sim: the engine (read only).
+        sim: the simulation's view.
         head: the job that does not fit.
         target: int64 (G,) the round's allocation so far (job index or FREE).
         durations: what the scheduler knows of job durations.
@@ -145,3 +155,24 @@ def reserve(
         return Reservation(head, math.inf, 0, durations)
     first = int(enough[0])
     return Reservation(head, float(ends[order][first]), int(freed[first]) - need, durations)
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """A walk's backfilling: ``mode`` (``none`` | ``first-fit`` | ``easy``) and ``depth``, the
+    jobs it may skip before it stops (see :mod:`palgym.policies.backfill`)."""
+
+    mode: BackfillMode = BackfillMode.NONE
+    depth: int = DEFAULT_DEPTH
+    durations: Durations = CLAIRVOYANT
+    """What EASY's reservations know of job durations (``unknown`` refuses EASY)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", BackfillMode(check_mode(self.mode)))
+        if self.mode is BackfillMode.EASY:
+            self.durations.require_known("EASY backfilling", EASY_INSTEAD)
+        if self.depth < 1:
+            raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
+
+
+NO_BACKFILL = Backfill()

@@ -2,7 +2,29 @@
 
 A round's decision is split as in Blox (Agarwal et al., "Blox", EuroSys'24): a queue order ranks
 the active jobs, then a placement policy walks that order and returns the round's allocation as a
-target ``job_of_gpu`` array (int64 (G,), job index or FREE).
+target ``job_of_gpu`` array (int64 (G,), job index or FREE). Both read the simulation through
+its read-only :class:`~palgym.sim.views.SimView` and never the engine; their options are their
+own fields. The driver applies the target with one call, ``Simulator.commit(target)``.
+
+A custom placement, e.g. "each queued job on the lowest free GPU ids, in order"::
+
+    @dataclass(frozen=True)
+    class LowestIds:
+        name: str = "lowest-ids"
+        sticky: bool = False
+        deterministic: bool = True
+
+        def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
+            target = np.full(view.cluster.num_gpus, FREE, dtype=np.int64)
+            for job in order.tolist():
+                free = np.flatnonzero(target == FREE)
+                need = int(view.jobs.num_gpus[job])
+                if need > free.size:
+                    break
+                target[free[:need]] = job
+            return target
+
+    drive(sim, FIFO(), LowestIds(), make_sampler(rng))   # palgym.simulate.drive
 """
 
 from __future__ import annotations
@@ -13,8 +35,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from palgym.sim.engine import Simulator
 from palgym.sim.types import IntArray
+from palgym.sim.views import SimView
 
 
 class Sampler(Protocol):
@@ -57,8 +79,9 @@ class QueueOrder(Protocol):
         """True if the ranking changes only on events."""
         ...
 
-    def order(self, sim: Simulator) -> IntArray:
-        """int64 (A,): active job indices, highest priority first (ties: admission order)."""
+    def order(self, view: SimView) -> IntArray:
+        """int64 (A,): the active job indices (``view.active()``), highest priority first
+        (ties: admission order)."""
         ...
 
 
@@ -86,6 +109,8 @@ class PlacementPolicy(Protocol):
         """True if the policy draws no random numbers."""
         ...
 
-    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
-        """int64 (G,): the target allocation for the round starting at ``sim.now_s``."""
+    def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
+        """int64 (G,): the target allocation for the round starting at ``view.now_s``
+        (``order``: int64 (A,), the queue order's ranking; ``sampler``: the random stream,
+        drawn from only by policies that are not ``deterministic``)."""
         ...

@@ -40,8 +40,9 @@ import numpy as np
 from palgym.errors import ConfigError
 from palgym.policies.base import PlacementPolicy, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
-from palgym.sim.engine import Simulator
+from palgym.sim.dynamics import VariabilityProcess
 from palgym.sim.types import FREE, FloatArray, IntArray
+from palgym.sim.views import SimView
 
 
 class BeliefMode(str, Enum):
@@ -107,9 +108,11 @@ class Belief:
     """A policy's belief about ``sim``'s GPUs (see the module docstring).
 
     Args:
-        sim: a fresh simulator.
+        sim: the view of a fresh simulation.
         options: the belief options.
         profiling_rng: the profiling run's stream (``stale`` and ``online``).
+        process: the simulation's dynamic truth process (the engine's ``truth.process``), of
+            which ``stale`` and ``online`` start from a profiling run; None: a static truth.
 
     Attributes:
         values: float64 (C, G); for ``oracle`` the simulator's truth array itself.
@@ -117,23 +120,23 @@ class Belief:
             dynamic truth).
     """
 
-    def __init__(self, sim: Simulator, options: BeliefOptions,
-                 profiling_rng: np.random.Generator) -> None:
+    def __init__(self, sim: SimView, options: BeliefOptions,
+                 profiling_rng: np.random.Generator,
+                 process: VariabilityProcess | None = None) -> None:
         self.options = options
         self.values: FloatArray = sim.perfvar
         if options.mode is not BeliefMode.ORACLE:
-            truth = sim.truth
-            self.values = (sim.perfvar.copy() if truth is None
-                           else truth.process.profiling_run(profiling_rng))
+            self.values = (sim.perfvar.copy() if process is None
+                           else process.profiling_run(profiling_rng))
         self.changes = options.mode is BeliefMode.ONLINE or (
-            options.mode is BeliefMode.ORACLE and sim.truth is not None)
+            options.mode is BeliefMode.ORACLE and process is not None)
         self._round = sim.round_index
         self._fresh = np.empty(0, bool)
         self._gpus: IntArray = np.empty(0, np.int64)
         self._owners: IntArray = np.empty(0, np.int64)
         self._iterations: FloatArray = np.empty(0)
 
-    def watch(self, sim: Simulator) -> bool:
+    def watch(self, sim: SimView) -> bool:
         """Called after every commit and every advance: snapshot the progress before a round,
         update the values after it (``online``). Returns True after an advance."""
         if sim.round_index == self._round:
@@ -146,7 +149,7 @@ class Belief:
         self._gpus = np.empty(0, np.int64)
         return True
 
-    def _snapshot(self, sim: Simulator) -> None:
+    def _snapshot(self, sim: SimView) -> None:
         job_of_gpu = sim.job_of_gpu
         gpus = np.flatnonzero(job_of_gpu != FREE)
         owners = job_of_gpu[gpus]
@@ -155,18 +158,18 @@ class Belief:
         self._iterations = sim.jobs.iterations_done[self._owners].copy()
         self._fresh = sim.jobs.restart_left_s[self._owners] == 0
 
-    def _observations(self, sim: Simulator) -> tuple[IntArray, IntArray, FloatArray]:
+    def _observations(self, sim: SimView) -> tuple[IntArray, IntArray, FloatArray]:
         """(first GPU position of each observed job, its GPUs, the observed slowdowns)."""
         owners, jobs = self._owners, sim.jobs
         first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
         job = owners[first]
         done = jobs.iterations_done[job] - self._iterations[first]
-        observed = (sim.config.round_duration_s / done) / (
+        observed = (sim.round_duration_s / done) / (
             jobs.iteration_time_s[job] * jobs.locality_penalty[job])
         keep = self._fresh[first] & (done > 0)
         return first[keep], np.append(first, owners.size)[1:][keep], observed[keep]
 
-    def observe(self, sim: Simulator, starts: IntArray, ends: IntArray,
+    def observe(self, sim: SimView, starts: IntArray, ends: IntArray,
                 observed: FloatArray) -> None:
         """Apply the observations: job k ran on ``self._gpus[starts[k]:ends[k]]`` at observed
         slowdown ``observed[k]`` (the module docstring's rule)."""
@@ -222,17 +225,18 @@ class BeliefPlacement:
         """As the placement."""
         return self.inner.deterministic
 
-    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
+    def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """The placement's target on the current factors."""
         return self.inner.place(sim, order, sampler)
 
-    def on_event(self, sim: Simulator) -> None:
+    def on_event(self, sim: SimView) -> bool:
         """The driver's per-commit and per-advance callback: update the belief, refit the
-        factors when it moved beyond the tolerance (then mark an event on ``sim``)."""
+        factors when it moved beyond the tolerance. True after a refit: an event for the
+        driver (it then calls the engine's ``mark_event``)."""
         options = self.belief.options
         if not self.belief.watch(sim) or (
                 sim.round_index - self._fit_round < options.refit_interval_rounds):
-            return
+            return False
         values = self.belief.values
         moved = np.abs(values / self._fitted - 1.0).max(initial=0.0)
         if moved > options.refit_tolerance:
@@ -240,4 +244,5 @@ class BeliefPlacement:
             self._fit_round = sim.round_index
             self.inner = self._make(SlowdownFactors.fit(self._fitted, self._rule))
             self.refits += 1
-            sim.mark_event()
+            return True
+        return False

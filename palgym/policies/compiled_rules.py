@@ -16,10 +16,11 @@ import numpy as np
 from palgym.policies.base import Sampler
 from palgym.policies.pal import MatrixEntry
 from palgym.policies.slowdown import SlowdownFactors
-from palgym.sim.engine import Simulator
+from palgym.sim.config import PalNodeOrder
 from palgym.sim.types import BoolArray, IntArray, Locality
+from palgym.sim.views import SimView
 
-Allocate = Callable[[Simulator, int, BoolArray, Sampler], "IntArray | None"]
+Allocate = Callable[[SimView, int, BoolArray, Sampler], "IntArray | None"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,7 +31,9 @@ class ClassTables:
         sf: float64 (C, G) slowdown factors; labels: int64 (C, G) k-means labels.
         rank: int64 (C, G), each factor's rank among the class's distinct factors.
         num_labels: int64 (C,), labels per class.
+        num_tiers: int64 (C,), distinct factors per class.
         entry_value: per class, float64 (E_c,) PAL matrix entries' tier values, cost order.
+        entry_rank: per class, int64 (E_c,) the tier (rank) of each entry's value.
         entry_within: per class, bool (E_c,) True for WITHIN entries.
     """
 
@@ -38,7 +41,9 @@ class ClassTables:
     labels: IntArray
     rank: IntArray
     num_labels: IntArray
+    num_tiers: IntArray
     entry_value: tuple[np.ndarray, ...]
+    entry_rank: tuple[IntArray, ...]
     entry_within: tuple[BoolArray, ...]
 
     @classmethod
@@ -48,11 +53,14 @@ class ClassTables:
         sf = np.array(factors.sf, dtype=np.float64)  # copies: a snapshot (see matches)
         labels = np.array(factors.labels, dtype=np.int64)
         rank = np.stack([np.unique(row, return_inverse=True)[1].reshape(-1) for row in sf])
+        values = tuple(np.array([e.value for e in row], dtype=np.float64) for row in entries)
         return cls(
             sf=sf, labels=labels, rank=rank.astype(np.int64),
             num_labels=labels.max(axis=1, initial=0) + 1,
-            entry_value=tuple(np.array([e.value for e in row], dtype=np.float64)
-                              for row in entries),
+            num_tiers=rank.max(axis=1, initial=0).astype(np.int64) + 1,
+            entry_value=values,
+            entry_rank=tuple(np.searchsorted(np.unique(sf[c]), row).astype(np.int64)
+                             for c, row in enumerate(values)),
             entry_within=tuple(np.array([e.locality is Locality.WITHIN for e in row],
                                         dtype=np.bool_) for row in entries),
         )
@@ -65,38 +73,40 @@ class ClassTables:
                     and np.array_equal(self.labels, factors.labels))
 
 
-def contiguous(sim: Simulator) -> bool:
+def contiguous(sim: SimView) -> bool:
     """True if GPU g is on node g // G_n (the layout the kernels assume)."""
     layout = sim.node_of_gpu
     return bool(np.array_equal(layout, np.arange(layout.size) // sim.cluster.gpus_per_node))
 
 
-def compiled_rule(sim: Simulator, tables: ClassTables, pal: bool) -> Allocate | None:
+def compiled_rule(sim: SimView, tables: ClassTables, pal: bool,
+                  node_order: PalNodeOrder = PalNodeOrder.ASCENDING) -> Allocate | None:
     """The compiled PM-First (``pal`` False) or PAL rule for ``sim``, or None where it does
-    not apply (see module docstring; PAL also needs ``pal_node_order == "ascending"``)."""
+    not apply (see module docstring; PAL also needs ``node_order`` ascending)."""
     from palgym._numba import AVAILABLE
 
     if not AVAILABLE or not contiguous(sim):
         return None
-    if pal and sim.config.pal_node_order != "ascending":
+    if pal and node_order is not PalNodeOrder.ASCENDING:
         return None
     from palgym.policies.pal_kernel import pal_pick, pm_first_pick
 
     per_node = sim.cluster.gpus_per_node
     jobs = sim.jobs
     sf, rank, labels, num_labels = tables.sf, tables.rank, tables.labels, tables.num_labels
+    num_tiers = tables.num_tiers
 
-    def pm_first(sim: Simulator, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
+    def pm_first(sim: SimView, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
         c, n = int(jobs.perf_class[job]), int(jobs.num_gpus[job])
         out = np.empty(n, dtype=np.int64)
         found = pm_first_pick(free, n, rank[c], labels[c], num_labels[c], per_node, out)
         return out if found >= 0 else None
 
-    def pal_rule(sim: Simulator, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
+    def pal_rule(sim: SimView, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
         c, n = int(jobs.perf_class[job]), int(jobs.num_gpus[job])
         out = np.empty(n, dtype=np.int64)
         found = pal_pick(free, n, sf[c], rank[c], labels[c], num_labels[c], per_node,
-                         tables.entry_value[c], tables.entry_within[c], out)
+                         num_tiers[c], tables.entry_rank[c], tables.entry_within[c], out)
         return out if found else None
 
     return pal_rule if pal else pm_first

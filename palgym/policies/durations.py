@@ -35,9 +35,9 @@ import numpy as np
 
 from palgym.errors import ConfigError
 from palgym.sim.config import RemainingTime
-from palgym.sim.engine import Simulator
 from palgym.sim.jobs import JobTable
 from palgym.sim.types import FloatArray, IntArray
+from palgym.sim.views import SimView
 
 ESTIMATE_STREAM: int = 2
 """Spawn key of the estimates' child of the episode's SeedSequence."""
@@ -143,13 +143,22 @@ class Durations:
         Raises:
             ConfigError: under ``unknown``.
         """
+        return self.estimated(jobs.total_iterations, jobs.size)
+
+    def estimated(self, column: FloatArray, size: int) -> FloatArray:
+        """:meth:`total_iterations` of the true column ``column`` (float64 (>= size,)) whose
+        first ``size`` rows are in use.
+
+        Raises:
+            ConfigError: under ``unknown``.
+        """
         self.require_known("a remaining time")
         if self.knowledge is DurationKnowledge.CLAIRVOYANT:
-            return jobs.total_iterations
+            return column
         cache = self._cache
-        if cache.column is not jobs.total_iterations or cache.size != jobs.size:  # new or grown
-            cache.estimate = jobs.total_iterations[: jobs.size] * self.errors(jobs.size)
-            cache.column, cache.size = jobs.total_iterations, jobs.size
+        if cache.column is not column or cache.size != size:  # new or grown
+            cache.estimate = column[:size] * self.errors(size)
+            cache.column, cache.size = column, size
         return cache.estimate
 
 
@@ -158,7 +167,7 @@ CLAIRVOYANT = Durations()
 
 
 def remaining_run_time_s(
-    sim: Simulator, jobs: IntArray, durations: Durations = CLAIRVOYANT
+    sim: SimView, jobs: IntArray, durations: Durations = CLAIRVOYANT
 ) -> FloatArray:
     """float64 (n,): the scheduler's remaining run time (s) of ``jobs`` at their current pace.
 
@@ -168,7 +177,7 @@ def remaining_run_time_s(
     backfilling's reservations read it (:mod:`palgym.policies.backfill`).
 
     Args:
-        sim: the engine (read only).
+        sim: the simulation's view.
         jobs: int64 (n,) job indices.
         durations: what the scheduler knows (default clairvoyant).
 
@@ -179,17 +188,18 @@ def remaining_run_time_s(
     """
     durations.require_known("EASY backfilling", EASY_INSTEAD)
     table = sim.jobs
-    left = np.maximum(durations.total_iterations(table)[jobs] - table.iterations_done[jobs], 0.0)
+    total = durations.estimated(table.total_iterations, sim.num_jobs)
+    left = np.maximum(total[jobs] - table.iterations_done[jobs], 0.0)
     pace = table.variability_penalty[jobs] * table.locality_penalty[jobs]
     result: FloatArray = left * table.iteration_time_s[jobs] * pace
     return result
 
 
 def remaining_time_s(
-    sim: Simulator,
+    sim: SimView,
     jobs: IntArray,
     durations: Durations = CLAIRVOYANT,
-    rule: RemainingTime | None = None,
+    rule: RemainingTime = RemainingTime.IDEAL,
 ) -> FloatArray:
     """float64 (len(jobs),): the scheduler's remaining time (s) of ``jobs``.
 
@@ -199,10 +209,10 @@ def remaining_time_s(
     clairvoyant, where both are exactly the formulas of the trace's true work).
 
     Args:
-        sim: the engine (read only).
+        sim: the simulation's view.
         jobs: int64 (A,) job indices.
         durations: what the scheduler knows (default clairvoyant).
-        rule: ideal or nominal (default ``sim.config.srtf_remaining``).
+        rule: ideal (default) or nominal (SRTF's ``remaining``).
 
     Raises:
         ConfigError: under ``unknown`` (naming ``duration_knowledge``).
@@ -210,8 +220,7 @@ def remaining_time_s(
     Source: Blox ``schedulers/srtf.py`` (nominal, as run by the PAL artifact).
     """
     table = sim.jobs
-    total = durations.total_iterations(table)[jobs]
-    rule = sim.config.srtf_remaining if rule is None else rule
+    total = durations.estimated(table.total_iterations, sim.num_jobs)[jobs]
     if rule is RemainingTime.NOMINAL:
         nominal: FloatArray = table.iteration_time_s[jobs] * total - table.attained_service_s[jobs]
         return nominal

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, FloatArray, IntArray
+from palgym.sim.views import SimView
 from palgym.sim.workload import Trace
 
 
@@ -100,9 +100,9 @@ class GittinsOrder:
     name: str = "gittins"
     static: bool = False
 
-    def order(self, sim: Simulator) -> IntArray:
+    def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, Gittins rank)."""
-        active = sim.active_jobs()
+        active = sim.active()
         jobs = sim.jobs
         rank = np.array([gittins_rank(self.prior.samples[int(jobs.perf_class[j])],
                                       float(jobs.gpu_service_s[j])) for j in active],

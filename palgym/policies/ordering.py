@@ -1,6 +1,7 @@
 """Queue orders: FIFO, LAS, SRTF, SRSF, Tiresias. All sort ascending and are stable (ties keep
 admission order), and every key starts with the job's priority (999, or 1 once promoted for
-starvation; see ``SimConfig.starvation_threshold_s``).
+starvation; see ``SimConfig.starvation_threshold_s``). Their options are their own fields
+(:func:`palgym.policies.make_queue_order` fills them from a configuration's policy options).
 
 Source: Blox ``schedulers/{fifo,las,srtf,tiresias}.py`` as run by the PAL artifact; Tiresias:
 Gu et al., "Tiresias", NSDI'19, Section 4 (discretised two-dimensional LAS); SRSF (shortest
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_time_s
-from palgym.sim.config import AttainedService
-from palgym.sim.engine import Simulator
+from palgym.sim.config import AttainedService, RemainingTime
 from palgym.sim.types import FloatArray, IntArray
+from palgym.sim.views import SimView
 
 
 def _sorted(active: IntArray, priority: IntArray, *keys: FloatArray) -> IntArray:
@@ -25,9 +26,9 @@ def _sorted(active: IntArray, priority: IntArray, *keys: FloatArray) -> IntArray
     return active[np.lexsort((*reversed(keys), priority))]
 
 
-def _attained(sim: Simulator, active: IntArray) -> FloatArray:
+def _attained(sim: SimView, active: IntArray, service: AttainedService) -> FloatArray:
     jobs = sim.jobs
-    if sim.config.las_service is AttainedService.WALL_CLOCK:
+    if service is AttainedService.WALL_CLOCK:
         return jobs.attained_service_s[active]
     return jobs.gpu_service_s[active]
 
@@ -39,24 +40,29 @@ class FIFO:
     name: str = "fifo"
     static: bool = True
 
-    def order(self, sim: Simulator) -> IntArray:
+    def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, submit_time_s)."""
-        active = sim.active_jobs()
+        active = sim.active()
         jobs = sim.jobs
         return _sorted(active, jobs.priority[active], jobs.submit_time_s[active])
 
 
 @dataclass(frozen=True)
 class LAS:
-    """Least attained service first: key = wall-clock seconds run (artifact) or GPU-seconds."""
+    """Least attained service first: key = wall-clock seconds run (artifact) or GPU-seconds.
+
+    Attributes:
+        service: what counts as attained service (``SimConfig.las_service``).
+    """
 
     name: str = "las"
     static: bool = False
+    service: AttainedService = AttainedService.GPU_TIME
 
-    def order(self, sim: Simulator) -> IntArray:
+    def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, attained service)."""
-        active = sim.active_jobs()
-        return _sorted(active, sim.jobs.priority[active], _attained(sim, active))
+        active = sim.active()
+        return _sorted(active, sim.jobs.priority[active], _attained(sim, active, self.service))
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,10 @@ class SRTF:
     actual progress. Ideal (default): ``T_it x (total_iterations - iterations_done)``. Under
     ``noisy`` duration knowledge the user estimate of ``total_iterations`` replaces it.
 
+    Attributes:
+        durations: what the order knows of job durations.
+        remaining: nominal or ideal remaining time (``SimConfig.srtf_remaining``).
+
     Raises:
         ConfigError: if ``durations`` withholds durations (``duration_knowledge='unknown'``).
     """
@@ -75,14 +85,15 @@ class SRTF:
     name: str = "srtf"
     static: bool = False
     durations: Durations = CLAIRVOYANT
+    remaining: RemainingTime = RemainingTime.IDEAL
 
     def __post_init__(self) -> None:
         self.durations.require_known("queue order 'srtf'")
 
-    def order(self, sim: Simulator) -> IntArray:
+    def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, remaining time)."""
-        active = sim.active_jobs()
-        remaining = remaining_time_s(sim, active, self.durations)
+        active = sim.active()
+        remaining = remaining_time_s(sim, active, self.durations, self.remaining)
         return _sorted(active, sim.jobs.priority[active], remaining)
 
 
@@ -92,6 +103,10 @@ class SRSF:
     :class:`SRTF`) x the job's GPU count, i.e. the GPU-seconds it still needs. Between a
     1-GPU job with 100 s left and a 4-GPU job with 30 s left, SRTF runs the 4-GPU job first
     (30 < 100) and SRSF the 1-GPU job (100 < 120 GPU-s).
+
+    Attributes:
+        durations: what the order knows of job durations.
+        remaining: nominal or ideal remaining time (``SimConfig.srtf_remaining``).
 
     Raises:
         ConfigError: if ``durations`` withholds durations (``duration_knowledge='unknown'``).
@@ -103,15 +118,17 @@ class SRSF:
     name: str = "srsf"
     static: bool = False
     durations: Durations = CLAIRVOYANT
+    remaining: RemainingTime = RemainingTime.IDEAL
 
     def __post_init__(self) -> None:
         self.durations.require_known("queue order 'srsf'")
 
-    def order(self, sim: Simulator) -> IntArray:
+    def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, remaining GPU-seconds)."""
-        active = sim.active_jobs()
+        active = sim.active()
         jobs = sim.jobs
-        remaining = remaining_time_s(sim, active, self.durations) * jobs.num_gpus[active]
+        remaining = (remaining_time_s(sim, active, self.durations, self.remaining)
+                     * jobs.num_gpus[active])
         return _sorted(active, jobs.priority[active], remaining)
 
 
@@ -121,20 +138,27 @@ class Tiresias:
 
     With wall-clock attained service (pal-artifact) it equals LAS, as in the artifact. Otherwise
     it is the discretised 2D-LAS of the Tiresias paper: a job's queue is the number of
-    ``SimConfig.tiresias_thresholds_gpu_s`` its attained GPU-seconds have reached; lower queues
-    first, FIFO (submit time) within a queue.
+    ``thresholds_gpu_s`` its attained GPU-seconds have reached; lower queues first, FIFO (submit
+    time) within a queue.
+
+    Attributes:
+        service: what counts as attained service (``SimConfig.las_service``).
+        thresholds_gpu_s: the 2D-LAS queue thresholds, GPU-seconds ascending
+            (``SimConfig.tiresias_thresholds_gpu_s``).
     """
 
     name: str = "tiresias"
     static: bool = False
+    service: AttainedService = AttainedService.GPU_TIME
+    thresholds_gpu_s: tuple[float, ...] = (3600.0 * 4,)
 
-    def order(self, sim: Simulator) -> IntArray:
+    def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, queue, submit time) or LAS in artifact mode."""
-        active = sim.active_jobs()
+        active = sim.active()
         jobs = sim.jobs
-        if sim.config.las_service is AttainedService.WALL_CLOCK:
+        if self.service is AttainedService.WALL_CLOCK:
             return _sorted(active, jobs.priority[active], jobs.attained_service_s[active])
-        thresholds = np.asarray(sim.config.tiresias_thresholds_gpu_s, dtype=np.float64)
+        thresholds = np.asarray(self.thresholds_gpu_s, dtype=np.float64)
         queue = np.searchsorted(thresholds, jobs.gpu_service_s[active], side="right")
         return _sorted(
             active, jobs.priority[active], queue.astype(np.float64), jobs.submit_time_s[active]

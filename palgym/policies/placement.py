@@ -7,11 +7,15 @@ artifact) it stops at the first job it cannot place (head-of-line blocking); wit
 - Non-sticky: all GPUs are re-placed from an empty cluster each round (free migration).
 - Sticky: running jobs keep their GPUs; a job that does not fit stops running jobs from the
   lowest priority upward, one at a time, retrying after each; if it still fails, placement stops
-  (the victims stay stopped when ``SimConfig.sticky_keep_victims_stopped``, as in the artifact).
+  (the victims stay stopped with ``keep_victims_stopped``, as in the artifact).
   With backfilling the walk goes on instead, and every later job starts only on GPUs free at
   that point: a backfilled job never preempts (victims left stopped may themselves backfill).
 - Class-reordered (PM-First, PAL): the longest prefix of the order whose total demand fits the
   cluster is stably sorted by perf class (A, B, C, D), the rest follows in order.
+
+Every policy reads the simulation through its :class:`~palgym.sim.views.SimView`; its options
+are its own fields (:func:`palgym.policies.make_placement` fills them from a configuration's
+policy options).
 
 Source: PAL, SC24, Sections IV-B, IV-C; artifact ``placement/*.py``.
 """
@@ -24,39 +28,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from palgym.policies.allocation import packed_allocation, random_allocation
-from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, reserve, with_backfill
+from palgym.policies.backfill import NO_BACKFILL, Backfill, Reservation, reserve, with_backfill
 from palgym.policies.base import Sampler
 from palgym.policies.compiled_rules import ClassTables, compiled_rule
-from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.policies.walk_memo import WalkMemo, place_from_empty_memo
-from palgym.sim.engine import Simulator
+from palgym.sim.config import PalNodeOrder
 from palgym.sim.types import FREE, BoolArray, IntArray, PerfClass
+from palgym.sim.views import SimView
 
-Allocate = Callable[[Simulator, int, BoolArray, Sampler], "IntArray | None"]
-
-
-@dataclass(frozen=True)
-class Backfill:
-    """A walk's backfilling: ``mode`` (``none`` | ``first-fit`` | ``easy``) and ``depth``, the
-    jobs it may skip before it stops (see :mod:`palgym.policies.backfill`)."""
-
-    mode: str = "none"
-    depth: int = DEFAULT_DEPTH
-    durations: Durations = CLAIRVOYANT
-    """What EASY's reservations know of job durations (``unknown`` refuses EASY)."""
-
-    def __post_init__(self) -> None:
-        check_mode(self.mode)
-        if self.mode == "easy":
-            self.durations.require_known("EASY backfilling", EASY_INSTEAD)
-        if self.depth < 1:
-            raise ValueError(f"backfill depth must be >= 1, got {self.depth}")
-
-
-NO_BACKFILL = Backfill()
+Allocate = Callable[[SimView, int, BoolArray, Sampler], "IntArray | None"]
 
 
 class _Walk:
@@ -67,25 +50,25 @@ class _Walk:
         self.skipped = 0
         self.reservation: Reservation | None = None
 
-    def refused(self, sim: Simulator, job: int) -> bool:
+    def refused(self, sim: SimView, job: int) -> bool:
         """EASY refuses ``job`` (checked before allocating: no RNG draw for a refused job)."""
         return self.reservation is not None and not self.reservation.allows(sim, job)
 
-    def skip(self, sim: Simulator, job: int, target: IntArray) -> bool:
+    def skip(self, sim: SimView, job: int, target: IntArray) -> bool:
         """``job`` is not placed; True if the walk stops here."""
         if self.backfill.mode == "easy" and self.reservation is None:
             self.reservation = reserve(sim, job, target, self.backfill.durations)
         self.skipped += 1
         return self.skipped >= self.backfill.depth
 
-    def placed(self, sim: Simulator, job: int) -> None:
+    def placed(self, sim: SimView, job: int) -> None:
         """``job`` starts (consumes extra GPUs of the reservation if it outlasts it)."""
         if self.reservation is not None:
             self.reservation.charge(sim, job)
 
 
 def place_from_empty(
-    sim: Simulator, order: IntArray, allocate: Allocate, sampler: Sampler,
+    sim: SimView, order: IntArray, allocate: Allocate, sampler: Sampler,
     backfill: Backfill = NO_BACKFILL,
 ) -> IntArray:
     """Non-sticky walk: place ``order`` from an empty cluster, stop at the first failure
@@ -108,7 +91,7 @@ def place_from_empty(
 
 
 def _backfill_walk(
-    sim: Simulator, jobs: list[int], allocate: Allocate, sampler: Sampler, backfill: Backfill,
+    sim: SimView, jobs: list[int], allocate: Allocate, sampler: Sampler, backfill: Backfill,
     target: IntArray, free: BoolArray, walk: _Walk | None = None,
 ) -> IntArray:
     """Place ``jobs`` on ``free`` GPUs only (updating ``target`` / ``free``), skipping those
@@ -134,7 +117,7 @@ def _backfill_walk(
 
 
 def _backfill_behind(
-    sim: Simulator, head: int, later: list[int], allocate: Allocate, sampler: Sampler,
+    sim: SimView, head: int, later: list[int], allocate: Allocate, sampler: Sampler,
     backfill: Backfill, target: IntArray, free: BoolArray,
 ) -> None:
     """Sticky backfilling: ``head`` could not be placed; ``later`` (not running) may still
@@ -145,17 +128,18 @@ def _backfill_behind(
 
 
 def place_sticky(
-    sim: Simulator, order: IntArray, allocate: Allocate, sampler: Sampler,
-    backfill: Backfill = NO_BACKFILL,
+    sim: SimView, order: IntArray, allocate: Allocate, sampler: Sampler,
+    backfill: Backfill = NO_BACKFILL, keep_victims_stopped: bool = False,
 ) -> IntArray:
-    """Sticky walk with lowest-priority-first victim preemption (see module docstring).
+    """Sticky walk with lowest-priority-first victim preemption (see module docstring);
+    ``keep_victims_stopped``: victims of a failed attempt stay stopped (the artifact).
 
     Returns:
         int64 (G,) target allocation.
     """
     target = sim.job_of_gpu.copy()
     free = target == FREE
-    running = np.zeros(sim.jobs.size, dtype=bool)
+    running = np.zeros(sim.num_jobs, dtype=bool)
     running[target[~free]] = True
     jobs = order.tolist()
     for position, job in enumerate(jobs):
@@ -174,7 +158,7 @@ def place_sticky(
                 stopped.append((victim, held))
                 gpus = allocate(sim, job, free, sampler)
         if gpus is None:
-            if not sim.config.sticky_keep_victims_stopped:
+            if not keep_victims_stopped:
                 for victim, held in stopped:
                     target[held] = victim
                     free[held] = False
@@ -189,14 +173,14 @@ def place_sticky(
     return target
 
 
-def fitting_prefix(sim: Simulator, order: IntArray) -> int:
+def fitting_prefix(sim: SimView, order: IntArray) -> int:
     """Length of the longest prefix of ``order`` (int64 (A,) job indices) whose total demand
     fits the cluster: the jobs every PAL-artifact policy places in a round."""
     demand = sim.jobs.num_gpus[order].cumsum()
     return int(demand.searchsorted(sim.cluster.num_gpus, side="right"))
 
 
-def class_reordered(sim: Simulator, order: IntArray, cut: int | None = None) -> IntArray:
+def class_reordered(sim: SimView, order: IntArray, cut: int | None = None) -> IntArray:
     """The longest prefix of ``order`` whose demand fits the cluster, stably sorted by class,
     followed by the rest of ``order`` unchanged (PM-First and PAL). ``cut``: that prefix's
     length if already known (:func:`fitting_prefix`)."""
@@ -208,7 +192,7 @@ def class_reordered(sim: Simulator, order: IntArray, cut: int | None = None) -> 
 
 
 def _packed(strict_total: bool) -> Allocate:
-    def allocate(sim: Simulator, job: int, free: BoolArray, sampler: Sampler) -> IntArray | None:
+    def allocate(sim: SimView, job: int, free: BoolArray, sampler: Sampler) -> IntArray | None:
         del sampler
         return packed_allocation(
             free, int(sim.jobs.num_gpus[job]), sim.cluster.gpus_per_node, strict_total
@@ -217,7 +201,7 @@ def _packed(strict_total: bool) -> Allocate:
     return allocate
 
 
-def _random(sim: Simulator, job: int, free: BoolArray, sampler: Sampler) -> IntArray | None:
+def _random(sim: SimView, job: int, free: BoolArray, sampler: Sampler) -> IntArray | None:
     return random_allocation(free, int(sim.jobs.num_gpus[job]), sampler)
 
 
@@ -227,7 +211,7 @@ def _memo_safe(backfill: Backfill) -> bool:
     return backfill.mode != "easy"
 
 
-def _non_sticky(sim: Simulator, sequence: IntArray, allocate: Allocate, sampler: Sampler,
+def _non_sticky(sim: SimView, sequence: IntArray, allocate: Allocate, sampler: Sampler,
                 backfill: Backfill, memo: WalkMemo, context: object) -> IntArray:
     """The non-sticky walk of a deterministic rule: reusing the last walk's GPU sets
     (:func:`palgym.policies.walk_memo.place_from_empty_memo`) without backfilling, the plain
@@ -239,10 +223,21 @@ def _non_sticky(sim: Simulator, sequence: IntArray, allocate: Allocate, sampler:
 
 @dataclass(frozen=True)
 class Packed:
-    """Packed-Sticky / Packed-Non-Sticky (variability-blind consolidation)."""
+    """Packed-Sticky / Packed-Non-Sticky (variability-blind consolidation).
+
+    Attributes:
+        sticky: running jobs keep their GPUs.
+        backfill: the walk's backfilling.
+        strict_total: Packed-Sticky spreads a job over nodes only when strictly more GPUs than
+            it needs are free (``SimConfig.packed_sticky_strict_total``).
+        keep_victims_stopped: sticky victims of a failed attempt stay stopped
+            (``SimConfig.sticky_keep_victims_stopped``).
+    """
 
     sticky: bool
     backfill: Backfill = NO_BACKFILL
+    strict_total: bool = False
+    keep_victims_stopped: bool = False
     memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
 
     @property
@@ -256,22 +251,27 @@ class Packed:
         """No RNG draws (False for EASY: its plan may change without an event)."""
         return _memo_safe(self.backfill)
 
-    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
+    def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
         if self.sticky:
-            strict = sim.config.packed_sticky_strict_total
-            return place_sticky(sim, order, _packed(strict), sampler, self.backfill)
+            return place_sticky(sim, order, _packed(self.strict_total), sampler, self.backfill,
+                                self.keep_victims_stopped)
         return _non_sticky(sim, order, _packed(False), sampler, self.backfill, self.memo,
                            "packed")
 
 
 @dataclass(frozen=True)
 class RandomPlacement:
-    """Random-Sticky / Random-Non-Sticky (uniform over free GPUs)."""
+    """Random-Sticky / Random-Non-Sticky (uniform over free GPUs).
+
+    Attributes:
+        sticky, backfill, keep_victims_stopped: as :class:`Packed`'s.
+    """
 
     sticky: bool
     backfill: Backfill = NO_BACKFILL
     deterministic: bool = False
+    keep_victims_stopped: bool = False
 
     @property
     def name(self) -> str:
@@ -279,10 +279,11 @@ class RandomPlacement:
         base = "random-sticky" if self.sticky else "random-non-sticky"
         return with_backfill(base, self.backfill.mode)
 
-    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
+    def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
         if self.sticky:
-            return place_sticky(sim, order, _random, sampler, self.backfill)
+            return place_sticky(sim, order, _random, sampler, self.backfill,
+                                self.keep_victims_stopped)
         return place_from_empty(sim, order, _random, sampler, self.backfill)
 
 
@@ -309,11 +310,11 @@ class PMFirst:
         """No RNG draws (False for EASY: its plan may change without an event)."""
         return _memo_safe(self.backfill)
 
-    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
+    def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
         factors = self.factors
 
-        def allocate(sim: Simulator, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
+        def allocate(sim: SimView, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
             perf_class = int(sim.jobs.perf_class[job])
             return pm_first_allocation(
                 free, int(sim.jobs.num_gpus[job]), factors.sf[perf_class],
@@ -330,12 +331,22 @@ class PMFirst:
 
 @dataclass(frozen=True)
 class PAL:
-    """PAL: class-reordered, non-sticky, locality x variability matrix."""
+    """PAL: class-reordered, non-sticky, locality x variability matrix.
+
+    Attributes:
+        factors: the slowdown factors it decides on.
+        locality_penalty_by_class: lf of each class (A..D) in its cost matrix.
+        backfill: the walk's backfilling.
+        sticky: always False.
+        node_order: how the within-node step visits nodes with equal candidate counts
+            (``SimConfig.pal_node_order``).
+    """
 
     factors: SlowdownFactors
     locality_penalty_by_class: tuple[float, float, float, float]
     backfill: Backfill = NO_BACKFILL
     sticky: bool = False
+    node_order: PalNodeOrder = PalNodeOrder.ASCENDING
     entries: tuple[tuple[MatrixEntry, ...], ...] = field(init=False)
     memo: WalkMemo = field(default_factory=WalkMemo, init=False, repr=False, compare=False)
     tables: ClassTables = field(init=False, repr=False, compare=False)
@@ -358,12 +369,11 @@ class PAL:
         """No RNG draws (False for EASY: its plan may change without an event)."""
         return _memo_safe(self.backfill)
 
-    def place(self, sim: Simulator, order: IntArray, sampler: Sampler) -> IntArray:
+    def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
-        factors = self.factors
-        node_order = sim.config.pal_node_order
+        factors, node_order = self.factors, self.node_order
 
-        def allocate(sim: Simulator, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
+        def allocate(sim: SimView, job: int, free: BoolArray, _: Sampler) -> IntArray | None:
             perf_class = int(sim.jobs.perf_class[job])
             return pal_allocation(
                 free, int(sim.jobs.num_gpus[job]), factors.sf[perf_class],
@@ -374,6 +384,6 @@ class PAL:
         if not self.tables.matches(factors):  # factors changed in place: start afresh
             object.__setattr__(self, "tables", ClassTables.build(factors, self.entries))
             object.__setattr__(self, "memo", WalkMemo())
-        rule = compiled_rule(sim, self.tables, pal=True) or allocate
+        rule = compiled_rule(sim, self.tables, pal=True, node_order=node_order) or allocate
         return _non_sticky(sim, class_reordered(sim, order), rule, sampler, self.backfill,
                            self.memo, ("pal", node_order))

@@ -12,21 +12,11 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 
+from palgym.sim.config import ClusterCountRule as ClusterCountRule  # re-exported
 from palgym.sim.types import NUM_PERF_CLASSES, FloatArray, IntArray
-
-
-class ClusterCountRule(str, Enum):
-    """How the number of k-means clusters K is chosen per class."""
-
-    OUTLIERS = "outliers"
-    """Artifact: K = 2 + count(x > mean + 3 std) (its silhouette search returns at once)."""
-    SILHOUETTE = "silhouette"
-    """palgym default: K in 2..6 maximising the silhouette score (ties: smaller K); candidates
-    are scored with one k-means++ start each, the chosen K is refitted with n_init=10."""
 
 
 @dataclass(frozen=True, eq=False)

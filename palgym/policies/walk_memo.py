@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from palgym.policies.base import Sampler
-from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, IntArray
+from palgym.sim.views import SimView
 
-Allocate = Callable[[Simulator, int, BoolArray, Sampler], "IntArray | None"]
+Allocate = Callable[[SimView, int, BoolArray, Sampler], "IntArray | None"]
 _UNHELD = np.iinfo(np.int64).max
 
 
@@ -47,7 +47,7 @@ class WalkMemo:
     context: Hashable = None
 
 
-def _reusable(sim: Simulator, sequence: IntArray, memo: WalkMemo, context: Hashable) -> int:
+def _reusable(sim: SimView, sequence: IntArray, memo: WalkMemo, context: Hashable) -> int:
     """Positions of ``sequence`` whose keys equal the memo's (0 if the memo does not apply)."""
     layout = sim.node_of_gpu
     if memo.layout is None or memo.context != context or not np.array_equal(memo.layout, layout):
@@ -61,7 +61,7 @@ def _reusable(sim: Simulator, sequence: IntArray, memo: WalkMemo, context: Hasha
 
 
 def place_from_empty_memo(
-    sim: Simulator,
+    sim: SimView,
     sequence: IntArray,
     allocate: Allocate,
     sampler: Sampler,
@@ -72,7 +72,7 @@ def place_from_empty_memo(
     (a function of the free GPUs and the job's GPU count and class), reusing ``memo``.
 
     Args:
-        sim: the engine (read: job columns, ``node_of_gpu``).
+        sim: the simulation's view (read: job columns, ``node_of_gpu``).
         sequence: int64 (A,) job indices in walk order.
         allocate: the policy's per-job rule.
         sampler: passed through to ``allocate``.

@@ -9,7 +9,7 @@ is ``default`` with a dynamic truth: run-to-run variation and throttling episode
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 from palgym.errors import ConfigError
@@ -34,6 +34,45 @@ class AttainedService(str, Enum):
     """GPU-seconds run so far (Tiresias 2D-LAS, NSDI'19)."""
 
 
+class Choice(StrEnum):
+    """A closed choice that is also its name: equal to, hashed, formatted and written (JSON,
+    CSV) as the string, and its ``repr`` is the string's, so ``repr(SimConfig(...))`` (and
+    with it every episode hash and result file) reads as when the choice was a plain string."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class PalNodeOrder(Choice):
+    """How PAL's within-node step visits nodes with equally many candidate GPUs."""
+
+    ASCENDING = "ascending"
+    """Ascending node id (palgym default)."""
+    PANDAS_1_1 = "pandas-1.1"
+    """The artifact's ``value_counts`` order under its pinned pandas 1.1
+    (:func:`palgym.policies.pal.pandas11_value_counts_order`)."""
+
+
+class ProfileSampling(Choice):
+    """How a variability profile is built from measurements."""
+
+    GPU_MEDIAN = "gpu-median"
+    """Each simulated GPU is a measured GPU's median run."""
+    SINGLE_RUN = "single-run"
+    """Artifact: one run per GPU and class, drawn with ``random.Random(profile_seed)``."""
+
+
+class ClusterCountRule(Choice):
+    """How the number of k-means clusters K of the slowdown factors is chosen per class
+    (:class:`palgym.policies.slowdown.SlowdownFactors`)."""
+
+    OUTLIERS = "outliers"
+    """Artifact: K = 2 + count(x > mean + 3 std) (its silhouette search returns at once)."""
+    SILHOUETTE = "silhouette"
+    """palgym default: K in 2..6 maximising the silhouette score (ties: smaller K); candidates
+    are scored with one k-means++ start each, the chosen K is refitted with n_init=10."""
+
+
 class RemainingTime(str, Enum):
     """What SRTF sorts on."""
 
@@ -44,45 +83,89 @@ class RemainingTime(str, Enum):
 
 
 @dataclass(frozen=True)
+class PolicyOptions:
+    """The per-policy options of a :class:`SimConfig` (see its attributes of that name): what
+    the policy factories turn into each policy's own fields.
+
+    Raises:
+        ConfigError: for an unknown choice name.
+    """
+
+    sticky_keep_victims_stopped: bool = False
+    las_service: AttainedService = AttainedService.GPU_TIME
+    srtf_remaining: RemainingTime = RemainingTime.IDEAL
+    tiresias_thresholds_gpu_s: tuple[float, ...] = (3600.0 * 4,)
+    packed_sticky_strict_total: bool = False
+    pal_node_order: PalNodeOrder = PalNodeOrder.ASCENDING
+
+    def __post_init__(self) -> None:
+        for name, enum in (("las_service", AttainedService), ("srtf_remaining", RemainingTime),
+                           ("pal_node_order", PalNodeOrder)):
+            object.__setattr__(self, name, _coerce(enum, getattr(self, name), name))
+
+
+POLICY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PolicyOptions))
+"""The :class:`SimConfig` fields that are policy options (:class:`PolicyOptions`)."""
+EPISODE_FIELDS: tuple[str, ...] = ("profile_sampling", "profile_seed", "slowdown_clusters")
+"""The :class:`SimConfig` fields read where an episode's profile and factors are built."""
+
+
+@dataclass(frozen=True)
 class SimConfig:
-    """Simulator options (units in the names; see PAL_MODEL sections 2-5 and 8).
+    """Simulator options (units in the names; see PAL_MODEL sections 2-5 and 8), in three
+    concerns (:data:`ENGINE_FIELDS`, :data:`POLICY_FIELDS`, :data:`EPISODE_FIELDS`). The fields
+    keep one flat order, the order of ``repr`` (and so of episode hashes); the policy options
+    are also one value, :attr:`policy_options`, from which the policy factories
+    (:func:`palgym.policies.make_placement`, :func:`palgym.policies.make_queue_order`) give
+    each policy its own fields: a policy never reads the configuration.
+
+    Engine dynamics (what :class:`~palgym.sim.engine.Simulator` reads):
 
     Attributes:
         round_duration_s: round length R (360 s for Sia-Philly, 300 s for Synergy).
         locality_penalty: slowdown lf of a job that pays the locality penalty (1.7 in PAL).
         locality_penalty_by_class: optional per-class lf (A, B, C, D) replacing
             ``locality_penalty`` (the artifact carries unused factors 1.16, 1.0, 1.0, 1.10).
+            PAL's cost matrix uses the same penalties (:attr:`locality_penalties`).
         locality_rule: when a job pays it (see :class:`LocalityRule`).
         restart_cost_s: seconds of no progress after every (re)start of a job (0 in the artifact).
         background_jobs_per_hour: Poisson rate of unmeasured copies of trace jobs admitted after
             the last trace arrival (artifact: 2.0; 0 disables).
+        starvation_threshold_s: a job that has waited this long without running in a row is
+            promoted, for good, ahead of every unpromoted job in every queue order (artifact
+            ``blox_manager.exec_jobs``: 3.6e6 s); None disables it.
+        background_seed: seed of the ``random.Random`` stream of background inter-arrival times
+            (artifact: 1).
+        max_rounds: hard cap on simulated rounds (episodes stop, truncated, after it).
+        dynamics: the dynamic truth (:class:`~palgym.sim.dynamics.VariabilityDynamics`); None
+            (or every part off): the profile is the truth for the whole episode. Left out of
+            ``repr`` (so a static configuration's text is as before the option existed);
+            :meth:`palgym.simulate.Episode.episode_hash` adds it when set.
+
+    Policy options (:class:`PolicyOptions`; read by the factories, never by the engine):
+
+    Attributes:
         sticky_keep_victims_stopped: sticky placement: jobs preempted in a failed attempt stay
             stopped for the round (artifact) instead of being restored.
         las_service: attained-service definition for LAS / Tiresias.
         srtf_remaining: remaining-time definition for SRTF.
         tiresias_thresholds_gpu_s: 2D-LAS queue thresholds (GPU-seconds) of the discretised
             Tiresias order.
-        starvation_threshold_s: a job that has waited this long without running in a row is
-            promoted, for good, ahead of every unpromoted job in every queue order (artifact
-            ``blox_manager.exec_jobs``: 3.6e6 s); None disables it.
         packed_sticky_strict_total: Packed-Sticky spreads a job over several nodes only when
             strictly more than ``num_gpus`` GPUs are free (artifact ``packing_sticky.py``).
         pal_node_order: order in which PAL's within-node step visits nodes with equally many
-            candidate GPUs: ``"ascending"`` node id, or ``"pandas-1.1"`` (the artifact's
-            ``value_counts`` order under its pinned pandas 1.1).
-        background_seed: seed of the ``random.Random`` stream of background inter-arrival times
-            (artifact: 1).
-        profile_sampling: how a profile is built from measurements: ``"gpu-median"`` (each
-            simulated GPU is a measured GPU's median run) or ``"single-run"`` (artifact: one run
-            per GPU and class, ``random.Random(profile_seed)``).
+            candidate GPUs (:class:`PalNodeOrder`).
+
+    Episode construction (read where the profile and slowdown factors are built,
+    :func:`palgym.simulate.make_episode`):
+
+    Attributes:
+        profile_sampling: how a profile is built from measurements (:class:`ProfileSampling`).
         profile_seed: seed of the profile draw (artifact: 42, a ``random.Random`` seed).
         slowdown_clusters: k-means cluster count rule of the slowdown factors
-            (``"silhouette"`` or the artifact's ``"outliers"``).
-        max_rounds: hard cap on simulated rounds (episodes stop, truncated, after it).
-        dynamics: the dynamic truth (:class:`~palgym.sim.dynamics.VariabilityDynamics`); None
-            (or every part off): the profile is the truth for the whole episode. Left out of
-            ``repr`` (so a static configuration's text is as before the option existed);
-            :meth:`palgym.simulate.Episode.episode_hash` adds it when set.
+            (:class:`ClusterCountRule`).
+
+    Closed choices are enums; their names (``"pandas-1.1"``, ...) are accepted and converted.
     """
 
     round_duration_s: float = 360.0
@@ -97,11 +180,11 @@ class SimConfig:
     tiresias_thresholds_gpu_s: tuple[float, ...] = (3600.0 * 4,)
     starvation_threshold_s: float | None = None
     packed_sticky_strict_total: bool = False
-    pal_node_order: str = "ascending"
+    pal_node_order: PalNodeOrder = PalNodeOrder.ASCENDING
     background_seed: int = 1
-    profile_sampling: str = "gpu-median"
+    profile_sampling: ProfileSampling = ProfileSampling.GPU_MEDIAN
     profile_seed: int = 0
-    slowdown_clusters: str = "silhouette"
+    slowdown_clusters: ClusterCountRule = ClusterCountRule.SILHOUETTE
     max_rounds: int = 1_000_000
     dynamics: VariabilityDynamics | None = field(default=None, repr=False)
 
@@ -117,22 +200,15 @@ class SimConfig:
             raise ConfigError("locality_penalty_by_class needs 4 values (classes A..D)")
         if self.restart_cost_s < 0 or self.background_jobs_per_hour < 0:
             raise ConfigError("restart_cost_s and background_jobs_per_hour must be >= 0")
-        if self.pal_node_order not in ("ascending", "pandas-1.1"):
-            raise ConfigError(
-                f"pal_node_order must be 'ascending' or 'pandas-1.1', got {self.pal_node_order!r}"
-            )
-        for name, allowed in (
-            ("profile_sampling", ("gpu-median", "single-run")),
-            ("slowdown_clusters", ("silhouette", "outliers")),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ConfigError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.max_rounds < 1:
             raise ConfigError(f"max_rounds must be >= 1, got {self.max_rounds}")
         for name, enum in (
             ("locality_rule", LocalityRule),
             ("las_service", AttainedService),
             ("srtf_remaining", RemainingTime),
+            ("pal_node_order", PalNodeOrder),
+            ("profile_sampling", ProfileSampling),
+            ("slowdown_clusters", ClusterCountRule),
         ):
             object.__setattr__(self, name, _coerce(enum, getattr(self, name), name))
 
@@ -144,6 +220,11 @@ class SimConfig:
         if by_class is None:
             return (self.locality_penalty,) * 4
         return (by_class[0], by_class[1], by_class[2], by_class[3])
+
+    @property
+    def policy_options(self) -> PolicyOptions:
+        """The policy options (:data:`POLICY_FIELDS`) as one value."""
+        return PolicyOptions(**{name: getattr(self, name) for name in POLICY_FIELDS})
 
     def with_options(self, **options: Any) -> SimConfig:
         """A copy with some options changed.
@@ -171,6 +252,11 @@ def _coerce(enum: type[Enum], value: object, name: str) -> Enum:
         raise ConfigError(f"{name} must be one of {allowed}, got {value!r}") from None
 
 
+ENGINE_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(SimConfig) if f.name not in POLICY_FIELDS + EPISODE_FIELDS)
+"""The :class:`SimConfig` fields the engine reads (its dynamics)."""
+
+
 PRESETS: dict[str, SimConfig] = {
     "default": SimConfig(),
     "pal-artifact": SimConfig(
@@ -180,15 +266,13 @@ PRESETS: dict[str, SimConfig] = {
         las_service=AttainedService.WALL_CLOCK,
         srtf_remaining=RemainingTime.NOMINAL,
         starvation_threshold_s=3.6e6,
-        profile_sampling="single-run",
+        profile_sampling=ProfileSampling.SINGLE_RUN,
         profile_seed=42,
-        slowdown_clusters="outliers",
+        slowdown_clusters=ClusterCountRule.OUTLIERS,
     ),
     "dynamic": SimConfig(dynamics=VariabilityDynamics(run_variation=True, throttle=True)),
 }
-"""Named configurations. Profile sampling (single run vs GPU median) and the k-means cluster
-count rule are chosen where the profile and slowdown factors are built (see
-``palgym.simulate``)."""
+"""Named configurations (each sets engine, policy and episode fields at once)."""
 
 
 def preset(name: str, **options: Any) -> SimConfig:

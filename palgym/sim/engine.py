@@ -30,12 +30,12 @@ once by the ``backend`` argument), which updates the state's arrays in place.
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 
 from palgym.errors import InvalidActionError, TraceFormatError
 from palgym.sim.backend import Backend, BackendName, resolve_backend, step_backend
+from palgym.sim.background import BackgroundArrivals
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.jobs import JobTable
@@ -125,19 +125,23 @@ class Simulator:
         self._max_rounds = config.max_rounds
         self._gpu_shape = self._alloc.job_of_gpu.shape
         self._bound = self._step.Bound(self._state, self._params)
+        self._view: SimView | None = None
+        self._job_rows = np.array([self.jobs.size], dtype=np.int64)  # read by the view
         self._next_arrival = 0
         self._next_arrival_s = 0.0  # min(next trace submit, next background arrival) (s)
-        self._background = random.Random(config.background_seed)
+        self._background = BackgroundArrivals(config.background_jobs_per_hour,
+                                              config.background_seed)
         self._next_background_s = math.inf
         self._background_count = 0
         if config.background_jobs_per_hour > 0:
-            self._next_background_s = self._background_gap(float(trace.submit_time_s[-1]))
+            self._next_background_s = self._background.next_after(float(trace.submit_time_s[-1]))
         self._admit()
 
     def __getstate__(self) -> dict[str, object]:
         """Pickle and deepcopy support: the backend module is named, not copied."""
         state = self.__dict__.copy()
         del state["_step"], state["_state"], state["_bound"]  # job columns are views: rebuilt
+        state["_view"] = None
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -193,6 +197,7 @@ class Simulator:
         self._alloc = self._alloc._replace(node_of_gpu=layout)
         self._state = self._state._replace(alloc=self._alloc)
         self._bound = self._step.Bound(self._state, self._params)
+        self._view = None
 
     @property
     def perfvar(self) -> FloatArray:
@@ -205,8 +210,11 @@ class Simulator:
         self._ints[EVENTS_SINCE_COMMIT] = True
 
     def view(self) -> SimView:
-        """A read-only view of the simulation now (see :class:`palgym.sim.views.SimView`)."""
-        return view_of(self._state, self.cluster)
+        """The read-only, live view of the simulation (:class:`palgym.sim.views.SimView`)."""
+        if self._view is None:
+            self._view = view_of(self._state, self.cluster, self._job_rows,
+                                 self._params.round_duration_s)
+        return self._view
 
     # ----------------------------------------------------------------- queries
     @property
@@ -337,10 +345,11 @@ class Simulator:
         if self._next_background_s <= now_s:
             while self._next_background_s <= now_s:
                 self._add_background_job()
+            self._job_rows[0] = jobs.size  # the view's num_jobs
             if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
                 self._state = self._state._replace(jobs=job_columns(jobs),
                                                    job_blocks=job_blocks(jobs))
-                self._bound = self._step.Bound(self._state, self._params)
+                self._bound, self._view = self._step.Bound(self._state, self._params), None
         next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
                         else math.inf)
         self._next_arrival_s = min(next_trace_s, self._next_background_s)
@@ -357,16 +366,7 @@ class Simulator:
         counters.ints[ADMITTED] = index + 1
         counters.ints[EVENTS_SINCE_COMMIT] = True
         self._background_count += 1
-        self._next_background_s = self._background_gap(self._next_background_s)
-
-    def _background_gap(self, last_arrival_s: float) -> float:
-        """Next background arrival: last + ceil(-ln(1 - U) / rate x 3600) s, U ~ Random(seed).
-
-        Source: Blox ``workload/utils.py::poisson_next_arrival_time`` as run by the PAL artifact.
-        """
-        uniform = self._background.random()
-        rate = self.config.background_jobs_per_hour
-        return last_arrival_s + math.ceil(-math.log(1.0 - uniform) / rate * 3600)
+        self._next_background_s = self._background.next_after(self._next_background_s)
 
     # ----------------------------------------------------------------- results
     def records(self) -> JobRecords:

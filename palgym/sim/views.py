@@ -1,10 +1,13 @@
 """A read-only view of a simulation, for policies, observation builders and agents.
 
 :meth:`palgym.sim.engine.Simulator.view` returns a :class:`SimView`: frozen, its arrays
-non-writeable views of the engine's live arrays (so a view shows the state as it is now, and
-writing through it raises ``ValueError``). Take a fresh view for every decision: a view's scalars
-(``now_s``, ``round_index``, ``num_admitted``) are those of the moment it was taken, and its job
-columns are those of the job table at that moment (background copies grow the table).
+non-writeable views of the engine's live arrays (writing through it raises ``ValueError``), and
+its clock and counters read from the engine's live counters. So a view always shows the
+simulation as it is now, and taking one is free: the engine hands out the same view until its
+job table is reallocated (background copies beyond its capacity) or its GPU layout replaced.
+Ask the engine for the view at every decision rather than holding one across rounds.
+
+This is what a custom policy reads; see :mod:`palgym.policies.base` for the interfaces.
 """
 
 from __future__ import annotations
@@ -14,7 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.state import ADMITTED, NOW_S, ROUND_INDEX, JobColumns, SimState
+from palgym.sim.state import (
+    ADMITTED,
+    EVENTS_SINCE_COMMIT,
+    NOW_S,
+    ROUND_INDEX,
+    Counters,
+    JobColumns,
+    SimState,
+)
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 
 _RUNNING = np.int8(JobStatus.RUNNING)
@@ -32,47 +43,85 @@ class SimView:
     """The simulation at a round boundary, read-only.
 
     Attributes:
-        now_s: the round boundary t (s).
-        round_index: rounds advanced so far.
-        num_admitted: job-table rows admitted (``0..num_admitted-1``).
-        cluster: the cluster shape.
-        jobs: the job columns (see :class:`~palgym.sim.state.JobColumns`), non-writeable.
+        cluster: the cluster shape (G GPUs, G_n per node).
+        jobs: the job columns (see :class:`~palgym.sim.state.JobColumns`; every column of
+            shape (>= J,), rows ``0..num_jobs-1`` in use), non-writeable.
         job_of_gpu: int64 (G,), job index per GPU or FREE (-1), non-writeable.
         node_of_gpu: int64 (G,), node index per GPU, non-writeable.
-        perfvar: float64 (C, G), variability value per perf class and GPU, non-writeable.
+        perfvar: float64 (C, G), variability value per perf class and GPU (the engine's truth),
+            non-writeable.
+        counters: the clock and counters (:class:`~palgym.sim.state.Counters`), non-writeable;
+            read them through the properties below.
+        job_rows: int64 (1,), the job-table rows in use J (trace jobs, then background copies
+            so far), non-writeable; read it as :attr:`num_jobs`.
+        round_duration_s: round length R (s).
     """
 
-    now_s: float
-    round_index: int
-    num_admitted: int
     cluster: ClusterSpec
     jobs: JobColumns
     job_of_gpu: IntArray
     node_of_gpu: IntArray
     perfvar: FloatArray
+    counters: Counters
+    job_rows: IntArray
+    round_duration_s: float
+
+    @property
+    def num_jobs(self) -> int:
+        """Job-table rows in use J (trace jobs, then background copies so far)."""
+        return self.job_rows.item(0)
+
+    @property
+    def now_s(self) -> float:
+        """The current round boundary t (s)."""
+        return self.counters.floats.item(NOW_S)
+
+    @property
+    def round_index(self) -> int:
+        """Rounds advanced so far."""
+        return self.counters.ints.item(ROUND_INDEX)
+
+    @property
+    def num_admitted(self) -> int:
+        """Job-table rows admitted (``0..num_admitted-1``)."""
+        return self.counters.ints.item(ADMITTED)
+
+    @property
+    def events_since_commit(self) -> bool:
+        """A completion, admission or starvation promotion happened since the last commit."""
+        return self.counters.ints.item(EVENTS_SINCE_COMMIT) != 0
 
     def active(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
-        status = self.jobs.status[: self.num_admitted]
+        status = self.jobs.status[: self.counters.ints[ADMITTED]]
         active: IntArray = ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
         return active
 
     def running(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        running: IntArray = (self.jobs.status[: self.num_admitted] == _RUNNING).nonzero()[0]
+        status = self.jobs.status[: self.counters.ints[ADMITTED]]
+        running: IntArray = (status == _RUNNING).nonzero()[0]
         return running
 
 
-def view_of(state: SimState, cluster: ClusterSpec) -> SimView:
-    """A :class:`SimView` of ``state`` on ``cluster`` (non-writeable views, nothing copied)."""
+def view_of(state: SimState, cluster: ClusterSpec, job_rows: IntArray,
+            round_duration_s: float) -> SimView:
+    """A :class:`SimView` of ``state`` on ``cluster`` (non-writeable views, nothing copied).
+
+    Args:
+        state: the engine's state.
+        cluster: its cluster shape.
+        job_rows: int64 (1,), the engine's count of job-table rows in use (kept up to date).
+        round_duration_s: round length R (s).
+    """
     counters, alloc = state.counters, state.alloc
     return SimView(
-        now_s=float(counters.floats[NOW_S]),
-        round_index=int(counters.ints[ROUND_INDEX]),
-        num_admitted=int(counters.ints[ADMITTED]),
         cluster=cluster,
         jobs=JobColumns(*(_read_only(column) for column in state.jobs)),
         job_of_gpu=_read_only(alloc.job_of_gpu),
         node_of_gpu=_read_only(alloc.node_of_gpu),
         perfvar=_read_only(alloc.perfvar),
+        counters=Counters(_read_only(counters.floats), _read_only(counters.ints)),
+        job_rows=_read_only(job_rows),
+        round_duration_s=round_duration_s,
     )

@@ -10,7 +10,8 @@ Typical use, after every ``commit`` and every ``advance``::
     sim = Simulator(trace, profile, cluster, config)
     checker.check(sim)
     while not sim.done and not sim.truncated:
-        sim.commit(placement.place(sim, order.order(sim), sampler))
+        view = sim.view()
+        sim.commit(placement.place(view, order.order(view), sampler))
         checker.check(sim)
         sim.advance()
         checker.check(sim)

@@ -71,7 +71,7 @@ def run_checked(
     """
     factors = factors or slowdown_factors(episode)
     placement = make_placement(policy, factors, episode.config)
-    order = make_queue_order(queue_order)
+    order = make_queue_order(queue_order, config=episode.config)
     rng = copy.deepcopy(episode.placement_rng)
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     drive_checked(sim, order, placement, make_sampler(rng))
