@@ -28,6 +28,7 @@ from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, check_mode, res
 from palgym.policies.base import Sampler
 from palgym.policies.compiled_rules import ClassTables, compiled_rule
 from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations
+from palgym.policies.packed_rules import compiled_packed_rule, compiled_sticky_packed
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
@@ -260,9 +261,14 @@ class Packed:
         """Target allocation (see module docstring)."""
         if self.sticky:
             strict = sim.config.packed_sticky_strict_total
-            return place_sticky(sim, order, _packed(strict), sampler, self.backfill)
-        return _non_sticky(sim, order, _packed(False), sampler, self.backfill, self.memo,
-                           "packed")
+            if self.backfill.mode == "none":
+                target = compiled_sticky_packed(sim, order, strict)
+                if target is not None:
+                    return target
+            rule = compiled_packed_rule(sim, strict) or _packed(strict)
+            return place_sticky(sim, order, rule, sampler, self.backfill)
+        rule = compiled_packed_rule(sim, False) or _packed(False)
+        return _non_sticky(sim, order, rule, sampler, self.backfill, self.memo, "packed")
 
 
 @dataclass(frozen=True)
