@@ -36,6 +36,43 @@ def _take_first_free(free, node, count, gpus_per_node, out, k):  # type: ignore[
 
 
 @njit(cache=True, nogil=True)
+def _node_counts(free, num_gpus, gpus_per_node, counts):  # type: ignore[no-untyped-def]
+    """Free GPUs per node into ``counts``; returns (total free, first node with exactly N free
+    or -1, first node with the fewest free among those with >= N or -1)."""
+    total = 0
+    exact = -1
+    best = -1
+    for node in range(counts.size):
+        count = 0
+        for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
+            count += free[g]
+        counts[node] = count
+        total += count
+        if count == num_gpus and exact == -1:
+            exact = node
+        if count >= num_gpus and (best == -1 or count < counts[best]):
+            best = node
+    return total, exact, best
+
+
+@njit(cache=True, nogil=True)
+def _spread(free, num_gpus, gpus_per_node, counts, out):  # type: ignore[no-untyped-def]
+    """Take from the node with the most free GPUs left (first on ties) until N are taken."""
+    k = 0
+    remaining = num_gpus
+    while remaining > 0:
+        node = 0
+        for other in range(1, counts.size):
+            if counts[other] > counts[node]:
+                node = other
+        take = min(counts[node], remaining)
+        k = _take_first_free(free, node, take, gpus_per_node, out, k)
+        counts[node] -= take
+        remaining -= take
+    out[:num_gpus].sort()
+
+
+@njit(cache=True, nogil=True)
 def packed_pick(free, num_gpus, gpus_per_node, strict_total, counts, out):  # type: ignore[no-untyped-def]
     """The Packed rule on the free GPUs.
 
@@ -50,41 +87,14 @@ def packed_pick(free, num_gpus, gpus_per_node, strict_total, counts, out):  # ty
     Returns:
         True if N GPUs were chosen.
     """
-    num_nodes = free.size // gpus_per_node
-    total = 0
-    exact = -1
-    best = -1
-    for node in range(num_nodes):
-        count = 0
-        for g in range(node * gpus_per_node, (node + 1) * gpus_per_node):
-            if free[g]:
-                count += 1
-        counts[node] = count
-        total += count
-        if count == num_gpus and exact == -1:
-            exact = node
-        if count >= num_gpus and (best == -1 or count < counts[best]):
-            best = node
-    if exact != -1:
-        _take_first_free(free, exact, num_gpus, gpus_per_node, out, 0)
-        return True
-    if best != -1:
-        _take_first_free(free, best, num_gpus, gpus_per_node, out, 0)
+    total, exact, best = _node_counts(free, num_gpus, gpus_per_node, counts)
+    node = exact if exact != -1 else best
+    if node != -1:
+        _take_first_free(free, node, num_gpus, gpus_per_node, out, 0)
         return True
     if total < num_gpus or (strict_total and total == num_gpus):
         return False
-    k = 0
-    remaining = num_gpus
-    while remaining > 0:
-        node = 0
-        for other in range(1, num_nodes):
-            if counts[other] > counts[node]:
-                node = other
-        take = min(counts[node], remaining)
-        k = _take_first_free(free, node, take, gpus_per_node, out, k)
-        counts[node] -= take
-        remaining -= take
-    out[:num_gpus].sort()
+    _spread(free, num_gpus, gpus_per_node, counts, out)
     return True
 
 
@@ -123,22 +133,8 @@ def sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, gpus_per_node,  # 
         if running[job]:
             continue
         need = num_gpus[job]
-        found = packed_pick(free, need, gpus_per_node, strict_total, counts, out)
-        num_stopped = 0
-        victim_at = order.size - 1
-        while not found and victim_at > position:
-            victim = order[victim_at]
-            victim_at -= 1
-            if not running[victim]:
-                continue
-            for g in range(target.size):
-                if target[g] == victim:
-                    target[g] = _FREE
-                    free[g] = True
-            running[victim] = False
-            stopped[num_stopped] = victim
-            num_stopped += 1
-            found = packed_pick(free, need, gpus_per_node, strict_total, counts, out)
+        found, num_stopped = _fit_with_victims(order, position, target, free, running, need,
+                                               gpus_per_node, strict_total, counts, out, stopped)
         if not found:
             if not keep_victims_stopped:
                 _restore(job_of_gpu, target, free, running, stopped[:num_stopped])
@@ -148,6 +144,30 @@ def sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, gpus_per_node,  # 
             free[out[i]] = False
         running[job] = True
     return target
+
+
+@njit(cache=True, nogil=True)
+def _fit_with_victims(order, position, target, free, running, need, gpus_per_node,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+                      strict_total, counts, out, stopped):
+    """Packed for the job at ``position``, stopping running jobs after it (the last first)
+    until it fits; returns (found, victims stopped, listed in ``stopped``)."""
+    found = packed_pick(free, need, gpus_per_node, strict_total, counts, out)
+    num_stopped = 0
+    victim_at = order.size - 1
+    while not found and victim_at > position:
+        victim = order[victim_at]
+        victim_at -= 1
+        if not running[victim]:
+            continue
+        for g in range(target.size):
+            if target[g] == victim:
+                target[g] = _FREE
+                free[g] = True
+        running[victim] = False
+        stopped[num_stopped] = victim
+        num_stopped += 1
+        found = packed_pick(free, need, gpus_per_node, strict_total, counts, out)
+    return found, num_stopped
 
 
 @njit(cache=True, nogil=True)
