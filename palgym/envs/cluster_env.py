@@ -114,7 +114,8 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
     ``"bundled:train"``, Trace, or list), ``window`` (jobs per episode, None = whole trace),
     ``variability_data`` (measurement folder) or ``profile`` (file or VariabilityProfile),
     ``preset`` (``"default"`` | ``"pal-artifact"``), ``cluster`` (``"16x4"``), ``queue_order``
-    (``fifo`` | ``las`` | ``srtf`` | ``srsf`` | ``tiresias``), ``locality_penalty``, ``round_duration_s``,
+    (``fifo`` | ``las`` | ``srtf`` | ``srsf`` | ``tiresias``), ``locality_penalty``,
+    ``round_duration_s``,
     ``sticky``, ``class_reorder`` (window in PAL's class order), ``reward``, ``reward_scale``
     (s, default 360000), ``baseline_policy``, ``max_rounds``, ``num_slots`` (K, default 16),
     ``max_tiers`` (T, default 4), ``strict``, ``fallback_policy`` (default ``"pal"``),

@@ -8,6 +8,7 @@ otherwise and the policy keeps its numpy rule.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -76,7 +77,16 @@ class ClassTables:
 def contiguous(sim: SimView) -> bool:
     """True if GPU g is on node g // G_n (the layout the kernels assume)."""
     layout = sim.node_of_gpu
-    return bool(np.array_equal(layout, np.arange(layout.size) // sim.cluster.gpus_per_node))
+    if layout.ndim != 1:
+        return False
+    return layout.tobytes() == _contiguous_bytes(layout.size, sim.cluster.gpus_per_node,
+                                                 layout.dtype.str)
+
+
+@functools.lru_cache(maxsize=32)
+def _contiguous_bytes(size: int, gpus_per_node: int, dtype: str) -> bytes:
+    """The bytes of the contiguous layout ``arange(size) // gpus_per_node`` as ``dtype``."""
+    return (np.arange(size) // gpus_per_node).astype(dtype).tobytes()
 
 
 def compiled_rule(sim: SimView, tables: ClassTables, pal: bool,

@@ -31,6 +31,7 @@ from palgym.policies.allocation import packed_allocation, random_allocation
 from palgym.policies.backfill import NO_BACKFILL, Backfill, Reservation, reserve, with_backfill
 from palgym.policies.base import Sampler
 from palgym.policies.compiled_rules import ClassTables, compiled_rule
+from palgym.policies.packed_rules import compiled_packed_rule, compiled_sticky_packed
 from palgym.policies.pal import MatrixEntry, matrix_entries, pal_allocation
 from palgym.policies.pm_first import pm_first_allocation
 from palgym.policies.slowdown import SlowdownFactors
@@ -254,10 +255,16 @@ class Packed:
     def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """Target allocation (see module docstring)."""
         if self.sticky:
-            return place_sticky(sim, order, _packed(self.strict_total), sampler, self.backfill,
+            strict = self.strict_total
+            if self.backfill.mode == "none":
+                target = compiled_sticky_packed(sim, order, strict, self.keep_victims_stopped)
+                if target is not None:
+                    return target
+            rule = compiled_packed_rule(sim, strict) or _packed(strict)
+            return place_sticky(sim, order, rule, sampler, self.backfill,
                                 self.keep_victims_stopped)
-        return _non_sticky(sim, order, _packed(False), sampler, self.backfill, self.memo,
-                           "packed")
+        rule = compiled_packed_rule(sim, False) or _packed(False)
+        return _non_sticky(sim, order, rule, sampler, self.backfill, self.memo, "packed")
 
 
 @dataclass(frozen=True)

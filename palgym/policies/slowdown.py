@@ -100,12 +100,29 @@ def _kmeans(
 def _best_silhouette(
     values: FloatArray, distinct: int, random_state: int
 ) -> tuple[FloatArray, IntArray]:
-    from sklearn.metrics import silhouette_score
-
     best_score, best_k = -np.inf, 2
     for num_clusters in range(2, min(6, distinct, values.shape[0] - 1) + 1):
         _, labels = _kmeans(values, num_clusters, random_state, n_init=1)
-        score = float(silhouette_score(values.reshape(-1, 1), labels))
+        score = silhouette(values, labels)
         if score > best_score:
             best_score, best_k = score, num_clusters
     return _kmeans(values, best_k, random_state)
+
+
+SILHOUETTE_WORKING_MEMORY_MB = 16
+"""Memory (MiB) for one block of the silhouette's distance rows (sklearn's default is 1024)."""
+
+
+def silhouette(values: FloatArray, labels: IntArray) -> float:
+    """sklearn's ``silhouette_score`` of 1-D ``values`` (float64 (G,)) clustered as ``labels``
+    (int64 (G,)), its distance matrix computed in blocks of rows of at most
+    :data:`SILHOUETTE_WORKING_MEMORY_MB` (at least one row): memory O(G) beyond that bound
+    instead of G x G x 8 bytes. Every distance and every per-row sum is computed as in one
+    block (one feature: each distance is one product, no summation order to change), so the
+    score is the unblocked one bit for bit.
+    """
+    import sklearn
+    from sklearn.metrics import silhouette_score
+
+    with sklearn.config_context(working_memory=SILHOUETTE_WORKING_MEMORY_MB):
+        return float(silhouette_score(values.reshape(-1, 1), labels))

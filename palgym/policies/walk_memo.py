@@ -45,17 +45,36 @@ class WalkMemo:
     position_of_gpu: IntArray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     layout: IntArray | None = None
     context: Hashable = None
+    layout_bytes: bytes = b""
+    """The bytes of ``layout`` (compared instead of its values: the same test for int64)."""
+    job_keys: IntArray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    """int64 (J,), ``num_gpus x C + perf_class`` of every job of the table, by job index."""
+    job_columns: tuple[object, object] = (None, None)
+    """The (num_gpus, perf_class) arrays ``job_keys`` was computed from (a job's GPU count
+    and class never change; rows appended in place show as a new table size)."""
+
+
+def _job_keys(sim: SimView, memo: WalkMemo) -> IntArray:
+    """The walk key of every job (recomputed when the table's columns are new arrays)."""
+    jobs = sim.jobs
+    num_gpus, perf_class = jobs.num_gpus, jobs.perf_class
+    cached = memo.job_columns
+    if (cached[0] is not num_gpus or cached[1] is not perf_class
+            or memo.job_keys.size != sim.num_jobs):  # new arrays, or rows appended in place
+        size = sim.num_jobs
+        memo.job_keys = num_gpus[:size] * NUM_PERF_CLASSES + perf_class[:size]
+        memo.job_columns = (num_gpus, perf_class)
+    return memo.job_keys
 
 
 def _reusable(sim: SimView, sequence: IntArray, memo: WalkMemo, context: Hashable) -> int:
     """Positions of ``sequence`` whose keys equal the memo's (0 if the memo does not apply)."""
-    layout = sim.node_of_gpu
-    if memo.layout is None or memo.context != context or not np.array_equal(memo.layout, layout):
+    if memo.layout is None or memo.context != context:
+        return 0
+    if sim.node_of_gpu.tobytes() != memo.layout_bytes:
         return 0
     span = min(sequence.size, memo.keys.size)
-    jobs = sim.jobs
-    head = sequence[:span]
-    keys = jobs.num_gpus[head] * NUM_PERF_CLASSES + jobs.perf_class[head]
+    keys = _job_keys(sim, memo)[sequence[:span]]
     mismatch = np.flatnonzero(keys != memo.keys[:span])
     return int(mismatch[0]) if mismatch.size else span
 
@@ -88,29 +107,40 @@ def place_from_empty_memo(
         memo.position_of_gpu = np.full(num_gpus, _UNHELD, dtype=np.int64)
     reused = min(common, memo.placed)
     position = memo.position_of_gpu
-    held = position < reused
     target = np.full(num_gpus, FREE, dtype=np.int64)
-    target[held] = sequence[position[held]]
-    if memo.failed and common > memo.placed:  # the same key fails on the same free GPUs
-        return target
-    position[~held] = _UNHELD
-    free = ~held
-    jobs = sim.jobs
-    walked: list[int] = []
-    failed = False
-    for index in range(reused, sequence.size):  # the walk stops early: no tolist of the rest
+    if reused:
+        held = position < reused
+        target[held] = sequence[position[held]]
+        if memo.failed and common > memo.placed:  # the same key fails on the same free GPUs
+            return target
+        position[~held] = _UNHELD
+        free = ~held
+    else:  # nothing held: every position is _UNHELD already (a fresh or reset memo) or reset
+        position[:] = _UNHELD
+        free = np.ones(num_gpus, dtype=bool)
+        if memo.failed and common > memo.placed:  # the first key failed on an empty cluster
+            return target
+    walked, failed = _walk(sim, sequence, reused, allocate, sampler, target, free, position)
+    memo.keys = np.concatenate([memo.keys[:reused], _job_keys(sim, memo)[walked]])
+    memo.placed = memo.keys.size - failed
+    memo.failed = failed
+    if memo.layout is None or sim.node_of_gpu.tobytes() != memo.layout_bytes:
+        memo.layout = sim.node_of_gpu.copy()
+        memo.layout_bytes = memo.layout.tobytes()
+    memo.context = context
+    return target
+
+
+def _walk(sim: SimView, sequence: IntArray, start: int, allocate: Allocate, sampler: Sampler,
+          target: IntArray, free: BoolArray, position: IntArray) -> tuple[IntArray, bool]:
+    """Place ``sequence[start:]`` on ``free`` until a job does not fit (updating ``target``,
+    ``free`` and ``position``); returns the walked jobs (int64) and whether one failed."""
+    for index in range(start, sequence.size):  # the walk stops early: no tolist of the rest
         job = int(sequence[index])
-        walked.append(int(jobs.num_gpus[job]) * NUM_PERF_CLASSES + int(jobs.perf_class[job]))
         gpus = allocate(sim, job, free, sampler)
         if gpus is None:
-            failed = True
-            break
+            return sequence[start : index + 1], True
         target[gpus] = job
         free[gpus] = False
         position[gpus] = index
-    memo.keys = np.concatenate([memo.keys[:reused], np.asarray(walked, dtype=np.int64)])
-    memo.placed = memo.keys.size - failed
-    memo.failed = failed
-    memo.layout = sim.node_of_gpu.copy()
-    memo.context = context
-    return target
+    return sequence[start:], False

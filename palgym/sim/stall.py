@@ -13,6 +13,7 @@ from palgym.errors import ConfigError
 from palgym.sim.config import AttainedService
 from palgym.sim.engine import Simulator
 from palgym.sim.jobs import JobTable
+from palgym.sim.state import MEASURED_LEFT, ROUND_INDEX
 from palgym.sim.types import FloatArray, JobStatus
 
 DEFAULT_STALL_FACTOR = 3.0
@@ -81,29 +82,46 @@ class StallDetector:
 
     def check(self, sim: Simulator) -> str:
         """Re-anchor after a measured completion; the reason text if the episode stalled,
-        else ``""``."""
+        else ``""``.
+
+        Per round it reads counters only (the engine's count of measured jobs left and the
+        clock); the job columns are read when a measured job has completed since the last
+        call, or once the deadline has passed.
+        """
         if math.isinf(self.factor):
             return ""
         jobs = sim.jobs
-        left = jobs.status[: jobs.num_measured] != _COMPLETED
-        completed = int(left.size - np.count_nonzero(left))
+        ints = sim.state.counters.ints
+        completed = jobs.num_measured - int(ints[MEASURED_LEFT])
         if completed != self._completed:
-            self._completed = completed
-            remaining = np.maximum(jobs.total_iterations[: jobs.num_measured][left]
-                                   - jobs.iterations_done[: jobs.num_measured][left], 0.0)
-            self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
-            self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
-                               + int(np.count_nonzero(left)) * sim.config.round_duration_s)
-        if not sim.done and sim.round_index >= self.round_cap:
+            self._anchor(sim, completed)
+        if completed == jobs.num_measured:
+            return ""
+        if int(ints[ROUND_INDEX]) >= self.round_cap:
             return (f"round cap ({self.round_cap}) reached with {jobs.num_measured - completed} "
                     f"of {jobs.num_measured} measured jobs unfinished")
-        if sim.done or sim.now_s <= self.deadline_s or not np.all(self.overload[left] >= 1.0):
+        if sim.now_s <= self.deadline_s:
+            return ""
+        left = jobs.status[: jobs.num_measured] != _COMPLETED
+        if not np.all(self.overload[left] >= 1.0):
             return ""
         return (f"stalled: {jobs.num_measured - completed} of {jobs.num_measured} measured jobs "
                 f"can never complete (background work below their service need: "
                 f"{float(self.overload[left].min()):.2f} x the cluster or more); none completed "
                 f"for {self.factor:g} x {self.work_s / 3600:.1f} h (their time alone on the "
                 f"slowest GPUs), stopped at t={sim.now_s / 3600:.1f} h")
+
+    def _anchor(self, sim: Simulator, completed: int) -> None:
+        """The remaining work W and the deadline from now (``completed`` measured jobs)."""
+        jobs = sim.jobs
+        self._completed = completed
+        measured = jobs.num_measured
+        left = jobs.status[:measured] != _COMPLETED
+        remaining = np.maximum(jobs.total_iterations[:measured][left]
+                               - jobs.iterations_done[:measured][left], 0.0)
+        self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
+        self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
+                           + int(np.count_nonzero(left)) * sim.config.round_duration_s)
 
 
 def _background_overload(sim: Simulator, min_penalty: float, queue_order: str | None

@@ -42,6 +42,10 @@ from palgym.sim.state import (
     Rejection,
     SimState,
 )
+from palgym.sim.step_active import account_waiting as _account_waiting
+from palgym.sim.step_active import active_list as _active_list
+from palgym.sim.step_active import drop_completed as _drop_completed
+from palgym.sim.step_active import listed as _listed
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FREE, IntArray, JobStatus
 
@@ -86,7 +90,7 @@ class Bound:
         params: its kernel parameters.
     """
 
-    __slots__ = ("_alloc", "_counters", "_ints", "_job_of_gpu", "_jobs", "_params",
+    __slots__ = ("_active", "_alloc", "_counters", "_ints", "_job_of_gpu", "_jobs", "_params",
                  "_starvation")
 
     def __init__(self, state: SimState, params: KernelParams) -> None:
@@ -97,6 +101,7 @@ class Bound:
         self._ints = state.counters.ints
         self._job_of_gpu = state.alloc.job_of_gpu
         self._starvation = params.starvation
+        self._active = _active_list(state.jobs.status, int(state.counters.ints[ADMITTED]))
 
     def commit(self, target: IntArray | None) -> Committed:
         """:func:`commit` of the bound state (``target`` int64 (G,) or None)."""
@@ -105,10 +110,12 @@ class Bound:
                 self._ints[EVENTS_SINCE_COMMIT] = False  # nothing else to do
                 return KEPT
             code, job, value_1, value_2 = _commit(
-                self._jobs, self._alloc, self._counters, self._params, self._job_of_gpu, False)
+                self._jobs, self._alloc, self._counters, self._params, self._active,
+                self._job_of_gpu, False)
         else:
             code, job, value_1, value_2 = _commit(
-                self._jobs, self._alloc, self._counters, self._params, target, True)
+                self._jobs, self._alloc, self._counters, self._params, self._active, target,
+                True)
         if code >= 0:
             return APPLIED if code == CHANGED else KEPT
         return _rejected(code, job, value_1, value_2)
@@ -116,12 +123,12 @@ class Bound:
     def advance(self) -> IntArray:
         """:func:`advance` of the bound state."""
         return _advance(  # type: ignore[no-any-return]
-            self._jobs, self._alloc, self._counters, self._params)
+            self._jobs, self._alloc, self._counters, self._params, self._active)
 
     def idle_rounds(self, next_arrival_s: float) -> int:
         """:func:`idle_rounds` of the bound state (``next_arrival_s`` in s)."""
         return int(_idle_rounds(self._jobs, self._alloc, self._counters, self._params,
-                                float(next_arrival_s)))
+                                self._active, float(next_arrival_s)))
 
 
 def _rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
@@ -137,25 +144,25 @@ def _rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
 
 # ----------------------------------------------------------------------- kernels: entry points
 @njit(cache=True, nogil=True, error_model="numpy")
-def _commit(jobs, alloc, counters, params, target, apply):  # type: ignore[no-untyped-def]
+def _commit(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]
     return _commit_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
-                        KernelParams(*params), target, apply)
+                        KernelParams(*params), active, target, apply)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _advance(jobs, alloc, counters, params):  # type: ignore[no-untyped-def]
+def _advance(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
     return _advance_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
-                         KernelParams(*params))
+                         KernelParams(*params), active)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, next_arrival_s):  # type: ignore[no-untyped-def]  # noqa: E501
+def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, active, next_arrival_s):  # type: ignore[no-untyped-def]  # noqa: E501
     jobs, alloc = _columns_of(*jobs_t), Allocation(*alloc_t)
     counters, params = Counters(*counters_t), KernelParams(*params_t)
     rounds = 0
     while counters.ints[ROUND_INDEX] < params.max_rounds:
-        _commit_step(jobs, alloc, counters, params, alloc.job_of_gpu, False)
-        _advance_step(jobs, alloc, counters, params)
+        _commit_step(jobs, alloc, counters, params, active, alloc.job_of_gpu, False)
+        _advance_step(jobs, alloc, counters, params, active)
         rounds += 1
         if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
                 or counters.ints[MEASURED_LEFT] == 0):
@@ -165,7 +172,7 @@ def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, next_arrival_s):  # type
 
 # ----------------------------------------------------------------------- kernels: commit
 @njit(cache=True, nogil=True, error_model="numpy")
-def _commit_step(jobs, alloc, counters, params, target, apply):  # type: ignore[no-untyped-def]
+def _commit_step(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]  # noqa: PLR0913
     """Apply ``target`` (if ``apply``), then account waiting (if ``params.starvation``).
 
     Returns:
@@ -185,32 +192,9 @@ def _commit_step(jobs, alloc, counters, params, target, apply):  # type: ignore[
             return code, job, value_1, value_2
     promoted = False
     if params.starvation:
-        promoted = _account_waiting(jobs, params, admitted, touched, before)
+        promoted = _account_waiting(jobs, params, _listed(active, admitted), touched, before)
     counters.ints[EVENTS_SINCE_COMMIT] = promoted
     return code, job, value_1, value_2
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _account_waiting(jobs, params, admitted, touched, before):  # type: ignore[no-untyped-def]
-    """A job queued now and not running before waits one more round, any other job's count is
-    reset; a waiting job reaching the threshold is promoted. Returns whether one was."""
-    status, waiting_s, priority = jobs.status, jobs.waiting_s, jobs.priority
-    promoted = False
-    k = 0
-    for j in range(admitted):
-        was_running = status[j] == RUNNING
-        if k < touched.size and touched[k] == j:
-            was_running = before[k] == RUNNING
-            k += 1
-        if status[j] == QUEUED and not was_running:
-            waiting_s[j] += params.round_duration_s
-            if (waiting_s[j] >= params.starvation_threshold_s
-                    and priority[j] != params.promoted_priority):
-                priority[j] = params.promoted_priority
-                promoted = True
-        else:
-            waiting_s[j] = 0.0
-    return promoted
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -327,21 +311,21 @@ def _gather(target, touched, perf_class, alloc):  # type: ignore[no-untyped-def]
 
 # ----------------------------------------------------------------------- kernels: advance
 @njit(cache=True, nogil=True, error_model="numpy")
-def _advance_step(jobs, alloc, counters, params):  # type: ignore[no-untyped-def]
+def _advance_step(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
     """Account the round [t, t + R) of the running jobs, move to t + R, complete the finished
     ones (as :func:`palgym.sim.step_numpy.advance`; the usage sum as ``np.sum`` does).
 
     Returns:
         int64 (F,): the completed jobs, ascending.
     """
-    admitted = counters.ints[ADMITTED]
+    listed = _listed(active, counters.ints[ADMITTED])
     round_s, restart_cost_s = params.round_duration_s, params.restart_cost_s
-    effective = np.empty(admitted)
-    finished = np.empty(admitted, np.int64)
+    effective = np.empty(listed.size)
+    finished = np.empty(listed.size, np.int64)
     num_running = 0
     num_finished = 0
     allocated = 0
-    for j in range(admitted):
+    for j in listed:
         if jobs.status[j] != RUNNING:
             continue
         useful = round_s
@@ -373,6 +357,7 @@ def _advance_step(jobs, alloc, counters, params):  # type: ignore[no-untyped-def
         counters.ints[MEASURED_LEFT] -= _complete(jobs, alloc, finished, counters.floats[NOW_S],
                                                params.num_measured)
         counters.ints[EVENTS_SINCE_COMMIT] = True
+        _drop_completed(jobs.status, active)
     return finished
 
 
