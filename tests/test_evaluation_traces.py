@@ -81,6 +81,8 @@ def test_env_trace_arg_checks_the_specs_and_keeps_them() -> None:
     assert env_trace_arg(["bundled:train"]) == "bundled:train"
     assert env_trace_arg(["sia-philly-gen-0", "bundled:test"]) == ["sia-philly-gen-0",
                                                                   "bundled:test"]
-    with pytest.raises(ConfigError, match="'missing.csv'"):
+    with pytest.raises(ConfigError, match="'no-such-trace'"):
+        env_trace_arg(["no-such-trace"])
+    with pytest.raises(TraceFormatError, match="missing.csv: cannot read file"):
         env_trace_arg(["missing.csv"])
     assert len(bundled_trace_paths()) == 5

@@ -122,11 +122,18 @@ def _resolve_one(spec: TraceSpec, trace_format: str | None, duration_unit: str
         return [read_sia_trace(path, duration_unit) for path in bundled.values()]
     if text in bundled and not isinstance(spec, Path):
         return [read_sia_trace(bundled[text], duration_unit)]
-    if isinstance(spec, Mapping) or not Path(spec).exists():
+    if isinstance(spec, Mapping) or not (Path(spec).exists() or _looks_like_a_path(text)):
         raise ConfigError(
             f"trace {text!r} is neither a file nor a bundled trace ({', '.join(bundled)}, or "
             f"'{ALL_BUNDLED}') nor a trace-set split ('<set>:<split>', e.g. 'bundled:test')")
     return [read_trace_file(spec, trace_format, duration_unit)]
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """True for a spec written as a file path (a folder part or a suffix): its reader then
+    names the file that cannot be read."""
+    path = Path(text)
+    return bool(path.suffix) or path.parent != Path(".")
 
 
 def read_trace_file(path: str | Path, trace_format: str | None = None,
