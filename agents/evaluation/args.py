@@ -69,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("--trace", nargs="+", action="extend", metavar="PATH",
-        help="trace file(s) of any --trace-format (default: every bundled trace; side by side: "
-             "the bundled set's --split)")
+        help="trace file(s) of any --trace-format, bundled trace names, 'bundled' or SET:SPLIT "
+             "(default: every bundled trace; side by side: the bundled set's --split)")
     add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
         help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
     add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",

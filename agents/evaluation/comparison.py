@@ -47,6 +47,7 @@ from agents.evaluation.defaults import (
     HEURISTICS_VIA,
 )
 from agents.evaluation.direct import can_run_direct, run_heuristics_direct
+from agents.evaluation.env_args import HEURISTIC_KWARGS
 from agents.evaluation.summary import Comparison, summarise
 from agents.ids import gym_id
 from agents.rollout import EpisodeOutcome, rollout
@@ -143,8 +144,7 @@ def _direct_groups(contenders: Sequence[Contender]
     first-seen order."""
     groups: dict[str, tuple[dict[str, Any], list[Contender]]] = {}
     for contender in contenders:
-        kwargs = {k: v for k, v in contender.env_kwargs.items()
-                  if k not in ("sticky", "class_reorder")}
+        kwargs = {k: v for k, v in contender.env_kwargs.items() if k not in HEURISTIC_KWARGS}
         key = repr(sorted(kwargs.items()))
         groups.setdefault(key, (kwargs, []))[1].append(contender)
     return list(groups.values())

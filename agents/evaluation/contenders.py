@@ -10,9 +10,11 @@ One abstraction, :class:`Contender`, for four kinds (:data:`CONTENDER_KINDS`):
 
 Env kwargs of a contender: a learned agent's come from its run configuration (``config.yml``
 ``env_kwargs``, without ``trace`` / ``window``); a heuristic's and a planner's are the episode
-kwargs (:data:`EPISODE_KWARGS`) of the first learned agent (or the env defaults) plus the
-``sticky`` / ``class_reorder`` it needs. Command-line overrides (preset, cluster, ...) apply to
-all. :mod:`agents.evaluation.comparison` runs them on identical episodes.
+kwargs (:data:`~agents.evaluation.env_args.EPISODE_KWARGS`) of the first learned agent (or the
+env defaults) plus the ``sticky`` / ``class_reorder`` it needs. Command-line overrides (preset,
+cluster, ...) apply to all; every name is checked against the env's arguments
+(:mod:`agents.evaluation.env_args`). :mod:`agents.evaluation.comparison` runs them on identical
+episodes.
 """
 
 from __future__ import annotations
@@ -24,19 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Agent, HeuristicAgent
+from agents.evaluation.env_args import EPISODE_SOURCE_KWARGS, env_config, episode_kwargs
 from agents.ids import canonical_env_id
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
 
 logger = logging.getLogger(__name__)
 
-EPISODE_KWARGS: tuple[str, ...] = (
-    "preset", "cluster", "queue_order", "locality_penalty", "round_duration_s", "max_rounds",
-    "profile", "variability_data", "window",
-)
-"""Env kwargs that shape the episodes (shared by every contender)."""
-EPISODE_SOURCE_KWARGS: tuple[str, ...] = ("trace", "window")
-"""Env kwargs of a training run that evaluation replaces (the traces are the evaluation's)."""
 CONTENDER_KINDS: tuple[str, ...] = ("learned", "planner", "heuristic")
 """The kinds of contender, in table order."""
 
@@ -128,7 +124,8 @@ def learned_contender(
         ``overrides``).
 
     Raises:
-        ConfigError: for a missing or unrecognised model, or one trained on another env id.
+        ConfigError: for a missing or unrecognised model, one trained on another env id, or
+            an env kwarg the env does not take.
     """
     load_agent, model_config, resolve_model_path = learned_api()
     path = resolve_model_path(spec, env_id)
@@ -143,6 +140,8 @@ def learned_contender(
         raise ConfigError(f"{path} was trained on {trained_on}, not on {env_id} (--env)")
     kwargs = {k: v for k, v in dict(config.get("env_kwargs") or {}).items()
               if k not in EPISODE_SOURCE_KWARGS}
+    env_config({**kwargs, **dict(overrides)},
+               f"{spec}: the env kwargs of its run config and of the command line")
     agent = load_agent(path, device=device, name=spec)
     trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()
                     for label in dict(described.get("splits") or {}).get("train", []))
@@ -163,8 +162,7 @@ def base_episode_kwargs(contenders: Sequence[Contender], overrides: Mapping[str,
     """The episode kwargs heuristics use: the first learned agent's, then ``overrides``."""
     for contender in contenders:
         if contender.kind == "learned":
-            first = {k: v for k, v in contender.env_kwargs.items() if k in EPISODE_KWARGS}
-            return {**first, **dict(overrides)}
+            return {**episode_kwargs(contender.env_kwargs), **dict(overrides)}
     return dict(overrides)
 
 
