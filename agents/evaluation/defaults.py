@@ -8,6 +8,7 @@ packed policy of PAL_MODEL section 7), re-exported so that both paths share one 
 from __future__ import annotations
 
 from palgym.report import DEFAULT_BASELINE
+from palgym.tracesets import BUNDLED_SET
 
 DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
 """Env of a side-by-side comparison without ``--env`` and without a learned agent's record."""
@@ -23,7 +24,7 @@ DEFAULT_DURATION_KNOWLEDGE = "clairvoyant"
 """What the queue orders know of durations without ``--duration-knowledge``."""
 DEFAULT_BELIEF = "oracle"
 """What PAL and PM-First read without ``--belief`` (the truth)."""
-DEFAULT_TRACE_SET = "bundled"
+DEFAULT_TRACE_SET = BUNDLED_SET
 """Trace set of a comparison without ``--trace`` or ``--trace-set``."""
 DEFAULT_SPLIT = "test"
 """Split a comparison (and ``--best-heuristic``) is measured on."""
