@@ -37,7 +37,7 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (dash-case flags, rl-baselines3-zoo names where they exist)."""
-    from agents.evaluate_args import add_duration_knowledge
+    from agents.evaluation.args import add_duration_knowledge
 
     parser = argparse.ArgumentParser(description="Train an agent on a palgym env (SB3).")
     add = parser.add_argument
@@ -116,15 +116,16 @@ def _add_search(parser: argparse.ArgumentParser) -> None:
 
 
 def trace_arg(values: Sequence[str] | None) -> Any:
-    """One spec as a string, several as a list (the env accepts both)."""
-    if values is None:
-        return None
-    return values[0] if len(values) == 1 else list(values)
+    """One spec as a string, several as a list (the env accepts both), each checked by the
+    evaluation's trace resolver before training starts."""
+    from agents.evaluation.traces import env_trace_arg
+
+    return env_trace_arg(values)
 
 
 def settings_from(args: argparse.Namespace) -> Any:
     """TrainSettings from the parsed arguments."""
-    from agents.evaluate_args import duration_kwargs
+    from agents.evaluation.args import duration_kwargs
     from agents.hyperparams import parse_key_values
     from agents.training import TrainSettings
 

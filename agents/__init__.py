@@ -7,10 +7,9 @@
 - :mod:`agents.hyperparams`: YAML hyperparameters keyed by env id, ``key:value`` overrides;
 - :mod:`agents.training`: :func:`train` into a run folder (the logic of ``train.py``);
 - :mod:`agents.rollout`: :func:`rollout`, the one evaluation loop of every agent;
-- :mod:`agents.compare`: paired ratios, geomean, percentile bootstrap intervals;
-- :mod:`agents.evaluation`, :mod:`agents.heuristic_runs`: contenders on identical episodes;
-- :mod:`agents.evaluation_report`, :mod:`agents.evaluation_plots`: tables, CSV / JSON, plots;
-- :mod:`agents.side_by_side`: :func:`run_side_by_side`, the logic of ``evaluate.py --agent``.
+- :mod:`agents.evaluation`: contenders on identical episodes -> one comparison -> one report
+  (tables, CSV / JSON, plots), the trace resolver and the evaluation's defaults; the logic of
+  ``evaluate.py``.
 
 Only the protocol and the heuristic agents load eagerly; the rest (torch, stable-baselines3,
 sb3-contrib: the ``train`` extra) load on first use.
@@ -39,10 +38,10 @@ _LAZY = {
     "rollout": "agents.rollout",
     "rollout_sequence": "agents.rollout",
     "heuristic_outcomes": "agents.rollout",
-    "bootstrap_geomean": "agents.compare",
-    "paired_ratios": "agents.compare",
-    "SideBySide": "agents.side_by_side",
-    "run_side_by_side": "agents.side_by_side",
+    "bootstrap_geomean": "agents.evaluation.stats",
+    "paired_ratios": "agents.evaluation.stats",
+    "SideBySide": "agents.evaluation.comparison",
+    "run_side_by_side": "agents.evaluation.comparison",
 }
 
 

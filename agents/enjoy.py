@@ -30,13 +30,13 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent, HeuristicAgent
+from agents.evaluation.defaults import DEFAULT_ENV_ID
 from agents.ids import canonical_env_id, gym_id
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
 RENDER_MODES: tuple[str, ...] = ("ansi", "rgb_array")
 
 

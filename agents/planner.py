@@ -326,12 +326,12 @@ class PlannerAgent:
 
 
 def planner_contender(text: str, base_kwargs: Mapping[str, Any]) -> Any:
-    """A :class:`agents.evaluation.Contender` of kind ``planner`` for spec ``text``.
+    """A :class:`agents.evaluation.contenders.Contender` of kind ``planner`` for spec ``text``.
 
     Raises:
         ConfigError: for a bad spec.
     """
-    from agents.evaluation import Contender
+    from agents.evaluation.contenders import Contender
 
     agent = PlannerAgent(PlannerSpec.parse(text))
     return Contender(agent.name, "planner", agent, {**dict(base_kwargs), **agent.env_kwargs})

@@ -13,7 +13,7 @@ preset runs the placement (default ``pal``) under:
 
 Printed: per trace the average JCTs (h), then per order the geomean of avgJCT(order) /
 avgJCT(best non-clairvoyant order) with a trace-level 95% bootstrap interval (whole traces
-resampled, :func:`agents.compare.bootstrap_geomean`). The best non-clairvoyant order is chosen
+resampled, :func:`agents.evaluation.stats.bootstrap_geomean`). The best non-clairvoyant order is chosen
 on the validation split (bundled ``validation``), never on the test traces. The clairvoyant
 rows bound what any scheduler that does not know durations can reach by ordering alone.
 Unfinished (truncated) episodes are counted and shown; their censored average JCT enters the
@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.compare import bootstrap_geomean  # noqa: E402
+from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
 from palgym.io.atomic import atomic_write_text  # noqa: E402
 from palgym.policies.base import QueueOrder  # noqa: E402

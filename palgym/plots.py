@@ -1,7 +1,9 @@
-"""Figures of an evaluation: JCT CDFs and normalised average-JCT bars (PNG bytes / files).
+"""Figures of an evaluation: JCT CDFs and normalised average-JCT bars (PNG bytes), and the
+drawing helpers every evaluation figure shares.
 
 matplotlib (the ``viz`` extra) is imported lazily and used through its Agg canvas only (no
-pyplot, no global backend change). Files are written atomically.
+pyplot, no global backend change). Nothing here writes files: the one writer of every
+evaluation's figures is ``agents.evaluation.plots.write_plots``.
 """
 
 from __future__ import annotations
@@ -9,14 +11,12 @@ from __future__ import annotations
 import io
 import re
 import warnings
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from palgym.errors import PalgymError
-from palgym.io.atomic import atomic_write_bytes
 from palgym.report import SECONDS_PER_HOUR, Evaluation
 
 if TYPE_CHECKING:
@@ -225,23 +225,17 @@ def _file_part(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
-def write_plots(evaluation: Evaluation, folder: str | Path) -> list[Path]:
-    """Write, atomically, ``jct-cdf_<trace>_<order>.png`` per trace and queue order and
-    ``normalised-jct_<order>.png`` per queue order into ``folder`` (created if missing).
-
-    Returns:
-        The paths written.
+def table_figures(evaluation: Evaluation) -> Iterator[tuple[str, bytes]]:
+    """The heuristic table's figures as ``(file name, PNG bytes)``, rendered one at a time:
+    ``jct-cdf_<trace>_<order>.png`` per queue order and trace, then
+    ``normalised-jct_<order>.png`` per queue order (``agents.evaluation.plots.write_plots``
+    writes them).
 
     Raises:
         PlotDependencyError: if matplotlib is missing.
     """
     require_matplotlib()
-    out = Path(folder)
-    written: list[Path] = []
     for order in evaluation.queue_orders:
         for trace in evaluation.traces:
-            name = f"jct-cdf_{_file_part(trace)}_{order}.png"
-            written.append(atomic_write_bytes(out / name, jct_cdf_png(evaluation, trace, order)))
-        name = f"normalised-jct_{order}.png"
-        written.append(atomic_write_bytes(out / name, normalised_jct_png(evaluation, order)))
-    return written
+            yield f"jct-cdf_{_file_part(trace)}_{order}.png", jct_cdf_png(evaluation, trace, order)
+        yield f"normalised-jct_{order}.png", normalised_jct_png(evaluation, order)

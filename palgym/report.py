@@ -1,9 +1,11 @@
 """Evaluation reports: run heuristics over traces and compare them with a baseline.
 
-The logic behind ``evaluate.py``: find and read traces, run every (queue order, placement) on
-one episode per trace and compare each policy with a baseline on the same trace and queue
-order; :mod:`palgym.report_output` renders the outcome as text tables, CSV and JSON,
-:mod:`palgym.plots` as PNG figures. Nothing here prints.
+The heuristic table of ``evaluate.py`` (the comparison without learned contenders, on one
+episode per trace built at the episode seed): run every (queue order, placement) on one episode
+per trace and compare each policy with a baseline on the same trace and queue order;
+:mod:`palgym.report_output` renders the outcome as text tables, CSV and JSON, :mod:`palgym.plots`
+as PNG figures. Traces are read by the caller (``agents.evaluation.traces``, the command lines'
+one resolver). Nothing here prints.
 
 A pair of runs with an unfinished (truncated) one is compared through censored average JCTs
 (every job counted up to the earlier of the two end times, lower bounds at one horizon;
@@ -23,9 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from palgym.bundled import bundled_trace_paths, natural_key
 from palgym.errors import ConfigError
-from palgym.io import read_sia_trace
 from palgym.policies import (
     CLAIRVOYANT,
     PLACEMENT_NAMES,
@@ -143,53 +143,7 @@ def comparable_avg_jct_s(a: EpisodeResult, b: EpisodeResult) -> tuple[float, flo
                  for r in (a, b))  # type: ignore[return-value]
 
 
-# --------------------------------------------------------------------------- traces and runs
-def find_trace_files(folder: str | Path | None = None) -> list[Path]:
-    """Every ``*.csv`` file of ``folder`` (default: the bundled traces), in natural name order.
-
-    Raises:
-        ConfigError: if the folder is missing or holds no ``*.csv`` file.
-    """
-    if folder is None:
-        files = list(bundled_trace_paths().values())
-        where: Path | str = "the bundled traces folder (palgym/data/traces)"
-    else:
-        where = Path(folder)
-        files = sorted(where.glob("*.csv"), key=natural_key) if where.is_dir() else []
-    if not files:
-        raise ConfigError(
-            f"no trace files (*.csv) in {where}: give trace files explicitly "
-            "(evaluate.py --trace PATH) or regenerate the bundled ones (python -m traces bundle)"
-        )
-    return files
-
-
-def load_traces(
-    paths: Iterable[str | Path],
-    duration_unit: str = "iterations",
-    reader: Callable[[str | Path, str], Trace] = read_sia_trace,
-) -> list[Trace]:
-    """Read trace files (``duration_unit``: ``"iterations"``, PAL's reading, or ``"seconds"``)
-    with ``reader`` (default: the Sia / PAL CSV reader).
-
-    Raises:
-        TraceFormatError: naming file, line and field of a malformed trace.
-        ConfigError: if two traces have the same id (file stem).
-    """
-    traces: list[Trace] = []
-    seen: dict[str, str] = {}
-    for path in paths:
-        trace = reader(path, duration_unit)
-        if trace.name in seen:
-            raise ConfigError(
-                f"two traces are named {trace.name!r} ({seen[trace.name]} and {path}): "
-                "trace ids are file stems and must be unique"
-            )
-        seen[trace.name] = str(path)
-        traces.append(trace)
-    return traces
-
-
+# --------------------------------------------------------------------------- runs
 def reference_baselines(baseline: str) -> tuple[str, ...]:
     """Baselines to report: ``baseline``, plus ``packed-non-sticky`` if it is ``packed-sticky``."""
     return (baseline, SECOND_BASELINE) if baseline == DEFAULT_BASELINE else (baseline,)
@@ -232,7 +186,7 @@ def evaluate(
         baseline: placement the improvements are relative to.
         on_result: called after each run, in run order (e.g. to advance a progress bar).
         runner: runs the (trace, queue order, policy) runs (default: here, one after the
-            other; :mod:`agents.parallel`: a process pool or Ray; equal results).
+            other; ``agents.evaluation.parallel``: a process pool or Ray; equal results).
 
     Returns:
         The evaluation.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.best_heuristic import (
+from agents.evaluation.best import (
     SELECTION_RULE,
     Combination,
     field_of,

@@ -1,5 +1,5 @@
-"""Paired comparison statistics (agents.compare): geomean ratios and the percentile bootstrap,
-checked against cases worked out independently."""
+"""Paired comparison statistics (agents.evaluation.stats): geomean ratios and the percentile
+bootstrap, checked against cases worked out independently."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.compare import bootstrap_geomean, geomean, paired_ratios
+from agents.evaluation.stats import bootstrap_geomean, geomean, paired_ratios
 from palgym.errors import ConfigError
 
 
@@ -134,8 +134,9 @@ def test_summaries_resample_traces_when_asked() -> None:
     resampling traces gives [0.8, 1.25]; resampling the six episodes cannot reach 0.8 at the
     2.5% quantile (all six from w4 has probability 1/64 < 2.5%)."""
     from agents.base import HeuristicAgent
-    from agents.evaluation import Contender
-    from agents.evaluation_report import summarise, summary_csv
+    from agents.evaluation.contenders import Contender
+    from agents.evaluation.report import summary_csv
+    from agents.evaluation.summary import summarise
     from agents.rollout import EpisodeOutcome
 
     def outcome(policy: str, trace: str, seed: int, avg: float) -> EpisodeOutcome:
@@ -168,8 +169,9 @@ def test_csv_and_json_never_write_negative_zero() -> None:
     import json
 
     from agents.base import HeuristicAgent
-    from agents.evaluation import Contender
-    from agents.evaluation_report import comparison_json, episodes_csv, summarise, summary_csv
+    from agents.evaluation.contenders import Contender
+    from agents.evaluation.report import comparison_json, episodes_csv, summary_csv
+    from agents.evaluation.summary import summarise
     from agents.rollout import EpisodeOutcome
 
     def outcome(policy: str, episode_return: float) -> EpisodeOutcome:

@@ -242,7 +242,7 @@ def test_evaluate_cli_refuses_srtf_without_durations(tmp_path) -> None:  # type:
 
 
 def test_flags_reach_the_simulator_and_the_env() -> None:
-    from agents.evaluate_args import build_parser, duration_kwargs
+    from agents.evaluation.args import build_parser, duration_kwargs
     from palgym.report import EvaluationSetup, evaluate
 
     args = build_parser().parse_args(["--duration-knowledge", "noisy", "--estimate-sigma", "0.3"])

@@ -20,14 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from palgym.errors import ConfigError
 from palgym.io import read_sia_trace
 from palgym.policies import PLACEMENT_NAMES
 from palgym.report import (
     Evaluation,
     EvaluationSetup,
     evaluate,
-    find_trace_files,
     policies_to_run,
 )
 from palgym.report_output import (
@@ -250,23 +248,6 @@ def test_bad_option_value_exits_2_without_traceback(tiny_files: dict[str, Path])
 
 
 # ------------------------------------------------------------------ palgym.report in process
-def test_find_trace_files_rejects_an_empty_folder(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no trace files"):
-        find_trace_files(tmp_path)
-    with pytest.raises(ConfigError, match="no trace files"):
-        find_trace_files(tmp_path / "missing")
-
-
-def test_find_trace_files_uses_natural_order(tmp_path: Path) -> None:
-    for name in ("gen-10.csv", "gen-2.csv", "gen-1.csv", "notes.txt"):
-        (tmp_path / name).write_text("x\n", encoding="utf-8")
-    assert [p.name for p in find_trace_files(tmp_path)] == ["gen-1.csv", "gen-2.csv", "gen-10.csv"]
-
-
-def test_bundled_traces_are_found() -> None:
-    assert all(path.suffix == ".csv" for path in find_trace_files())
-
-
 def test_policies_to_run_appends_missing_baselines() -> None:
     assert policies_to_run(["pal"]) == ("pal", "packed-sticky", "packed-non-sticky")
     assert policies_to_run(["pal", "pal"], "pm-first") == ("pal", "pm-first")

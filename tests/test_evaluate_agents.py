@@ -20,11 +20,8 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
 
-from agents.evaluation import (  # noqa: E402
-    heuristic_contender,
-    learned_contender,
-    run_contenders,
-)
+from agents.evaluation.comparison import run_contenders  # noqa: E402
+from agents.evaluation.contenders import heuristic_contender, learned_contender  # noqa: E402
 from palgym.errors import ConfigError  # noqa: E402
 from palgym.io import read_sia_trace  # noqa: E402
 
@@ -246,7 +243,7 @@ def test_pretrained_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_learning_curve_files_of_run_folders_and_pretrained(tmp_path: Path) -> None:
     from agents.base import HeuristicAgent
-    from agents.evaluation import Contender, learning_curve_files
+    from agents.evaluation.contenders import Contender, learning_curve_files
 
     def contender(path: Path) -> Contender:
         return Contender("x", "learned", HeuristicAgent("pal"), model_path=str(path))

@@ -52,7 +52,7 @@ def avg_jct(path: Path) -> dict[str, str]:
 
 
 def test_format_names_match_the_traces_package() -> None:
-    from agents.evaluate_args import TRACE_FORMAT_NAMES
+    from agents.evaluation.args import TRACE_FORMAT_NAMES
 
     assert TRACE_FORMAT_NAMES == traces.TRACE_FORMATS
 

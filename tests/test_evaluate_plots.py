@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from agents.base import HeuristicAgent
-from agents.evaluation import Contender
-from agents.evaluation_plots import normalised_figure, normalised_png, policy_file_part
-from agents.evaluation_report import Comparison, summarise
+from agents.evaluation.contenders import Contender
+from agents.evaluation.plots import normalised_figure, normalised_png, policy_file_part
+from agents.evaluation.summary import Comparison, summarise
 from agents.rollout import EpisodeOutcome
 from palgym.io import read_sia_trace
 from palgym.report import EvaluationSetup, evaluate
@@ -145,7 +145,7 @@ def test_policy_file_part_of_unsafe_or_long_labels() -> None:
 def test_learning_curve_file_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """write_plots names each learning curve by policy_file_part of the label."""
     pytest.importorskip("matplotlib")
-    import agents.evaluation_plots as plots
+    import agents.evaluation.plots as plots
 
     run = tmp_path / "run"
     run.mkdir()
@@ -207,7 +207,7 @@ def test_side_by_side_ratio_axis_is_around_one_not_from_zero() -> None:
 
 
 def test_side_by_side_cdf_pools_seeds_and_counts_unfinished_jobs() -> None:
-    from agents.evaluation_plots import jct_cdf_data
+    from agents.evaluation.plots import jct_cdf_data
 
     comparison = comparison_of(("pal", "packed-sticky"))
     finished = EpisodeOutcome("pal", "w", 0, "p", 7, "h", -1.0, 3, {}, (3600.0, 7200.0))

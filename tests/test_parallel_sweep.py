@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.parallel import make_runner, pool_runner
+from agents.evaluation.parallel import make_runner, pool_runner
 from palgym.io import read_sia_trace
 from palgym.progress import NEVER, PROGRESS_EVERY_ROUNDS, EpisodeProgress, SweepProgress
 from palgym.simulate import EpisodeResult, make_episode, run_episode, slowdown_factors

@@ -8,7 +8,8 @@ import pytest
 
 import palgym  # noqa: F401  (registers the envs)
 from agents.base import HeuristicAgent
-from agents.evaluation import heuristic_contender, run_contenders
+from agents.evaluation.comparison import run_contenders
+from agents.evaluation.contenders import heuristic_contender
 from agents.planner import (
     PlannerAgent,
     PlannerSpec,

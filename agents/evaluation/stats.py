@@ -30,11 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.evaluation.defaults import (
+    DEFAULT_BOOTSTRAP_SEED,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+)
 from palgym.errors import ConfigError
 
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_BOOTSTRAP_SEED = 0
 _CHUNK_VALUES = 1 << 20
 """Resamples are drawn in chunks of about this many indices (bounded memory)."""
 

@@ -90,7 +90,7 @@ def run_heuristics_direct(
         seeds: reset seeds.
         on_episode: called after each run, in run order.
         runner: runs the episodes (default: here, one after the other;
-            :mod:`agents.parallel`: a process pool or Ray, equal outcomes).
+            :mod:`agents.evaluation.parallel`: a process pool or Ray, equal outcomes).
 
     Returns:
         ``{name: outcomes}`` in the order (trace, seed).

@@ -1,4 +1,5 @@
-"""The command-line arguments of ``evaluate.py`` (both modes), kept apart from its logic.
+"""The command-line arguments of ``evaluate.py``, kept apart from its logic (defaults from
+:mod:`agents.evaluation.defaults`).
 
 Imports only palgym's core, so ``python evaluate.py --help`` needs neither pandas' loaders nor
 the ``train`` extra.
@@ -10,11 +11,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from agents.evaluation.defaults import (
+    BOOTSTRAP_UNITS,
+    DEFAULT_BASELINE,
+    DEFAULT_BOOTSTRAP_SEED,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_DEVICE,
+    DEFAULT_REFERENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SELECTION_SPLIT,
+    DEFAULT_SPLIT,
+    HEURISTICS_VIA,
+    SPLIT_NAMES,
+)
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.policies.belief import BELIEF_NAMES
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, DURATION_KNOWLEDGE_NAMES
-from palgym.report import DEFAULT_BASELINE
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS
 
@@ -56,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("--trace", nargs="+", action="extend", metavar="PATH",
-        help="trace file(s) of any --trace-format (default: every bundled trace; side by side: "
-             "the bundled set's --split)")
+        help="trace file(s) of any --trace-format, bundled trace names, 'bundled' or SET:SPLIT "
+             "(default: every bundled trace; side by side: the bundled set's --split)")
     add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
         help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
     add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
@@ -146,32 +159,33 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--env", metavar="ID", help="env id (default: the agents' or palgym/PALPlacement-v0)")
     add("--trace-set", nargs="+", action="extend", metavar="NAME_OR_DIR",
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")
-    add("--split", choices=("train", "validation", "test"), default="test",
+    add("--split", choices=SPLIT_NAMES, default=DEFAULT_SPLIT,
         help="split of the trace sets (default: %(default)s)")
     add("--best-heuristic", action="store_true",
         help="choose the best queue order x placement x backfill on --selection-split of the "
              "trace sets (geomean avg JCT), report every combination and the choice on --split")
-    add("--selection-split", choices=("train", "validation", "test"), default="validation",
+    add("--selection-split", choices=SPLIT_NAMES, default=DEFAULT_SELECTION_SPLIT,
         help="split --best-heuristic chooses on (default: %(default)s)")
     add("--seeds", nargs="+", type=_bounded(int, "seed", 0), metavar="N",
         help="reset seeds, each >= 0 (default: --seed)")
     add("--window", type=_bounded(int, "window", 1), metavar="JOBS",
         help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
              "whole traces; a window as long as a trace or longer is that whole trace)")
-    add("--reference", choices=PLACEMENT_NAMES, default="pal", metavar="NAME",
+    add("--reference", choices=PLACEMENT_NAMES, default=DEFAULT_REFERENCE, metavar="NAME",
         help="second policy every policy is paired with (default: %(default)s)")
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
     add("--json", type=Path, metavar="FILE",
         help="everything as JSON (also for the heuristic table)")
-    add("--confidence", type=float, default=0.95, help="bootstrap interval level")
-    add("--bootstrap-resamples", type=int, default=10_000, metavar="B")
-    add("--bootstrap-seed", type=int, default=0, metavar="N")
-    add("--bootstrap-unit", choices=("episode", "trace"), default="episode",
+    add("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="bootstrap interval level")
+    add("--bootstrap-resamples", type=int, default=DEFAULT_RESAMPLES, metavar="B")
+    add("--bootstrap-seed", type=int, default=DEFAULT_BOOTSTRAP_SEED, metavar="N")
+    add("--bootstrap-unit", choices=BOOTSTRAP_UNITS, default=BOOTSTRAP_UNITS[0],
         help="resample episodes (default) or whole traces with all their seeds")
-    add("--heuristics-via", choices=("simulator", "env"), default="simulator",
+    add("--heuristics-via", choices=HEURISTICS_VIA, default=HEURISTICS_VIA[0],
         help="run heuristics on the simulator on the env's episodes (default, fast, identical "
              "by parity) or step them through the env as agents")
-    add("--device", default="cpu", help="torch device of learned agents (default: cpu)")
+    add("--device", default=DEFAULT_DEVICE,
+        help="torch device of learned agents (default: %(default)s)")
     add("--num-threads", type=int, default=1, help="torch threads (default 1; 0: torch's)")
     add("--render", nargs="?", const="ansi", choices=("ansi", "rgb_array"),
         help="replay the first --agent (or --policy) on --seeds with rendering: ansi frames "

@@ -1,6 +1,7 @@
-"""Figures of a side-by-side evaluation (PNG, written atomically): JCT CDFs per trace,
-normalised average-JCT bars with bootstrap intervals, and the learning curve of every learned
-agent whose run folder holds ``evaluations.npz``.
+"""Figures of an evaluation, and :func:`write_plots`, the one writer of every evaluation's
+figures (PNG, written atomically). A comparison's: JCT CDFs per trace, normalised average-JCT
+bars with bootstrap intervals, and the learning curve of every learned agent whose run folder
+holds ``evaluations.npz``; the heuristic table's come from :func:`palgym.plots.table_figures`.
 
 matplotlib (the ``viz`` extra) is imported lazily and drawn through its Agg canvas only.
 """
@@ -9,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from agents.evaluation import learning_curve_files
-from agents.evaluation_report import Comparison
+from agents.evaluation.contenders import learning_curve_files
+from agents.evaluation.summary import Comparison
 from palgym.io.atomic import atomic_write_bytes
 from palgym.plots import (
     cdf_points,
@@ -25,7 +27,9 @@ from palgym.plots import (
     render_figure,
     require_matplotlib,
     style_jct_cdf,
+    table_figures,
 )
+from palgym.report import Evaluation
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -159,25 +163,39 @@ def policy_file_part(label: str, max_chars: int = MAX_FILE_PART_CHARS) -> str:
     return f"{cut}-{digest}" if cut else digest
 
 
-def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
-    """Write ``jct-cdf_<trace>.png``, ``normalised-jct.png`` and
-    ``learning-curve_<policy>.png`` (learned agents with a learning curve, see
-    :func:`agents.evaluation.learning_curve_files`; ``<policy>`` is
-    :func:`policy_file_part` of the label) into ``folder`` (created if missing).
+def comparison_figures(comparison: Comparison) -> Iterator[tuple[str, bytes]]:
+    """A comparison's figures as ``(file name, PNG bytes)``, rendered one at a time:
+    ``jct-cdf_<trace>.png`` per trace, ``normalised-jct.png`` and
+    ``learning-curve_<policy>.png`` per learned agent with a learning curve (see
+    :func:`agents.evaluation.contenders.learning_curve_files`; ``<policy>`` is
+    :func:`policy_file_part` of the label).
 
     Raises:
         PlotDependencyError: if matplotlib is missing.
     """
     require_matplotlib()
-    out = Path(folder)
-    written = [atomic_write_bytes(out / f"jct-cdf_{_file_part(trace)}.png",
-                                  jct_cdf_png(comparison, trace))
-               for trace in comparison.traces]
-    written.append(atomic_write_bytes(out / "normalised-jct.png", normalised_png(comparison)))
+    for trace in comparison.traces:
+        yield f"jct-cdf_{_file_part(trace)}.png", jct_cdf_png(comparison, trace)
+    yield "normalised-jct.png", normalised_png(comparison)
     for contender in comparison.contenders:
         files = learning_curve_files(contender)
         if files is not None:
-            name = f"learning-curve_{policy_file_part(contender.label)}.png"
-            written.append(atomic_write_bytes(out / name,
-                                              learning_curve_png(*files, contender.label)))
-    return written
+            yield (f"learning-curve_{policy_file_part(contender.label)}.png",
+                   learning_curve_png(*files, contender.label))
+
+
+def write_plots(result: Evaluation | Comparison, folder: str | Path) -> list[Path]:
+    """Write the figures of an evaluation into ``folder`` (created if missing), each
+    atomically as soon as it is drawn: :func:`palgym.plots.table_figures` of a heuristic
+    table, :func:`comparison_figures` of a comparison.
+
+    Returns:
+        The paths written, in drawing order.
+
+    Raises:
+        PlotDependencyError: if matplotlib is missing.
+    """
+    figures = (table_figures(result) if isinstance(result, Evaluation)
+               else comparison_figures(result))
+    out = Path(folder)
+    return [atomic_write_bytes(out / name, png) for name, png in figures]

@@ -1,41 +1,39 @@
-"""Side-by-side results of learned agents and heuristics: paired summaries, text tables, CSV
-and JSON (written atomically).
+"""Side-by-side results of contenders on identical episodes: per-episode pairs and per-policy
+summaries (:class:`Comparison`); :mod:`agents.evaluation.report` renders them.
 
 Per policy P: the geomean over episodes of ``avgJCT(P) / avgJCT(R)`` for R = the reference
 (PAL by default) and R = the baseline (``packed-sticky`` by default), each with a percentile
-bootstrap interval (:mod:`agents.compare`), the total number of invalid actions (0 for masked
-agents; ``ppo`` / ``dqn`` rely on the env's fallback) and the mean episode return. Nothing here
-depends on wall-clock time: equal inputs give byte-identical CSV and JSON.
+bootstrap interval (:mod:`agents.evaluation.stats`), the total number of invalid actions (0 for
+masked agents; ``ppo`` / ``dqn`` rely on the env's fallback) and the mean episode return.
+Nothing here depends on wall-clock time.
 
-Unfinished (truncated) episodes are shown, never hidden: every table has the completed /
-total jobs, means use the censored average JCT (unfinished jobs counted up to the truncation
-time, a lower bound; equal to the average JCT of a finished episode; PAL_MODEL section 6),
-which the text marks ``>=``, ratios of a pair with an unfinished run censor both at the
-pair's earlier end time, and a warning lists each unfinished episode. With a
-single resampling unit (one episode, or one trace under ``--bootstrap-unit trace``) no
-interval is printed (NaN in CSV, null in JSON).
+Unfinished (truncated) episodes are shown, never hidden: means use the censored average JCT
+(unfinished jobs counted up to the truncation time, a lower bound; equal to the average JCT of
+a finished episode; PAL_MODEL section 6), and ratios of a pair with an unfinished run censor
+both at the pair's earlier end time. With a single resampling unit (one episode, or one trace
+under ``bootstrap_unit="trace"``) there is no interval (NaN).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.compare import RatioSummary, bootstrap_geomean, paired_ratios
-from agents.evaluation import Contender
+from agents.evaluation.contenders import Contender
+from agents.evaluation.defaults import (
+    BOOTSTRAP_UNITS,
+    DEFAULT_BASELINE,
+    DEFAULT_BOOTSTRAP_SEED,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_REFERENCE,
+    DEFAULT_RESAMPLES,
+)
+from agents.evaluation.stats import RatioSummary, bootstrap_geomean, paired_ratios
 from agents.rollout import EpisodeOutcome
-from agents.runs import plain
 from palgym.errors import ConfigError
-from palgym.io import atomic_write_text
-from palgym.report_output import format_columns, without_negative_zero
 from palgym.sim.metrics import censored_mean_at
 
 EPISODE_COLUMNS: tuple[str, ...] = (
@@ -53,7 +51,6 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "num_invalid_actions", "mean_episode_return", "model_size_bytes",
 )
 """Columns of the summary CSV (one row per policy; ``mean_avg_jct_s``: mean censored average)."""
-BOOTSTRAP_UNITS: tuple[str, ...] = ("episode", "trace")
 _MISSING: dict[str, Any] = {"num_jobs": None, "num_completed": None}
 _METRICS = ("num_jobs", "num_completed", "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s",
             "utilization_allocated", "utilization_effective", "num_invalid_actions")
@@ -157,17 +154,17 @@ def summarise(
     trace_source: str,
     seeds: Sequence[int],
     *,
-    reference: str = "pal",
-    baseline: str = "packed-sticky",
-    confidence: float = 0.95,
-    resamples: int = 10_000,
-    bootstrap_seed: int = 0,
-    bootstrap_unit: str = "episode",
+    reference: str = DEFAULT_REFERENCE,
+    baseline: str = DEFAULT_BASELINE,
+    confidence: float = DEFAULT_CONFIDENCE,
+    resamples: int = DEFAULT_RESAMPLES,
+    bootstrap_seed: int = DEFAULT_BOOTSTRAP_SEED,
+    bootstrap_unit: str = BOOTSTRAP_UNITS[0],
 ) -> Comparison:
     """Pair every policy with the reference and the baseline on the same episodes.
 
     ``bootstrap_unit`` ``"episode"`` resamples episodes; ``"trace"`` resamples traces with all
-    their seeds (cluster bootstrap, :func:`agents.compare.bootstrap_geomean` ``groups``).
+    their seeds (cluster bootstrap, :func:`agents.evaluation.stats.bootstrap_geomean` ``groups``).
 
     Raises:
         KeyError: if ``reference`` or ``baseline`` is not among the outcomes.
@@ -245,150 +242,3 @@ def summary_rows(comparison: Comparison) -> list[dict[str, Any]]:
             "model_size_bytes": "" if s.model_size_bytes is None else s.model_size_bytes,
         })
     return rows
-
-
-def _csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([repr(without_negative_zero(v))
-                         if isinstance(v, (float, np.floating)) else v
-                         for v in (row[c] for c in columns)])
-    return buffer.getvalue()
-
-
-def _json_ready(value: Any) -> Any:
-    """``value`` with every float's ``-0.0`` turned into ``0.0`` (other values unchanged)."""
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, float):
-        return None if math.isnan(value) else without_negative_zero(value)
-    return value
-
-
-def episodes_csv(comparison: Comparison) -> str:
-    """Per-episode CSV text (floats at full ``repr`` precision, ``-0.0`` written as ``0.0``)."""
-    return _csv(EPISODE_COLUMNS, episode_rows(comparison))
-
-
-def summary_csv(comparison: Comparison) -> str:
-    """Per-policy summary CSV text."""
-    return _csv(SUMMARY_COLUMNS, summary_rows(comparison))
-
-
-def comparison_json(comparison: Comparison) -> str:
-    """Everything as JSON text: setup, episodes, per-episode results, summaries (floats at full
-    precision, ``-0.0`` written as ``0.0``)."""
-    first = next(iter(comparison.outcomes.values()))
-    content = {
-        "env_id": comparison.env_id, "trace_source": comparison.trace_source,
-        "traces": [{"name": n, "content_hash": h} for n, h in comparison.traces.items()],
-        "seeds": list(comparison.seeds), "reference": comparison.reference,
-        "baseline": comparison.baseline, "bootstrap": dict(comparison.bootstrap),
-        "policies": [{"label": c.label, "kind": c.kind, "algo": c.algo,
-                      "model_path": c.model_path, "model_size_bytes": c.model_size_bytes,
-                      "env_kwargs": plain(c.env_kwargs)} for c in comparison.contenders],
-        "episodes": [{"trace": o.trace, "seed": comparison.seeds[i % len(comparison.seeds)],
-                      "episode_seed": o.seed, "profile": o.profile,
-                      "episode_hash": o.episode_hash} for i, o in enumerate(first)],
-        "results": plain(episode_rows(comparison)),
-        "summary": plain(summary_rows(comparison)),
-    }
-    return json.dumps(_json_ready(plain(content)), indent=1) + "\n"
-
-
-def write_outputs(comparison: Comparison, csv_path: Path | None, summary_path: Path | None,
-                  json_path: Path | None) -> list[Path]:
-    """Write the requested files atomically; returns the paths written."""
-    written = []
-    for path, render in ((csv_path, episodes_csv), (summary_path, summary_csv),
-                         (json_path, comparison_json)):
-        if path is not None:
-            written.append(atomic_write_text(path, render(comparison)))
-    return written
-
-
-# --------------------------------------------------------------------------- text
-def _h(seconds: float, lower_bound: bool = False) -> str:
-    return (">=" if lower_bound else "") + f"{seconds / 3600.0:.3f}"
-
-
-def _ratio(summary: RatioSummary) -> str:
-    if not summary.has_interval:
-        return f"{summary.geomean:.3f} [no interval]"
-    return f"{summary.geomean:.3f} [{summary.ci_low:.3f}, {summary.ci_high:.3f}]"
-
-
-def format_episodes(comparison: Comparison) -> str:
-    """One row per (trace, seed, policy); unfinished episodes' censored figures marked ``>=``."""
-    header = ["trace", "seed", "policy", "done", "avg JCT (h)", "p99 JCT (h)", "makespan (h)",
-              "invalid", f"/ {comparison.reference}", f"/ {comparison.baseline}"]
-    episodes = episode_rows(comparison)
-    per_policy = len(episodes) // max(len(comparison.contenders), 1)
-    order = sorted(range(len(episodes)), key=lambda i: (i % per_policy, i // per_policy))
-    rows = [[str(r["trace"]), str(r["seed"]), str(r["policy"]),
-             f"{r['num_completed']}/{r['num_jobs']}", _h(r["censored_avg_jct_s"], r["truncated"]),
-             _h(r["p99_jct_s"]) if not r["truncated"] else "unfinished",
-             _h(r["makespan_s"]) if not r["truncated"] else "unfinished",
-             str(r["num_invalid_actions"]),
-             f"{r['ratio_vs_reference']:.3f}", f"{r['ratio_vs_baseline']:.3f}"]
-            for r in (episodes[i] for i in order)]
-    return "\n".join(format_columns(header, rows, num_text_columns=3))
-
-
-def format_summary(comparison: Comparison) -> str:
-    """One row per policy: geomean avg-JCT ratios with their intervals, unfinished episodes,
-    invalid actions."""
-    level = f"{100 * comparison.bootstrap['confidence']:g}% CI"
-    header = ["policy", "kind", "episodes", "unfinished", "mean avg JCT (h)",
-              f"/ {comparison.reference} [{level}]", f"/ {comparison.baseline} [{level}]",
-              "invalid actions", "model (kB)"]
-    rows = [[s.label, s.kind, str(s.num_episodes), str(s.num_unfinished),
-             _h(s.mean_avg_jct_s, s.num_unfinished > 0), _ratio(s.vs_reference),
-             _ratio(s.vs_baseline), str(s.num_invalid_actions),
-             "" if s.model_size_bytes is None else f"{s.model_size_bytes / 1000:.1f}"]
-            for s in comparison.summaries.values()]
-    title = ("geomean over episodes of avgJCT(P) / avgJCT(R), paired percentile bootstrap "
-             f"over {comparison.bootstrap['unit']}s ({comparison.bootstrap['resamples']} "
-             f"resamples, seed {comparison.bootstrap['seed']}); < 1: P faster than R")
-    return "\n".join([title, *format_columns(header, rows, num_text_columns=2)])
-
-
-def format_warnings(comparison: Comparison) -> str:
-    """Warnings about unfinished episodes and missing intervals (``""`` if none)."""
-    lines = []
-    unfinished = comparison.unfinished()
-    if unfinished:
-        total = sum(len(v) for v in comparison.outcomes.values())
-        lines.append(
-            f"WARNING: {len(unfinished)} of {total} episodes did not finish. Their avg JCT "
-            "(marked >=) counts each unfinished job up to the truncation time (censored, a "
-            "lower bound); ratios compare each pair with an unfinished run censored at the "
-            "pair's earlier end time:")
-        lines += [f"  {o.trace} seed {seed} {label}: {completed_text(o)} jobs completed; "
-                  f"{o.metrics.get('truncation_reason', 'unfinished')}"
-                  for label, seed, o in unfinished]
-    first = next(iter(comparison.summaries.values()), None)
-    if first is not None and not first.vs_reference.has_interval:
-        unit = comparison.bootstrap["unit"]
-        lines.append(f"WARNING: a single {unit}: no bootstrap interval (one {unit} says nothing "
-                     "about the variation between them); give more seeds or traces.")
-    return "\n".join(lines)
-
-
-def format_comparison(comparison: Comparison) -> str:
-    """Episodes table, summary table, each episode's hash and any warnings."""
-    first = next(iter(comparison.outcomes.values()))
-    hashes = [f"  {o.trace} seed {comparison.seeds[i % len(comparison.seeds)]}: "
-              f"{o.episode_hash} (episode seed {o.seed}, profile {o.profile})"
-              for i, o in enumerate(first)]
-    parts = [
-        f"{comparison.env_id} on {comparison.trace_source}",
-        format_episodes(comparison), format_summary(comparison),
-        "\n".join(["episode hashes (identical for every policy):", *hashes]),
-    ]
-    warnings = format_warnings(comparison)
-    return "\n\n".join([*parts, warnings] if warnings else parts)

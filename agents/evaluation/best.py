@@ -1,14 +1,16 @@
 """The best heuristic combination (queue order x placement x backfill), chosen on one split and
 measured on another.
 
-Every combination of the field runs on the env's episodes of both splits (the simulator path of
-:mod:`agents.heuristic_runs`, identical to stepping the env by parity). The winner is the
-combination with the lowest geomean over the **selection** episodes (default: the trace sets'
-``validation`` split) of the average JCT, ties broken by label; its figures on the
-**evaluation** split (default ``test``) are then reported, never used to choose. The best
-combination without backfilling is chosen the same way, so the table shows what backfilling
-adds. An episode with unfinished jobs counts with its censored average JCT (a lower bound,
-PAL_MODEL section 6) and is counted in the ``unfinished`` columns.
+Every combination of the field is a heuristic contender with its own queue order
+(:func:`agents.evaluation.contenders.heuristic_contender`), run by the one comparison on the
+env's identical episodes of both splits (:func:`agents.evaluation.comparison.run_contenders`:
+the simulator path, identical to stepping the env by parity; serially or through a runner).
+The winner is the combination with the lowest geomean over the **selection** episodes
+(default: the trace sets' ``validation`` split) of the average JCT, ties broken by label; its
+figures on the **evaluation** split (default ``test``) are then reported, never used to
+choose. The best combination without backfilling is chosen the same way, so the table shows
+what backfilling adds. An episode with unfinished jobs counts with its censored average JCT (a
+lower bound, PAL_MODEL section 6) and is counted in the ``unfinished`` columns.
 
 Labels: ``ORDER/PLACEMENT`` with the placement's backfill suffix, e.g. ``srtf/pal+easy``.
 """
@@ -26,13 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from agents.compare import geomean
-from agents.heuristic_runs import run_heuristics_direct
+from agents.evaluation.comparison import run_contenders
+from agents.evaluation.contenders import heuristic_contender
+from agents.evaluation.stats import geomean
 from agents.rollout import EpisodeOutcome
 from palgym.errors import ConfigError
 from palgym.io.atomic import atomic_write_text
 from palgym.policies.backfill import check_mode, split_name, with_backfill
 from palgym.sim.workload import Trace
+from palgym.sweep import Runner
 
 SELECTION_RULE = ("lowest geomean over the selection split's episodes of the average JCT "
                   "(censored for unfinished episodes); ties: the label, alphabetically")
@@ -83,15 +87,17 @@ def run_field(
     env_id: str, episode_kwargs: Mapping[str, Any], field: Sequence[Combination],
     traces: Sequence[Trace], seeds: Sequence[int],
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
+    runner: Runner | None = None,
 ) -> dict[str, list[EpisodeOutcome]]:
-    """Every combination on every (trace, seed) episode of the env, keyed by label."""
-    results: dict[str, list[EpisodeOutcome]] = {}
-    for order in dict.fromkeys(c.queue_order for c in field):
-        names = [c.placement for c in field if c.queue_order == order]
-        kwargs = {**dict(episode_kwargs), "queue_order": order}
-        runs = run_heuristics_direct(env_id, kwargs, names, traces, seeds, on_episode)
-        results.update({f"{order}/{name}": outcomes for name, outcomes in runs.items()})
-    return {c.label: results[c.label] for c in field}
+    """Every combination on every (trace, seed) episode of the env, keyed by label.
+
+    Raises:
+        ConfigError: for an unknown placement, or episodes that are not identical.
+    """
+    contenders = [heuristic_contender(c.placement, episode_kwargs, queue_order=c.queue_order)
+                  for c in field]
+    return run_contenders(env_id, contenders, traces, seeds, on_episode=on_episode,
+                          runner=runner)
 
 
 def avg_jct_s(outcome: EpisodeOutcome) -> float:
@@ -220,6 +226,7 @@ def run_best(
     env_id: str, episode_kwargs: Mapping[str, Any], field: Sequence[Combination],
     splits: Mapping[str, Sequence[Trace]], sources: Mapping[str, str], seeds: Sequence[int],
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
+    runner: Runner | None = None,
 ) -> BestHeuristic:
     """Run ``field`` on the ``"selection"`` and ``"evaluation"`` traces and choose.
 
@@ -229,72 +236,9 @@ def run_best(
     shared = sorted({t.name for t in splits["selection"]} & {t.name for t in splits["evaluation"]})
     if shared:
         raise ConfigError(f"the selection and evaluation splits share traces {shared}")
-    selection = run_field(env_id, episode_kwargs, field, splits["selection"], seeds, on_episode)
+    selection = run_field(env_id, episode_kwargs, field, splits["selection"], seeds, on_episode,
+                          runner)
     evaluation = run_field(env_id, episode_kwargs, field, splits["evaluation"], seeds,
-                           on_episode)
+                           on_episode, runner)
     return summarise_field(field, selection, evaluation, sources["selection"],
                            sources["evaluation"], seeds)
-
-
-def run_from_args(args: Any) -> list[Path]:
-    """``evaluate.py --best-heuristic``: choose on ``--selection-split`` of ``--trace-set``
-    (default ``bundled``), measure on ``--split``; print, write ``--json`` / ``--output``.
-
-    Raises:
-        ConfigError: with ``--agent`` or ``--trace``, or equal splits.
-    """
-    from agents.evaluate_args import duration_kwargs
-    from agents.side_by_side import set_split_traces
-    from palgym.policies import (
-        BACKFILL_MODES,
-        DURATION_ORDER_NAMES,
-        PLACEMENT_NAMES,
-        QUEUE_ORDER_NAMES,
-    )
-
-    if args.agent or args.trace:
-        raise ConfigError("--best-heuristic compares heuristics on trace-set splits: give "
-                          "--trace-set (not --trace) and no --agent")
-    if getattr(args, "belief", None) is not None:
-        raise ConfigError("--belief applies to the heuristic table only (the env's heuristics "
-                          "decide on the truth): leave it out with --best-heuristic")
-    if args.selection_split == args.split:
-        raise ConfigError(f"--selection-split and --split are both {args.split!r}: the best "
-                          "heuristic must be chosen on other traces than it is measured on")
-    sets = args.trace_set or ["bundled"]
-    splits = {"selection": set_split_traces(sets, args.selection_split, args.duration_unit),
-              "evaluation": set_split_traces(sets, args.split, args.duration_unit)}
-    sources = {key: " ".join(f"{s}:{split}" for s in sets)
-               for key, split in (("selection", args.selection_split),
-                                  ("evaluation", args.split))}
-    orders, backfills = args.queue_order or QUEUE_ORDER_NAMES, args.backfill or BACKFILL_MODES
-    if args.duration_knowledge == "unknown":  # what needs durations leaves the default field
-        orders = args.queue_order or [o for o in QUEUE_ORDER_NAMES
-                                      if o not in DURATION_ORDER_NAMES]
-        backfills = args.backfill or [b for b in BACKFILL_MODES if b != "easy"]
-        if not (args.queue_order and args.backfill):
-            print("duration_knowledge 'unknown': the field leaves out srtf, srsf and EASY "
-                  "backfilling (all need job durations)")
-    field = field_of(orders, args.policy or PLACEMENT_NAMES, backfills)
-    report = run_best(args.env or "palgym/PALScheduling-v0",
-                      {**episode_overrides(args), **duration_kwargs(args)}, field,
-                      splits, sources, tuple(args.seeds or [args.seed]))
-    print(format_best(report))
-    written = [write_best_json(report, args.json)] if args.json is not None else []
-    if args.output is not None:
-        written.append(write_best_csv(report, args.output))
-    return written
-
-
-def episode_overrides(args: Any) -> dict[str, Any]:
-    """Episode env kwargs the command line sets (the queue order is the field's)."""
-    given = {
-        "preset": args.preset, "locality_penalty": args.locality_penalty,
-        "round_duration_s": args.round_duration, "window": args.window,
-        "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
-                    if args.cluster is not None else None),
-        "profile": str(args.profile) if args.profile is not None else None,
-        "variability_data": (str(args.variability_data) if args.variability_data is not None
-                             else None),
-    }
-    return {key: value for key, value in given.items() if value is not None}

@@ -1,0 +1,62 @@
+"""Evaluation in one place: contenders on identical episodes -> one comparison -> one report.
+
+- :mod:`agents.evaluation.defaults`: every default of an evaluation, defined once;
+- :mod:`agents.evaluation.traces`: the one trace resolver (paths of any format, bundled names,
+  ``bundled``, ``SET:SPLIT``) of ``evaluate.py`` and ``train.py``;
+- :mod:`agents.evaluation.contenders`: :class:`Contender`, one abstraction for heuristics (also
+  ``ORDER/PLACEMENT`` combinations), learned models and planners;
+- :mod:`agents.evaluation.comparison`: :func:`run_contenders` on identical episodes (checked by
+  hash), :class:`SideBySide` / :func:`run_side_by_side`; :mod:`agents.evaluation.direct`, the
+  heuristics' simulator path, run through a :data:`palgym.sweep.Runner`
+  (:mod:`agents.evaluation.parallel`: ``--workers`` / ``--ray``);
+- :mod:`agents.evaluation.summary`: :class:`Comparison`, paired ratios with bootstrap intervals
+  (:mod:`agents.evaluation.stats`); :mod:`agents.evaluation.best`: the best heuristic chosen on
+  one split and measured on another;
+- :mod:`agents.evaluation.report`: the one report path (text, CSV, JSON) of every result, the
+  heuristic table (:class:`palgym.report.Evaluation`, the case with no learned contender, which
+  palgym runs without the env) included; :mod:`agents.evaluation.plots`: the one
+  :func:`write_plots`;
+- :mod:`agents.evaluation.args`, :mod:`agents.evaluation.cli`: ``evaluate.py``'s parser and
+  logic (``evaluate.py`` itself is a shim).
+
+Names load on first use (PEP 562): the heuristic table needs neither gymnasium's env nor the
+``train`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "Contender": "agents.evaluation.contenders",
+    "heuristic_contender": "agents.evaluation.contenders",
+    "learned_contender": "agents.evaluation.contenders",
+    "learning_curve_files": "agents.evaluation.contenders",
+    "run_contenders": "agents.evaluation.comparison",
+    "check_identical_episodes": "agents.evaluation.comparison",
+    "SideBySide": "agents.evaluation.comparison",
+    "run_side_by_side": "agents.evaluation.comparison",
+    "Comparison": "agents.evaluation.summary",
+    "summarise": "agents.evaluation.summary",
+    "bootstrap_geomean": "agents.evaluation.stats",
+    "paired_ratios": "agents.evaluation.stats",
+    "BestHeuristic": "agents.evaluation.best",
+    "run_best": "agents.evaluation.best",
+    "Outputs": "agents.evaluation.report",
+    "format_result": "agents.evaluation.report",
+    "write_result": "agents.evaluation.report",
+    "write_plots": "agents.evaluation.plots",
+    "resolve_traces": "agents.evaluation.traces",
+    "make_runner": "agents.evaluation.parallel",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the named part on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'agents.evaluation' has no attribute {name!r}")
+
+
+__all__ = sorted(_LAZY)

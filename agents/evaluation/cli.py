@@ -1,0 +1,303 @@
+"""The logic of ``evaluate.py``: parsed arguments -> one evaluation -> its report.
+
+Three requests, one path. :func:`evaluation_of` runs what the arguments ask for and returns its
+result; :func:`~agents.evaluation.report.format_result` is printed and
+:func:`~agents.evaluation.report.write_result` writes ``--output``, ``--summary-output``,
+``--json`` and ``--plot``:
+
+- **the heuristic table** (no ``--agent``, ``--env``, ``--trace-set``, ``--seeds``,
+  ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill`` under every
+  ``--queue-order`` on one episode per trace at ``--seed`` (:func:`palgym.report.evaluate`);
+- **side by side**: learned agents, planners and heuristics on the env's identical episodes
+  (:func:`agents.evaluation.comparison.run_side_by_side`);
+- **the best heuristic** (``--best-heuristic``): the field chosen on ``--selection-split``,
+  measured on ``--split`` (:func:`agents.evaluation.best.run_best`).
+
+Traces come from the one resolver (:mod:`agents.evaluation.traces`), defaults from
+:mod:`agents.evaluation.defaults`; heuristic episodes run through one
+:data:`palgym.sweep.Runner` (serial, ``--workers`` or ``--ray``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agents.evaluation.args import build_parser, duration_kwargs
+from agents.evaluation.defaults import (
+    BEST_HEURISTIC_ENV_ID,
+    DEFAULT_BELIEF,
+    DEFAULT_DURATION_KNOWLEDGE,
+    DEFAULT_ENV_ID,
+    DEFAULT_PRESET,
+    DEFAULT_QUEUE_ORDER,
+)
+from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
+from palgym.errors import ConfigError, PalgymError
+from palgym.io import read_profile
+from palgym.plots import require_matplotlib
+from palgym.policies import (
+    BACKFILL_MODES,
+    DURATION_ORDER_NAMES,
+    PLACEMENT_NAMES,
+    QUEUE_ORDER_NAMES,
+)
+from palgym.policies.backfill import with_backfill
+from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
+from palgym.progress import SweepProgress
+from palgym.report import Evaluation, EvaluationSetup, evaluate, policies_to_run
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import preset
+from palgym.sim.workload import Trace
+from palgym.sweep import Runner
+
+EXIT_USAGE = 2
+logger = logging.getLogger("evaluate")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: parse ``argv``, run, and turn palgym errors into ``error: ...`` (exit 2)."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
+    try:
+        return run(args)
+    except PalgymError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. piped into `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation described by parsed arguments, print it and write the outputs.
+
+    Raises:
+        PalgymError: for bad input files, options or a missing plotting dependency.
+        OSError: if an output cannot be written.
+    """
+    from agents.evaluation.report import Outputs, format_result, write_result
+
+    if args.plot is not None:
+        require_matplotlib()  # fail before hours of simulation, not after
+    if args.render:
+        from agents.enjoy import replay_from_args
+
+        return replay_from_args(args, episode_overrides(args))
+    result = evaluation_of(args)
+    print(format_result(result))
+    outputs = Outputs(csv=args.output, summary_csv=args.summary_output, json=args.json,
+                      plots=args.plot)
+    for path in write_result(result, outputs):
+        if not args.quiet:
+            print(f"wrote {path}")
+    return 0
+
+
+def evaluation_of(args: argparse.Namespace) -> Any:
+    """The result of the evaluation ``args`` ask for (see the module docstring).
+
+    Raises:
+        PalgymError: for bad names, options, models or trace files.
+    """
+    if args.best_heuristic:
+        return _best_heuristic(args)
+    if side_by_side_mode(args):
+        return _side_by_side(args)
+    return _heuristic_table(args)
+
+
+def side_by_side_mode(args: argparse.Namespace) -> bool:
+    """True when the arguments ask for contenders on the env's episodes."""
+    return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic
+                or args.planner)
+
+
+def runner_of(args: argparse.Namespace) -> Runner:
+    """The serial runner (with a bar per long episode), a process pool or Ray."""
+    from agents.evaluation.parallel import make_runner
+
+    return make_runner(args.workers, args.ray, episode_bars=not args.quiet)
+
+
+def _with_bar(total: int, quiet: bool, body: Callable[[Callable[[Any], None]], Any]) -> Any:
+    """``body(step)`` under a sweep progress bar of ``total`` steps (drawn on a terminal)."""
+    bar = SweepProgress(total, enabled=not quiet)
+    try:
+        return body(lambda _item: bar.update(1))
+    finally:
+        bar.close()
+
+
+# --------------------------------------------------------------------------- the heuristic table
+def table_setup(args: argparse.Namespace) -> EvaluationSetup:
+    """What every run of the heuristic table shares."""
+    overrides: dict[str, Any] = {}
+    if args.locality_penalty is not None:
+        overrides["locality_penalty"] = args.locality_penalty
+    if args.round_duration is not None:
+        overrides["round_duration_s"] = args.round_duration
+    knowledge = parse_knowledge(args.duration_knowledge or DEFAULT_DURATION_KNOWLEDGE)
+    sigma = DEFAULT_ESTIMATE_SIGMA if args.estimate_sigma is None else args.estimate_sigma
+    return EvaluationSetup(
+        cluster=args.cluster or ClusterSpec(),
+        config=preset(args.preset or DEFAULT_PRESET, **overrides),
+        profile=read_profile(args.profile) if args.profile is not None else None,
+        variability_data=args.variability_data, seed=args.seed,
+        durations=Durations(knowledge, sigma), belief=args.belief or DEFAULT_BELIEF,
+    )
+
+
+def _heuristic_table(args: argparse.Namespace) -> Evaluation:
+    setup = table_setup(args)
+    traces = resolve_traces(args.trace or [ALL_BUNDLED], args.trace_format, args.duration_unit)
+    policies = policies_to_run([with_backfill(name, mode) for mode in args.backfill or ["none"]
+                                for name in args.policy or PLACEMENT_NAMES], args.baseline)
+    orders = list(dict.fromkeys(args.queue_order or [DEFAULT_QUEUE_ORDER]))
+    runner = runner_of(args)
+    return _with_bar(len(traces) * len(orders) * len(policies), args.quiet,
+                     lambda step: evaluate(traces, policies, orders, setup, args.baseline,
+                                           on_result=step, runner=runner))
+
+
+# --------------------------------------------------------------------------- side by side
+def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dict[str, Any]:
+    """Env kwargs the command line sets for every contender (only those given).
+
+    Args:
+        args: the parsed arguments.
+        queue_order: include the one ``--queue-order`` (False: the contenders bring their own,
+            as in ``--best-heuristic``).
+
+    Raises:
+        ConfigError: for ``--belief`` (the env's heuristics decide on the truth), or, with
+            ``queue_order``, several queue orders or ``--backfill``.
+    """
+    if args.belief is not None:
+        raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
+                          "--trace-set or --seeds)")
+    orders = list(dict.fromkeys(args.queue_order or []))
+    if queue_order and (len(orders) > 1 or args.backfill):
+        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill; "
+                          "several of each: --best-heuristic")
+    given = {
+        "preset": args.preset, "queue_order": orders[0] if orders and queue_order else None,
+        "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
+                    if args.cluster is not None else None),
+        "locality_penalty": args.locality_penalty, "round_duration_s": args.round_duration,
+        "window": args.window,
+        "profile": str(args.profile) if args.profile is not None else None,
+        "variability_data": (str(args.variability_data) if args.variability_data is not None
+                             else None),
+        **duration_kwargs(args),
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _comparison_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
+    if args.trace and args.trace_set:
+        raise ConfigError("give --trace or --trace-set, not both")
+    if args.trace:
+        return (resolve_traces(args.trace, args.trace_format, args.duration_unit),
+                " ".join(args.trace))
+    sets, source = split_source(args.trace_set, args.split)
+    return split_of_sets(sets, args.split, args.duration_unit), source
+
+
+def _env_id(args: argparse.Namespace) -> str:
+    if args.env:
+        return str(args.env)
+    if args.agent:
+        from agents.evaluation.contenders import learned_api
+
+        _, model_config, resolve_model_path = learned_api()
+        first = resolve_model_path(args.agent[0], DEFAULT_ENV_ID)
+        return str(model_config(first).get("env_id", DEFAULT_ENV_ID))
+    return DEFAULT_ENV_ID
+
+
+def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> None:
+    """Say once which traces a ``--window`` covers whole (it is not shorter than them)."""
+    whole = [f"{t.name} ({t.num_jobs} jobs)" for t in traces
+             if window is not None and window >= t.num_jobs]
+    if whole:
+        logger.warning("--window %d is not shorter than %s: each such episode is the whole "
+                       "trace", window, ", ".join(whole))
+
+
+def _side_by_side(args: argparse.Namespace) -> Any:
+    from agents.evaluation.comparison import SideBySide, run_side_by_side
+    from agents.evaluation.parallel import check_parallel_contenders
+
+    check_parallel_contenders(args.workers, args.ray, args.agent or (), args.heuristics_via)
+    runner = runner_of(args)
+    env_id = _env_id(args)  # checks the train extra first when there are agents
+    if args.agent and args.num_threads > 0:
+        import torch
+
+        torch.set_num_threads(args.num_threads)
+    traces, source = _comparison_traces(args)
+    _note_whole_trace_windows(args.window, traces)
+    request = SideBySide(
+        env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
+        heuristics=tuple(args.policy or PLACEMENT_NAMES), traces=tuple(traces),
+        trace_source=source, seeds=tuple(args.seeds or [args.seed]),
+        overrides=episode_overrides(args), reference=args.reference, baseline=args.baseline,
+        confidence=args.confidence, resamples=args.bootstrap_resamples,
+        bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
+        device=args.device, heuristics_via=args.heuristics_via,
+        planners=tuple(args.planner or ()),
+    )
+    heuristics = {*policies_to_run(request.heuristics, request.baseline), request.reference}
+    per_episode = len(request.agents) + len(request.planners) + len(heuristics)
+    return _with_bar(len(traces) * len(request.seeds) * per_episode, args.quiet,
+                     lambda step: run_side_by_side(request, on_episode=step, runner=runner))
+
+
+# --------------------------------------------------------------------------- best heuristic
+def _best_heuristic(args: argparse.Namespace) -> Any:
+    """``--best-heuristic``: choose on ``--selection-split`` of ``--trace-set`` (default
+    ``bundled``), measure on ``--split``.
+
+    Raises:
+        ConfigError: with ``--agent``, ``--trace`` or ``--belief``, or equal splits.
+    """
+    from agents.evaluation.best import field_of, run_best
+
+    if args.agent or args.trace:
+        raise ConfigError("--best-heuristic compares heuristics on trace-set splits: give "
+                          "--trace-set (not --trace) and no --agent")
+    if args.belief is not None:
+        raise ConfigError("--belief applies to the heuristic table only (the env's heuristics "
+                          "decide on the truth): leave it out with --best-heuristic")
+    if args.selection_split == args.split:
+        raise ConfigError(f"--selection-split and --split are both {args.split!r}: the best "
+                          "heuristic must be chosen on other traces than it is measured on")
+    sets, selection_source = split_source(args.trace_set, args.selection_split)
+    _, evaluation_source = split_source(args.trace_set, args.split)
+    splits = {"selection": split_of_sets(sets, args.selection_split, args.duration_unit),
+              "evaluation": split_of_sets(sets, args.split, args.duration_unit)}
+    sources = {"selection": selection_source, "evaluation": evaluation_source}
+    orders, backfills = args.queue_order or QUEUE_ORDER_NAMES, args.backfill or BACKFILL_MODES
+    if args.duration_knowledge == "unknown":  # what needs durations leaves the default field
+        orders = args.queue_order or [o for o in QUEUE_ORDER_NAMES
+                                      if o not in DURATION_ORDER_NAMES]
+        backfills = args.backfill or [b for b in BACKFILL_MODES if b != "easy"]
+        if not (args.queue_order and args.backfill):
+            print("duration_knowledge 'unknown': the field leaves out srtf, srsf and EASY "
+                  "backfilling (all need job durations)")
+    field = field_of(orders, args.policy or PLACEMENT_NAMES, backfills)
+    return run_best(args.env or BEST_HEURISTIC_ENV_ID, episode_overrides(args, queue_order=False),
+                    field, splits, sources, tuple(args.seeds or [args.seed]),
+                    runner=runner_of(args))
+

@@ -1,0 +1,61 @@
+"""The env's arguments as a typed config (agents.evaluation.env_args), checked against the env
+card's Arguments section and the env itself."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gymnasium as gym
+import pytest
+
+from agents.evaluation.env_args import (
+    EPISODE_KWARGS,
+    EPISODE_SOURCE_KWARGS,
+    HEURISTIC_KWARGS,
+    env_argument_names,
+    env_config,
+    env_config_class,
+    episode_kwargs,
+)
+from palgym.errors import ConfigError
+
+
+def test_config_has_the_env_card_defaults() -> None:
+    # ClusterEnv's card: K = 16 slots, T = 4 tiers, reward_scale 360000 s, the 16x4 cluster,
+    # whole traces (window None), FIFO, the jct reward.
+    config = env_config({}, "test")
+    assert (config.num_slots, config.max_tiers, config.reward_scale) == (16, 4, 360_000.0)
+    assert (config.cluster, config.window, config.queue_order, config.reward) == (
+        "16x4", None, "fifo", "jct")
+    assert dataclasses.is_dataclass(config)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.window = 3  # type: ignore[misc]
+
+
+def test_every_role_names_env_arguments() -> None:
+    names = set(env_argument_names())
+    assert {*EPISODE_KWARGS, *EPISODE_SOURCE_KWARGS, *HEURISTIC_KWARGS} <= names
+    assert {f.name for f in dataclasses.fields(env_config_class())} == names
+
+
+def test_an_env_built_from_the_config_equals_one_built_from_kwargs() -> None:
+    kwargs = {"trace": "sia-philly-gen-0", "window": 8, "queue_order": "las", "num_slots": 4}
+    config = env_config(kwargs, "test")
+    a = gym.make("palgym/PALPlacement-v0", **dataclasses.asdict(config))
+    b = gym.make("palgym/PALPlacement-v0", **kwargs)
+    try:
+        assert a.observation_space == b.observation_space
+        assert a.reset(seed=3)[1]["episode_hash"] == b.reset(seed=3)[1]["episode_hash"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_unknown_kwargs_are_named_with_their_source() -> None:
+    with pytest.raises(ConfigError, match=r"run.yml: 'slots', 'tiers': not an argument"):
+        env_config({"slots": 4, "tiers": 2, "window": 5}, "run.yml")
+
+
+def test_episode_kwargs_keep_only_what_shapes_the_episode() -> None:
+    given = {"sticky": True, "preset": "dynamic", "max_tiers": 16, "window": 20}
+    assert episode_kwargs(given) == {"preset": "dynamic", "window": 20}
