@@ -15,8 +15,7 @@ Printed: per trace the average JCTs (h), then per order the geomean of avgJCT(or
 avgJCT(best non-clairvoyant order) with a trace-level 95% bootstrap interval (whole traces
 resampled, :func:`agents.evaluation.stats.bootstrap_geomean`). The best non-clairvoyant order
 is chosen on the validation split (bundled ``validation``), never on the test traces. The
-clairvoyant
-rows bound what any scheduler that does not know durations can reach by ordering alone.
+clairvoyant rows bound what a scheduler that does not know durations can reach by ordering.
 Unfinished (truncated) episodes are counted and shown; their censored average JCT enters the
 ratios, with a warning.
 
