@@ -4,8 +4,9 @@ Writes ``<folder>/<env id with / as _>_<algo>_<N>/`` (``N``: the next free run i
 empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``model.zip``,
 ``config.yml`` (resolved hyperparameters), ``args.yml`` (these arguments and the seeds),
 ``evaluations.npz``, ``references.yml`` (heuristic returns on the evaluation episodes),
-``progress.csv`` and ``tensorboard/`` (``tensorboard --logdir <folder>``; when the
-``tensorboard`` package is installed, as the ``train`` extra does). The logic lives in
+``throughput.yml`` (env steps/s, CPU-seconds per 1k steps), ``progress.csv`` and
+``tensorboard/`` (``tensorboard --logdir <folder>``; when the ``tensorboard`` package is
+installed, as the ``train`` extra does). The logic lives in
 :mod:`agents.training`.
 
 Examples::
@@ -152,6 +153,11 @@ def report(result: Any) -> None:
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
           + ("   (interrupted)" if result.interrupted else ""))
     print(f"model.zip: {result.model_path.stat().st_size / 1000:.1f} kB")
+    rate = result.throughput
+    if rate:
+        print(f"throughput: {rate['steps_per_s']:.1f} env steps/s, "
+              f"{rate['cpu_s_per_1k_steps']:.2f} CPU-s per 1k steps, "
+              f"{rate['steps_in_2h']:.0f} steps in 2 h (throughput.yml)")
     if result.tensorboard:
         print(f"TensorBoard: tensorboard --logdir {result.run_dir.parent}")
     else:

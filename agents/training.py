@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,15 +67,19 @@ from agents.runs import (
     save_model,
     write_yaml,
 )
+from agents.throughput import ThroughputCallback
+from agents.train_traces import (
+    TraceArg,
+    env_kwargs_of,
+    trace_set_hashes,
+)
 from palgym.errors import ConfigError
-from palgym.tracesets import BUNDLED_SET, load_trace_set, split_specs
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
 DEFAULT_REFERENCES: tuple[str, ...] = ("pal", "packed-non-sticky")
 EVAL_SEED_OFFSET = 10_000
-TraceArg = str | Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ class TrainResult:
         tensorboard: whether TensorBoard logs were written.
         interrupted: True if Ctrl-C stopped training (the model was still saved).
         references: ``{policy: mean return}`` on the evaluation episodes.
+        throughput: ``throughput.yml``'s content (:mod:`agents.throughput`).
     """
 
     run_dir: Path
@@ -146,60 +151,7 @@ class TrainResult:
     tensorboard: bool
     interrupted: bool
     references: dict[str, float]
-
-
-def trace_sets_of(settings: TrainSettings) -> tuple[str, ...]:
-    """The trace sets the run uses: ``trace_set``, or ``bundled`` when no trace is given.
-
-    Raises:
-        ConfigError: if both ``trace`` and ``trace_set`` are given.
-    """
-    if settings.trace is not None and settings.trace_set:
-        raise ConfigError("give traces (--trace) or trace sets (--trace-set), not both")
-    if settings.trace is None and not settings.trace_set:
-        return (BUNDLED_SET,)
-    return tuple(settings.trace_set)
-
-
-def trace_of(settings: TrainSettings, evaluation: bool) -> TraceArg:
-    """The env's ``trace`` kwarg: explicit traces, or the union of the sets' split.
-
-    Raises:
-        TraceSetError: for an unloadable set, or a split empty in every set.
-    """
-    if evaluation and settings.eval_trace:
-        return settings.eval_trace
-    sets = trace_sets_of(settings)
-    if not sets:
-        assert settings.trace is not None
-        return settings.trace
-    specs = split_specs(sets, settings.eval_split if evaluation else settings.split)
-    return specs[0] if len(specs) == 1 else specs
-
-
-def trace_set_hashes(settings: TrainSettings) -> dict[str, Any]:
-    """``{set spec: {name, rule, members: {trace: sha256}, splits: {split: [trace ids]}}}`` of
-    the run's trace sets (the training and evaluation splits only)."""
-    described = {}
-    for spec in trace_sets_of(settings):
-        trace_set = load_trace_set(spec)
-        used = dict.fromkeys((settings.split, settings.eval_split))
-        described[spec] = {
-            "name": trace_set.name, "rule": trace_set.rule,
-            "members": {m.trace: m.sha256 for m in trace_set.members},
-            "splits": {s: trace_set.labels(s) if trace_set.splits.get(s) else [] for s in used},
-        }
-    return described
-
-
-def env_kwargs_of(settings: TrainSettings, evaluation: bool = False) -> dict[str, Any]:
-    """Env kwargs of the training (or evaluation) env: trace, window, then ``env_kwargs``."""
-    trace = trace_of(settings, evaluation)
-    kwargs: dict[str, Any] = {"trace": trace if isinstance(trace, str) else list(trace)}
-    if settings.window is not None:
-        kwargs["window"] = settings.window
-    kwargs.update(settings.env_kwargs)
-    return kwargs
+    throughput: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_config(settings: TrainSettings) -> dict[str, Any]:
@@ -270,7 +222,8 @@ def make_callbacks(settings: TrainSettings, run_dir: Path, eval_env: VecEnv | No
                    n_envs: int, eval_seed: int, references: Mapping[str, float]
                    ) -> list[BaseCallback]:
     """Evaluation (masked for maskable_ppo), checkpoints, invalid actions, progress bar."""
-    callbacks: list[BaseCallback] = [InvalidActionLogger()]
+    callbacks: list[BaseCallback] = [InvalidActionLogger(),
+                                     ThroughputCallback(run_dir, settings.eval_freq)]
     if eval_env is not None:
         cls = (SeededMaskableEvalCallback if settings.algo in MASKED_ALGOS
                else SeededEvalCallback)
@@ -366,7 +319,8 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
         interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
         save_model(model, run_dir / "model.zip")
     return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
-                       time.perf_counter() - started, tensorboard, interrupted, references)
+                       time.perf_counter() - started, tensorboard, interrupted, references,
+                       callbacks[1].summary)
 
 
 def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> dict[str, Any]:
