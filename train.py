@@ -16,6 +16,8 @@ Examples::
     python train.py --trace-set /data/traces/sia_philly_pal bundled --window 40
     python train.py --trace bundled --n-envs 2 --hyperparams n_steps:256 learning_rate:lin_3e-4
     python train.py --trace sia-philly-gen-0 --window 40 -n 50000 --resume   # 50k more steps
+    python train.py --window 60 --env-kwargs reward:relative baseline_policy:pal \
+        --input-driven 4   # 4 episodes of one window per update, time-aligned baselines
     python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
 Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
@@ -92,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--imitate-explore", type=float, default=0.3,
         help="probability of stepping a random valid action while recording (labels stay the "
              "heuristic's; default %(default)s)")
+    add("--input-driven", type=int, default=0, metavar="K",
+        help="input-driven baselines: every rollout is K episodes on one input (same trace "
+             "window and seeds) and a step's baseline is the K-mean return from the same "
+             "simulated time (maskable_ppo, --n-envs 1; 0: off, PPO's GAE)")
     add_duration_knowledge(add)
     _add_search(parser)
     return parser
@@ -142,6 +148,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
         imitate_epochs=args.imitate_epochs, imitate_explore=args.imitate_explore,
+        input_driven=args.input_driven,
     )
 
 

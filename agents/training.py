@@ -57,6 +57,7 @@ from agents.factory import (
     validate_hyperparams,
 )
 from agents.hyperparams import load_hyperparams
+from agents.input_driven import check_input_driven, load_or_make_input_driven
 from agents.rollout import heuristic_outcomes
 from agents.runs import (
     check_evaluation_set,
@@ -93,6 +94,8 @@ class TrainSettings:
     are overrides (``key: value``).
     ``imitate`` names a heuristic to clone before RL (fresh ``maskable_ppo`` runs; the other
     ``imitate_*`` settings: :func:`agents.imitation.clone_heuristic`).
+    ``input_driven`` > 0: K episodes of one input per rollout with the K-mean baseline
+    (:mod:`agents.input_driven`; maskable_ppo, one env).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
     """
@@ -127,6 +130,7 @@ class TrainSettings:
     imitate_decisions: int = 30_000
     imitate_epochs: int = 10
     imitate_explore: float = 0.3
+    input_driven: int = 0
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         raise ConfigError("give n_timesteps (-n) or set it in the hyperparameter file")
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
+    check_input_driven(settings.input_driven, settings.algo, n_envs)
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
     return {
@@ -174,6 +179,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
         "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
         "trace_sets": trace_set_hashes(settings),
+        **({"input_driven": settings.input_driven} if settings.input_driven else {}),
     }
 
 
@@ -244,6 +250,8 @@ def make_callbacks(settings: TrainSettings, run_dir: Path, eval_env: VecEnv | No
 def load_or_make_model(settings: TrainSettings, config: Mapping[str, Any], venv: VecEnv,
                        run_dir: Path) -> tuple[Any, int, int]:
     """The model to train, its timesteps so far and the seed it uses now."""
+    if settings.input_driven:
+        return load_or_make_input_driven(settings, config, venv, run_dir)
     if not settings.resume:
         model = make_model(settings.algo, venv, config["hyperparams"], settings.seed,
                            device=settings.device, verbose=settings.verbose)
