@@ -98,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="input-driven baselines: every rollout is K episodes on one input (same trace "
              "window and seeds) and a step's baseline is the K-mean return from the same "
              "simulated time (maskable_ppo, --n-envs 1; 0: off, PPO's GAE)")
+    add("--curriculum", type=float, default=None, metavar="FLOOR",
+        help="draw training windows (non-overlapping, per trace) more often where the last "
+             "relative return trails the baseline; FLOOR in (0, 1] is the uniform share "
+             "(needs reward:relative; curriculum.yml records each window's visits)")
     add_duration_knowledge(add)
     _add_search(parser)
     return parser
@@ -148,7 +152,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
         imitate_epochs=args.imitate_epochs, imitate_explore=args.imitate_explore,
-        input_driven=args.input_driven,
+        input_driven=args.input_driven, curriculum=args.curriculum,
     )
 
 

@@ -48,6 +48,7 @@ from agents.callbacks import (
     SeededMaskableEvalCallback,
     TqdmProgressBar,
 )
+from agents.curriculum import check_curriculum
 from agents.envs import make_vec_env
 from agents.factory import (
     DEFAULT_ALGO,
@@ -96,6 +97,8 @@ class TrainSettings:
     ``imitate_*`` settings: :func:`agents.imitation.clone_heuristic`).
     ``input_driven`` > 0: K episodes of one input per rollout with the K-mean baseline
     (:mod:`agents.input_driven`; maskable_ppo, one env).
+    ``curriculum``: the floor of the window curriculum of the training envs
+    (:mod:`agents.curriculum`; None: uniform windows).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
     """
@@ -131,6 +134,7 @@ class TrainSettings:
     imitate_epochs: int = 10
     imitate_explore: float = 0.3
     input_driven: int = 0
+    curriculum: float | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
     check_input_driven(settings.input_driven, settings.algo, n_envs)
+    check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
     return {
@@ -180,6 +185,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
         "trace_sets": trace_set_hashes(settings),
         **({"input_driven": settings.input_driven} if settings.input_driven else {}),
+        **({"curriculum": settings.curriculum} if settings.curriculum is not None else {}),
     }
 
 
@@ -280,7 +286,7 @@ def open_envs(stack: ExitStack, settings: TrainSettings, config: Mapping[str, An
                                 config["eval_env_kwargs"], "dummy")
         stack.callback(eval_env.close)
     venv = make_vec_env(settings.env_id, config["n_envs"], settings.seed, config["env_kwargs"],
-                        settings.vec_env)
+                        settings.vec_env, settings.curriculum)
     stack.callback(venv.close)
     return venv, eval_env
 
@@ -326,6 +332,9 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
         callbacks = make_callbacks(settings, run_dir, eval_env, n_envs, eval_seed, references)
         interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
         save_model(model, run_dir / "model.zip")
+        if settings.curriculum is not None:
+            write_yaml(run_dir / "curriculum.yml", {"floor": settings.curriculum,
+                                                    "envs": venv.env_method("summary")})
     return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
                        time.perf_counter() - started, tensorboard, interrupted, references,
                        callbacks[1].summary)
