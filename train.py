@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
              "window and seeds) and a step's baseline is the K-mean return from the same "
              "simulated time (maskable_ppo, --n-envs 1; 0: off, PPO's GAE)")
     add("--curriculum", type=float, default=None, metavar="FLOOR",
-        help="draw training windows (non-overlapping, per trace) more often where the last "
+        help="draw training windows (half-overlapping, per trace) more often where the last "
              "relative return trails the baseline; FLOOR in (0, 1] is the uniform share "
              "(needs reward:relative; curriculum.yml records each window's visits)")
     add_duration_knowledge(add)

@@ -1,11 +1,12 @@
 """A curriculum over trace windows: train more on the windows where the agent trails PAL.
 
 :class:`CurriculumWrapper` replaces the env's uniform draw of (trace, window start) by a draw
-from a fixed pool of windows: every trace's non-overlapping windows (starts 0, w, 2w, ...,
-the last one ending at or before the trace's last job; a trace of at most w jobs is one
-window). With the env's ``reward: relative`` an episode's return is (sum JCT(baseline) -
-sum JCT(agent)) / reward_scale, so a negative return is how far the agent trails the
-baseline on that window. Window i is drawn with probability
+from a fixed pool of windows: every trace's half-overlapping windows of w jobs (starts 0,
+w/2, w, ... while the window fits, plus the window ending at the trace's last job, so every
+job is in some window; a trace of at most w jobs is one window). With the env's
+``reward: relative`` an episode's return is (sum JCT(baseline) - sum JCT(agent)) /
+reward_scale, so a negative return is how far the agent trails the baseline on that window.
+Window i is drawn with probability
 
     p_i = floor / N + (1 - floor) x d_i / sum_j d_j,    d_i = max(0, -R_i)
 
@@ -33,7 +34,7 @@ from palgym.errors import ConfigError
 
 
 def window_pool(num_jobs: list[int], window: int | None) -> list[tuple[int, int]]:
-    """``(trace index, window start)`` of every non-overlapping window of every trace.
+    """``(trace index, window start)`` of every window of the pool (module docstring).
 
     Args:
         num_jobs: jobs of each trace.
@@ -44,7 +45,10 @@ def window_pool(num_jobs: list[int], window: int | None) -> list[tuple[int, int]
         if window is None or window >= jobs:
             pool.append((index, 0))
             continue
-        pool.extend((index, start) for start in range(0, jobs - window + 1, window))
+        starts = list(range(0, jobs - window + 1, max(window // 2, 1)))
+        if starts[-1] + window < jobs:
+            starts.append(jobs - window)
+        pool.extend((index, start) for start in starts)
     return pool
 
 

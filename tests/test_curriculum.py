@@ -19,10 +19,13 @@ KWARGS = {"trace": "sia-philly-gen-0", "window": 8, "num_slots": 4, "max_tiers":
 
 
 def test_window_pool_by_hand() -> None:
-    # 130 jobs in windows of 60: starts 0 and 60 (120 + 60 > 130); 50 jobs: one whole window
-    assert window_pool([130, 50], 60) == [(0, 0), (0, 60), (1, 0)]
+    # 130 jobs in windows of 60, stride 30: starts 0, 30, 60 (90 + 60 > 130), then the tail
+    # window 70..129; 50 jobs: one whole window
+    assert window_pool([130, 50], 60) == [(0, 0), (0, 30), (0, 60), (0, 70), (1, 0)]
     assert window_pool([130, 50], None) == [(0, 0), (1, 0)]
-    assert window_pool([120], 60) == [(0, 0), (0, 60)]
+    assert window_pool([120], 60) == [(0, 0), (0, 30), (0, 60)]  # 60..119 ends at the last
+    assert window_pool([10], 3) == [(0, 0), (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6),
+                                    (0, 7)]
 
 
 def test_probabilities_by_hand() -> None:
@@ -106,7 +109,7 @@ def test_train_with_a_curriculum(tmp_path) -> None:
     assert yaml.safe_load((result.run_dir / "config.yml").read_text())["curriculum"] == 0.5
     record = yaml.safe_load((result.run_dir / "curriculum.yml").read_text())
     windows = record["envs"][0]
-    assert record["floor"] == 0.5 and windows[1]["window_start"] == 6
+    assert record["floor"] == 0.5 and windows[1]["window_start"] == 3
     played = [w for w in windows if w["last_return"] is not None]
     # 32 steps of >= 6 decisions: at least one episode ended, and every reset was counted
     assert played and sum(w["visits"] for w in windows) >= len(played) + 1
