@@ -12,7 +12,9 @@ see :mod:`agents.runs`) holds:
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
 - ``progress.csv`` (``progress-resume-<t>.csv`` after a resume) and, only when the
-  ``tensorboard`` package is importable, ``tensorboard/``.
+  ``tensorboard`` package is importable, ``tensorboard/``;
+- ``throughput.yml``: env steps/s and CPU-seconds per 1k steps (:mod:`agents.throughput`);
+  ``curriculum.yml`` with a curriculum (:mod:`agents.curriculum`).
 
 Traces: ``trace_set`` (set specs, :mod:`palgym.tracesets`) trains on their ``split`` (default
 ``train``) and evaluates on their ``eval_split`` (default ``validation``), each the union over
