@@ -4,8 +4,9 @@ Writes ``<folder>/<env id with / as _>_<algo>_<N>/`` (``N``: the next free run i
 empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``model.zip``,
 ``config.yml`` (resolved hyperparameters), ``args.yml`` (these arguments and the seeds),
 ``evaluations.npz``, ``references.yml`` (heuristic returns on the evaluation episodes),
-``progress.csv`` and ``tensorboard/`` (``tensorboard --logdir <folder>``; when the
-``tensorboard`` package is installed, as the ``train`` extra does). The logic lives in
+``throughput.yml`` (env steps/s, CPU-seconds per 1k steps), ``progress.csv`` and
+``tensorboard/`` (``tensorboard --logdir <folder>``; when the ``tensorboard`` package is
+installed, as the ``train`` extra does). The logic lives in
 :mod:`agents.training`.
 
 Examples::
@@ -15,6 +16,8 @@ Examples::
     python train.py --trace-set /data/traces/sia_philly_pal bundled --window 40
     python train.py --trace bundled --n-envs 2 --hyperparams n_steps:256 learning_rate:lin_3e-4
     python train.py --trace sia-philly-gen-0 --window 40 -n 50000 --resume   # 50k more steps
+    python train.py --window 60 --env-kwargs reward:relative baseline_policy:pal \
+        --input-driven 4   # 4 episodes of one window per update, time-aligned baselines
     python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
 Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
@@ -91,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     add("--imitate-explore", type=float, default=0.3,
         help="probability of stepping a random valid action while recording (labels stay the "
              "heuristic's; default %(default)s)")
+    add("--input-driven", type=int, default=0, metavar="K",
+        help="input-driven baselines: every rollout is K episodes on one input (same trace "
+             "window and seeds) and a step's baseline is the K-mean return from the same "
+             "simulated time (maskable_ppo, --n-envs 1; 0: off, PPO's GAE)")
+    add("--curriculum", type=float, default=None, metavar="FLOOR",
+        help="draw training windows (half-overlapping, per trace) more often where the last "
+             "relative return trails the baseline; FLOOR in (0, 1] is the uniform share "
+             "(needs reward:relative; curriculum.yml records each window's visits)")
     add_duration_knowledge(add)
     _add_search(parser)
     return parser
@@ -142,6 +153,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
         imitate_epochs=args.imitate_epochs, imitate_explore=args.imitate_explore,
+        input_driven=args.input_driven, curriculum=args.curriculum,
     )
 
 
@@ -153,6 +165,11 @@ def report(result: Any) -> None:
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
           + ("   (interrupted)" if result.interrupted else ""))
     print(f"model.zip: {result.model_path.stat().st_size / 1000:.1f} kB")
+    rate = result.throughput
+    if rate:
+        print(f"throughput: {rate['steps_per_s']:.1f} env steps/s, "
+              f"{rate['cpu_s_per_1k_steps']:.2f} CPU-s per 1k steps, "
+              f"{rate['steps_in_2h']:.0f} steps in 2 h (throughput.yml)")
     if result.tensorboard:
         print(f"TensorBoard: tensorboard --logdir {result.run_dir.parent}")
     else:

@@ -25,18 +25,25 @@ INFO_KEYWORDS: tuple[str, ...] = ("num_invalid_actions",)
 VEC_ENV_KINDS: tuple[str, ...] = ("auto", "dummy", "subproc")
 
 
-def make_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gym.Env[Any, Any]:
+def make_env(env_id: str, env_kwargs: Mapping[str, Any], curriculum: float | None = None
+             ) -> gym.Env[Any, Any]:
     """One Monitor-wrapped env (picklable entry point for vector-env workers).
 
     Args:
         env_id: Gymnasium id, e.g. ``palgym/PALPlacement-v0``.
         env_kwargs: keyword arguments of the env (trace, window, preset, reward, ...).
+        curriculum: the floor of :class:`agents.curriculum.CurriculumWrapper` (None: the
+            env's own uniform draw of windows).
 
     Returns:
         ``Monitor(gym.make("palgym:" + env_id, **env_kwargs))`` recording
-        :data:`INFO_KEYWORDS` per episode.
+        :data:`INFO_KEYWORDS` per episode (the curriculum wrapper inside the Monitor).
     """
     env = gym.make(gym_id(env_id), **dict(env_kwargs))
+    if curriculum is not None:
+        from agents.curriculum import CurriculumWrapper
+
+        env = CurriculumWrapper(env, curriculum)
     return Monitor(env, info_keywords=INFO_KEYWORDS)
 
 
@@ -51,6 +58,7 @@ def make_vec_env(
     seed: int,
     env_kwargs: Mapping[str, Any],
     vec_env: str = "auto",
+    curriculum: float | None = None,
 ) -> VecEnv:
     """``n_envs`` seeded copies of the env, in-process or in worker processes.
 
@@ -60,6 +68,7 @@ def make_vec_env(
         seed: env ``i`` gets ``seed + i`` at its first reset.
         env_kwargs: keyword arguments of every env.
         vec_env: ``auto`` (``SubprocVecEnv`` when ``n_envs > 1``), ``dummy`` or ``subproc``.
+        curriculum: the curriculum floor of every env (:func:`make_env`).
 
     Returns:
         The vector env (close it when done).
@@ -73,12 +82,12 @@ def make_vec_env(
     if vec_env not in VEC_ENV_KINDS:
         raise ConfigError(f"vec_env must be one of {list(VEC_ENV_KINDS)}, got {vec_env!r}")
     thunks: list[Callable[[], gym.Env[Any, Any]]] = [
-        functools.partial(make_env, env_id, dict(env_kwargs)) for _ in range(n_envs)
+        functools.partial(make_env, env_id, dict(env_kwargs), curriculum) for _ in range(n_envs)
     ]
     subproc = vec_env == "subproc" or (vec_env == "auto" and n_envs > 1)
     venv: VecEnv
     if subproc:
-        make_env(env_id, env_kwargs).close()  # bad kwargs raise here, not in a worker
+        make_env(env_id, env_kwargs, curriculum).close()  # bad kwargs raise here, not in a worker
         venv = SubprocVecEnv(thunks, start_method=start_method())
     else:
         venv = DummyVecEnv(thunks)

@@ -117,6 +117,7 @@ def check_search(settings: TrainSettings, search: SearchSettings) -> None:
         (settings.eval_episodes >= 1, "--eval-episodes must be >= 1 for --optimize"),
         (not settings.resume, "--optimize starts fresh models: drop --resume"),
         (settings.imitate is None, "--optimize does not clone a heuristic: drop --imitate"),
+        (not settings.input_driven, "--optimize trains plain MaskablePPO: drop --input-driven"),
     ]
     for ok, message in checks:
         if not ok:

@@ -12,7 +12,9 @@ see :mod:`agents.runs`) holds:
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
 - ``progress.csv`` (``progress-resume-<t>.csv`` after a resume) and, only when the
-  ``tensorboard`` package is importable, ``tensorboard/``.
+  ``tensorboard`` package is importable, ``tensorboard/``;
+- ``throughput.yml``: env steps/s and CPU-seconds per 1k steps (:mod:`agents.throughput`);
+  ``curriculum.yml`` with a curriculum (:mod:`agents.curriculum`).
 
 Traces: ``trace_set`` (set specs, :mod:`palgym.tracesets`) trains on their ``split`` (default
 ``train``) and evaluates on their ``eval_split`` (default ``validation``), each the union over
@@ -32,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,7 @@ from agents.callbacks import (
     SeededMaskableEvalCallback,
     TqdmProgressBar,
 )
+from agents.curriculum import check_curriculum
 from agents.envs import make_vec_env
 from agents.factory import (
     DEFAULT_ALGO,
@@ -57,6 +60,7 @@ from agents.factory import (
     validate_hyperparams,
 )
 from agents.hyperparams import load_hyperparams
+from agents.input_driven import check_input_driven, load_or_make_input_driven
 from agents.rollout import heuristic_outcomes
 from agents.runs import (
     check_evaluation_set,
@@ -67,15 +71,19 @@ from agents.runs import (
     save_model,
     write_yaml,
 )
+from agents.throughput import ThroughputCallback
+from agents.train_traces import (
+    TraceArg,
+    env_kwargs_of,
+    trace_set_hashes,
+)
 from palgym.errors import ConfigError
-from palgym.tracesets import BUNDLED_SET, load_trace_set, split_specs
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
 DEFAULT_REFERENCES: tuple[str, ...] = ("pal", "packed-non-sticky")
 EVAL_SEED_OFFSET = 10_000
-TraceArg = str | Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,10 @@ class TrainSettings:
     are overrides (``key: value``).
     ``imitate`` names a heuristic to clone before RL (fresh ``maskable_ppo`` runs; the other
     ``imitate_*`` settings: :func:`agents.imitation.clone_heuristic`).
+    ``input_driven`` > 0: K episodes of one input per rollout with the K-mean baseline
+    (:mod:`agents.input_driven`; maskable_ppo, one env).
+    ``curriculum``: the floor of the window curriculum of the training envs
+    (:mod:`agents.curriculum`; None: uniform windows).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
     """
@@ -123,6 +135,8 @@ class TrainSettings:
     imitate_decisions: int = 30_000
     imitate_epochs: int = 10
     imitate_explore: float = 0.3
+    input_driven: int = 0
+    curriculum: float | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +151,7 @@ class TrainResult:
         tensorboard: whether TensorBoard logs were written.
         interrupted: True if Ctrl-C stopped training (the model was still saved).
         references: ``{policy: mean return}`` on the evaluation episodes.
+        throughput: ``throughput.yml``'s content (:mod:`agents.throughput`).
     """
 
     run_dir: Path
@@ -146,60 +161,7 @@ class TrainResult:
     tensorboard: bool
     interrupted: bool
     references: dict[str, float]
-
-
-def trace_sets_of(settings: TrainSettings) -> tuple[str, ...]:
-    """The trace sets the run uses: ``trace_set``, or ``bundled`` when no trace is given.
-
-    Raises:
-        ConfigError: if both ``trace`` and ``trace_set`` are given.
-    """
-    if settings.trace is not None and settings.trace_set:
-        raise ConfigError("give traces (--trace) or trace sets (--trace-set), not both")
-    if settings.trace is None and not settings.trace_set:
-        return (BUNDLED_SET,)
-    return tuple(settings.trace_set)
-
-
-def trace_of(settings: TrainSettings, evaluation: bool) -> TraceArg:
-    """The env's ``trace`` kwarg: explicit traces, or the union of the sets' split.
-
-    Raises:
-        TraceSetError: for an unloadable set, or a split empty in every set.
-    """
-    if evaluation and settings.eval_trace:
-        return settings.eval_trace
-    sets = trace_sets_of(settings)
-    if not sets:
-        assert settings.trace is not None
-        return settings.trace
-    specs = split_specs(sets, settings.eval_split if evaluation else settings.split)
-    return specs[0] if len(specs) == 1 else specs
-
-
-def trace_set_hashes(settings: TrainSettings) -> dict[str, Any]:
-    """``{set spec: {name, rule, members: {trace: sha256}, splits: {split: [trace ids]}}}`` of
-    the run's trace sets (the training and evaluation splits only)."""
-    described = {}
-    for spec in trace_sets_of(settings):
-        trace_set = load_trace_set(spec)
-        used = dict.fromkeys((settings.split, settings.eval_split))
-        described[spec] = {
-            "name": trace_set.name, "rule": trace_set.rule,
-            "members": {m.trace: m.sha256 for m in trace_set.members},
-            "splits": {s: trace_set.labels(s) if trace_set.splits.get(s) else [] for s in used},
-        }
-    return described
-
-
-def env_kwargs_of(settings: TrainSettings, evaluation: bool = False) -> dict[str, Any]:
-    """Env kwargs of the training (or evaluation) env: trace, window, then ``env_kwargs``."""
-    trace = trace_of(settings, evaluation)
-    kwargs: dict[str, Any] = {"trace": trace if isinstance(trace, str) else list(trace)}
-    if settings.window is not None:
-        kwargs["window"] = settings.window
-    kwargs.update(settings.env_kwargs)
-    return kwargs
+    throughput: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_config(settings: TrainSettings) -> dict[str, Any]:
@@ -214,6 +176,8 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         raise ConfigError("give n_timesteps (-n) or set it in the hyperparameter file")
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
+    check_input_driven(settings.input_driven, settings.algo, n_envs)
+    check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
     return {
@@ -222,6 +186,8 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
         "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
         "trace_sets": trace_set_hashes(settings),
+        **({"input_driven": settings.input_driven} if settings.input_driven else {}),
+        **({"curriculum": settings.curriculum} if settings.curriculum is not None else {}),
     }
 
 
@@ -270,7 +236,8 @@ def make_callbacks(settings: TrainSettings, run_dir: Path, eval_env: VecEnv | No
                    n_envs: int, eval_seed: int, references: Mapping[str, float]
                    ) -> list[BaseCallback]:
     """Evaluation (masked for maskable_ppo), checkpoints, invalid actions, progress bar."""
-    callbacks: list[BaseCallback] = [InvalidActionLogger()]
+    callbacks: list[BaseCallback] = [InvalidActionLogger(),
+                                     ThroughputCallback(run_dir, settings.eval_freq)]
     if eval_env is not None:
         cls = (SeededMaskableEvalCallback if settings.algo in MASKED_ALGOS
                else SeededEvalCallback)
@@ -291,6 +258,8 @@ def make_callbacks(settings: TrainSettings, run_dir: Path, eval_env: VecEnv | No
 def load_or_make_model(settings: TrainSettings, config: Mapping[str, Any], venv: VecEnv,
                        run_dir: Path) -> tuple[Any, int, int]:
     """The model to train, its timesteps so far and the seed it uses now."""
+    if settings.input_driven:
+        return load_or_make_input_driven(settings, config, venv, run_dir)
     if not settings.resume:
         model = make_model(settings.algo, venv, config["hyperparams"], settings.seed,
                            device=settings.device, verbose=settings.verbose)
@@ -319,7 +288,7 @@ def open_envs(stack: ExitStack, settings: TrainSettings, config: Mapping[str, An
                                 config["eval_env_kwargs"], "dummy")
         stack.callback(eval_env.close)
     venv = make_vec_env(settings.env_id, config["n_envs"], settings.seed, config["env_kwargs"],
-                        settings.vec_env)
+                        settings.vec_env, settings.curriculum)
     stack.callback(venv.close)
     return venv, eval_env
 
@@ -365,8 +334,12 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
         callbacks = make_callbacks(settings, run_dir, eval_env, n_envs, eval_seed, references)
         interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
         save_model(model, run_dir / "model.zip")
+        if settings.curriculum is not None:
+            write_yaml(run_dir / "curriculum.yml", {"floor": settings.curriculum,
+                                                    "envs": venv.env_method("summary")})
     return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
-                       time.perf_counter() - started, tensorboard, interrupted, references)
+                       time.perf_counter() - started, tensorboard, interrupted, references,
+                       callbacks[1].summary)
 
 
 def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> dict[str, Any]:

@@ -82,6 +82,8 @@ def test_bad_search_settings_raise(tmp_path: Path, monkeypatch) -> None:
         optimize(settings(tmp_path), SearchSettings(n_trials=0))
     with pytest.raises(ConfigError, match="drop --resume"):
         optimize(settings(tmp_path, resume=True), SEARCH)
+    with pytest.raises(ConfigError, match="drop --input-driven"):
+        optimize(settings(tmp_path, input_driven=4), SEARCH)
     monkeypatch.setitem(sys.modules, "optuna", None)  # as if it were not installed
     with pytest.raises(ConfigError, match=r"needs optuna: pip install -e '.\[optuna\]'"):
         optimize(settings(tmp_path), SEARCH)

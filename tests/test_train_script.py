@@ -56,7 +56,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, f"train.py failed:\n{out}\n{err}"
-        assert "run folder:" in out and "timesteps: 128" in out
+        assert "run folder:" in out and "timesteps: 128" in out and "env steps/s" in out
     return folders[0] / RUN, folders[1] / RUN
 
 
@@ -80,6 +80,24 @@ def test_run_folder_has_every_file(runs: tuple[Path, Path]) -> None:
     references = yaml.safe_load((run / "references.yml").read_text())
     assert set(references["policies"]) == {"pal"}
     assert (run / "tensorboard").is_dir() == (importlib.util.find_spec("tensorboard") is not None)
+
+
+def test_throughput_is_recorded(runs: tuple[Path, Path]) -> None:
+    """throughput.yml: 128 steps, rates consistent with its own wall and CPU time, and the
+    per-rollout rate in progress.csv (4 rollouts of 32 steps)."""
+    import csv
+
+    import yaml
+
+    rate = yaml.safe_load((runs[0] / "throughput.yml").read_text())
+    assert rate["timesteps"] == 128 and rate["n_envs"] == 1 and rate["cpu_scope"] == "process"
+    assert rate["wall_s"] > 0 and rate["cpu_s"] > 0
+    assert rate["steps_per_s"] == pytest.approx(128 / rate["wall_s"])
+    assert rate["cpu_s_per_1k_steps"] == pytest.approx(1000 * rate["cpu_s"] / 128)
+    assert rate["steps_in_2h"] == pytest.approx(7200 * 128 / rate["wall_s"])
+    with (runs[0] / "progress.csv").open() as handle:
+        rows = [row for row in csv.DictReader(handle) if row.get("time/steps_per_s")]
+    assert len(rows) == 4 and all(float(row["time/steps_per_s"]) > 0 for row in rows)
 
 
 def test_tensorboard_logs_hold_the_learning_curve(runs: tuple[Path, Path]) -> None:
