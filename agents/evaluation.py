@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 
 EPISODE_KWARGS: tuple[str, ...] = (
     "preset", "cluster", "queue_order", "locality_penalty", "round_duration_s", "max_rounds",
-    "profile", "variability_data", "window",
+    "profile", "variability_data", "window", "belief",
 )
 """Env kwargs that shape the episodes (shared by every contender)."""
 HEURISTICS_VIA: tuple[str, ...] = ("simulator", "env")

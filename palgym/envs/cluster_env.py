@@ -12,17 +12,24 @@ from gymnasium import spaces
 
 from palgym.envs.access import EnvAccess
 from palgym.envs.actions import ActionCodec
-from palgym.envs.arguments import check_choice, check_positive, make_config
+from palgym.envs.arguments import (
+    BeliefSpec,
+    check_choice,
+    check_positive,
+    make_config,
+    parse_belief,
+)
 from palgym.envs.decide import Decision, choose_backend, final_decision
 from palgym.envs.episodes import (
     EpisodeContext,
     EpisodeMemo,
     TraceSpec,
-    choose_episode_trace,
+    draw_episode,
     load_traces,
+    refreshed,
     start_episode,
 )
-from palgym.envs.heuristics import check_heuristic, heuristic_candidate, heuristic_slot
+from palgym.envs.heuristics import check_heuristic, window_action
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.render import GanttRecorder, render_ansi
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics, episode_note
@@ -31,12 +38,11 @@ from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order
 from palgym.policies.allocation import random_allocation
-from palgym.policies.backfill import split_name
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
-from palgym.simulate import Episode, make_episode
+from palgym.simulate import Episode
 
 
 class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
@@ -119,7 +125,12 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
     (s, default 360000), ``baseline_policy``, ``max_rounds``, ``num_slots`` (K, default 16),
     ``max_tiers`` (T, default 4), ``strict``, ``fallback_policy`` (default ``"pal"``),
     ``task``, ``duration_knowledge`` and ``estimate_sigma`` (what the scheduler knows of job
-    durations: :mod:`palgym.policies.durations`), ``backend`` (``"numba"``, the default, or
+    durations: :mod:`palgym.policies.durations`), ``belief`` (what the scheduler sees of the
+    GPUs: ``"oracle"``, the default, ``"stale"`` or ``"online"``, or
+    :class:`~palgym.policies.belief.BeliefOptions` or a mapping of its fields; the candidates,
+    the observation and the heuristics read the factors fitted from it while the engine runs
+    the truth, as :func:`palgym.simulate.run_episode`'s ``belief``; on a static preset every
+    mode sees the truth), ``backend`` (``"numba"``, the default, or
     ``"numpy"``, the reference; equal results), ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
 
     ## Registered Configurations
@@ -158,6 +169,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         fallback_policy: str = "pal",
         duration_knowledge: str = "clairvoyant",
         estimate_sigma: float = DEFAULT_ESTIMATE_SIGMA,
+        belief: BeliefSpec = "oracle",
         backend: str = "numba",
         render_mode: str | None = None,
     ) -> None:
@@ -178,6 +190,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self.variability_data = variability_data
         self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.durations = Durations(parse_knowledge(duration_knowledge), estimate_sigma)
+        self.belief = parse_belief(belief)
         self.order = make_queue_order(queue_order, self.durations)
         self.sticky = sticky
         self.class_reorder = class_reorder
@@ -237,18 +250,8 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         """Start an episode; ``options`` may set ``trace`` (index, name or Trace),
         ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        trace, window_start = choose_episode_trace(self.traces, self.window, self.np_random,
-                                                   options)
-        episode_seed = int(self.np_random.integers(2**31 - 1))
-        profile = options.get("profile", self.profile)
-        if profile is None and self.variability_data is None:
-            profile = self._memo.bundled_profile(self.config.profile_sampling, self.cluster)
-        episode = make_episode(
-            trace, cluster=self.cluster, config=self.config, profile=profile,
-            variability_data=None if profile is not None else self.variability_data,
-            seed=episode_seed,
-        )
+        episode, window_start = draw_episode(self, self._memo, self.np_random, options or {})
+        trace, episode_seed = episode.trace, episode.seed
         self._ctx, self._sim = start_episode(
             episode, self._memo, self.codec,
             self.sticky and self.config.packed_sticky_strict_total,
@@ -257,22 +260,26 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         order = make_queue_order(self.order.name, durations)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self._memo.baseline(episode, self.baseline_policy, order.name, self._ctx.factors,
-                                durations) if self.reward_name == "relative" else None,
+            self._memo.baseline(episode, self.baseline_policy, order.name,
+                                self._memo.slowdown_factors(episode, self.max_tiers), durations)
+            if self.reward_name == "relative" else None,
         )
         rewards.reset(self._sim)
         if self._recorder is not None:
             self._recorder.reset()
+        fit = self._ctx.fit
         self._rounds = RoundDriver(self._sim, order, self.task, self.sticky,
-                                   self.class_reorder, rewards, self._recorder)
+                                   self.class_reorder, rewards, self._recorder,
+                                   fit.update if fit.belief.changes else None)
         self._invalid = 0
         # rounds before the first decision are credited to the first step's reward
-        self._pending = self._rounds.advance_until_decision()
+        self._pending = self._advance({})
         self._decision = None
         info = {
             "trace": trace.name, "window_start": window_start,
             "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
             "episode_hash": episode.episode_hash(), "seed": episode_seed,
+            "belief": self.belief.mode.value,
         }
         return self._current().observation, info
 
@@ -328,19 +335,8 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
-        known = self._observations.durations
-        slot = heuristic_slot(name, self._rounds.round, self.num_slots, known)
-        if slot is None:
-            return self.codec.END_ROUND
-        job = self._rounds.round.pending[slot]
-        jobs = self._rounds.sim.jobs
-        perf_class = int(jobs.perf_class[job])
-        choice = heuristic_candidate(
-            split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
-            int(jobs.num_gpus[job]), self._ctx.factors.tiers[perf_class].size,
-            self._ctx.pal_orders[perf_class], self.cluster.gpus_per_node, self.codec,
-        )
-        return self.codec.END_ROUND if choice is None else self.codec.encode(slot, choice)
+        return window_action(name, self._rounds.round, candidates, self._ctx.factors,
+                             self._ctx.pal_orders, self.codec, self._observations.durations)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""
@@ -394,4 +390,10 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
             decision.place(job, gpus)
         self._decision = None  # the round changed: the decision is stale
         terms, self._pending = self._pending, {}
-        return self._rounds.advance_until_decision(terms)
+        return self._advance(terms)
+
+    def _advance(self, terms: dict[str, float]) -> dict[str, float]:
+        """Advance to the next decision (the context on the belief's factors then)."""
+        terms = self._rounds.advance_until_decision(terms)
+        self._ctx = refreshed(self._ctx, self._rounds.sim)
+        return terms

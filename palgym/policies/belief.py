@@ -182,6 +182,51 @@ class Belief:
             values[:, gpus[pulled]] *= factor[np.newaxis, :]
 
 
+class BeliefFit:
+    """The slowdown factors fitted from a :class:`Belief`, refitted when it moves (the module
+    docstring's rule); shared by :class:`BeliefPlacement` and the env.
+
+    Args:
+        belief: the belief.
+        rule: k-means cluster count rule of the fits.
+        factors: the factors fitted from the profile (reused if the initial belief equals it).
+        profile: float64 (C, G), the profile ``factors`` were fitted from.
+
+    Attributes:
+        factors: the factors of the last fit.
+        refits: fits after the first.
+    """
+
+    def __init__(self, belief: Belief, rule: ClusterCountRule, factors: SlowdownFactors,
+                 profile: FloatArray) -> None:
+        self.belief = belief
+        self._rule = rule
+        self.refits = 0
+        self._fit_round = 0
+        self._fitted = belief.values.copy()
+        if not np.array_equal(self._fitted, profile):
+            factors = SlowdownFactors.fit(self._fitted, rule)
+        self.factors = factors
+
+    def update(self, sim: Simulator) -> bool:
+        """The per-commit and per-advance callback: update the belief, refit the factors when
+        it moved beyond the tolerance (then mark an event on ``sim``). True after a refit."""
+        options = self.belief.options
+        if not self.belief.watch(sim) or (
+                sim.round_index - self._fit_round < options.refit_interval_rounds):
+            return False
+        values = self.belief.values
+        moved = np.abs(values / self._fitted - 1.0).max(initial=0.0)
+        if moved <= options.refit_tolerance:
+            return False
+        self._fitted = values.copy()
+        self._fit_round = sim.round_index
+        self.factors = SlowdownFactors.fit(self._fitted, self._rule)
+        self.refits += 1
+        sim.mark_event()
+        return True
+
+
 class BeliefPlacement:
     """A factor-reading placement (PAL, PM-First) deciding on a :class:`Belief`'s factors.
 
@@ -191,21 +236,19 @@ class BeliefPlacement:
         rule: k-means cluster count rule of the fits.
         factors: the factors fitted from the profile (reused if the initial belief equals it).
         profile: float64 (C, G), the profile ``factors`` were fitted from.
-
-    Attributes:
-        refits: fits after the first.
     """
 
     def __init__(self, belief: Belief, make: Callable[[SlowdownFactors], PlacementPolicy],
                  rule: ClusterCountRule, factors: SlowdownFactors, profile: FloatArray) -> None:
         self.belief = belief
-        self._make, self._rule = make, rule
-        self.refits = 0
-        self._fit_round = 0
-        self._fitted = belief.values.copy()
-        if not np.array_equal(self._fitted, profile):
-            factors = SlowdownFactors.fit(self._fitted, rule)
-        self.inner = make(factors)
+        self._make = make
+        self.fit = BeliefFit(belief, rule, factors, profile)
+        self.inner = make(self.fit.factors)
+
+    @property
+    def refits(self) -> int:
+        """Fits after the first."""
+        return self.fit.refits
 
     @property
     def name(self) -> str:
@@ -227,17 +270,7 @@ class BeliefPlacement:
         return self.inner.place(sim, order, sampler)
 
     def on_event(self, sim: Simulator) -> None:
-        """The driver's per-commit and per-advance callback: update the belief, refit the
-        factors when it moved beyond the tolerance (then mark an event on ``sim``)."""
-        options = self.belief.options
-        if not self.belief.watch(sim) or (
-                sim.round_index - self._fit_round < options.refit_interval_rounds):
-            return
-        values = self.belief.values
-        moved = np.abs(values / self._fitted - 1.0).max(initial=0.0)
-        if moved > options.refit_tolerance:
-            self._fitted = values.copy()
-            self._fit_round = sim.round_index
-            self.inner = self._make(SlowdownFactors.fit(self._fitted, self._rule))
-            self.refits += 1
-            sim.mark_event()
+        """The driver's per-commit and per-advance callback (:meth:`BeliefFit.update`); a
+        refit remakes the placement."""
+        if self.fit.update(sim):
+            self.inner = self._make(self.fit.factors)
