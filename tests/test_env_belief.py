@@ -6,6 +6,7 @@ is checked, recorded and reproducible across processes."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +17,20 @@ import pytest
 
 from palgym.bundled import bundled_trace_paths
 from palgym.envs import ClusterEnv
+from palgym.envs.features import GPU, GPU_FEATURES
 from palgym.errors import ConfigError
 from palgym.policies.belief import BeliefMode, BeliefOptions
+from palgym.sim.config import preset
+from palgym.sim.dynamics import VariabilityDynamics
 from palgym.simulate import run_episode
+from tests.toys import A, R, toy_profile, toy_trace
 
 REPO = Path(__file__).resolve().parents[1]
 TRACE = str(sorted(bundled_trace_paths().values())[0])
 WINDOW = 80
+DOCS = REPO / "docs" / "ENV.md"
+THROTTLE = VariabilityDynamics(throttle=True, throttle_start_prob=0.5, throttle_rounds=3,
+                               throttle_factor=2.0)
 
 
 def env_episode(belief: object, policy: str = "pal", preset: str = "dynamic",
@@ -126,3 +134,76 @@ def test_same_seed_same_result_across_processes() -> None:
                               capture_output=True, text=True)
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] and outputs[0].startswith("[")
+
+
+# ---------------------------------------------------------------- observed rates (gpus key)
+def toy_env(**kwargs: object) -> ClusterEnv:
+    """One class-A job of 1e9 iterations (T_it = 1 s) on a 1-GPU cluster of character 1.0,
+    R = 100 s, throttling episodes of factor 2 (probability 1/2 a round, 3 rounds)."""
+    env = ClusterEnv(toy_trace((1, 0.0, 1e9, A)), cluster="1x1", profile=toy_profile(1),
+                     round_duration_s=R, observed_rates=True, **kwargs)  # type: ignore[arg-type]
+    env.config = preset("default", round_duration_s=R, dynamics=THROTTLE)
+    return env
+
+
+def gpu_row(observation: dict[str, np.ndarray], env: ClusterEnv, gpu: int = 0) -> np.ndarray:
+    return observation["gpus"].reshape(env.observation_shapes["gpus"])[gpu]
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_a_throttled_gpu_shows_in_the_observed_rate_after_the_round(backend: str) -> None:
+    """Throttled in round r (factor 2 on character 1), the job runs at T_eff = 2 s an
+    iteration: 50 iterations in R = 100 s, o = (100 / 50) / 1 = 2, feature 2 / 4 = 0.5; an
+    unthrottled round gives o = 1, 0.25. Before any round: 0, and age 1 (never seen)."""
+    env = toy_env(backend=backend)
+    observation, _ = env.reset(seed=0)
+    row = gpu_row(observation, env)
+    assert (row[GPU.observed_slowdown], row[GPU.observed_age]) == (0.0, 1.0)
+    seen = set()
+    for _ in range(12):
+        factor = float(env.simulator.truth.process.throttle[0])  # type: ignore[union-attr]
+        assert factor in (1.0, 2.0)
+        observation, *_ = env.step(env.heuristic_action("pal"))
+        row = gpu_row(observation, env)
+        assert row[GPU.observed_slowdown] == pytest.approx(factor / 4.0, rel=1e-6)
+        assert row[GPU.observed_age] == 0.0  # seen in the round just ended
+        # the oracle's belief is the truth of the new round: character x its throttle
+        now = float(env.simulator.truth.process.throttle[0])  # type: ignore[union-attr]
+        assert row[GPU.believed_A] == pytest.approx(now / 4.0, rel=1e-6)
+        assert row[GPU.believed_B] == pytest.approx(now / 4.0, rel=1e-6)  # every class
+        seen.add(factor)
+    assert seen == {1.0, 2.0}  # the seed gives throttled and unthrottled rounds
+
+
+def test_observed_age_counts_rounds_since_the_gpu_was_seen() -> None:
+    """A 2-GPU cluster, the job on GPU 0 (Packed): GPU 1 is never seen (age 1, slowdown 0),
+    GPU 0 is seen every round (age 0)."""
+    env = ClusterEnv(toy_trace((1, 0.0, 1e9, A)), cluster="1x2", profile=toy_profile(2),
+                     round_duration_s=R, observed_rates=True, class_reorder=False)
+    env.reset(seed=0)
+    for _ in range(3):
+        observation, *_ = env.step(env.heuristic_action("packed-non-sticky"))
+    rows = observation["gpus"].reshape(2, len(GPU_FEATURES))
+    assert rows[:, GPU.observed_slowdown].tolist() == [0.25, 0.0]  # o = 1 on GPU 0
+    assert rows[:, GPU.observed_age].tolist() == [0.0, 1.0]
+    assert env.feature_names["gpus"][len(GPU_FEATURES) + GPU.observed_age] == "gpu1.observed_age"
+
+
+def test_observed_rates_off_keeps_the_observation_and_on_keeps_the_episode() -> None:
+    plain = ClusterEnv(TRACE, window=WINDOW)
+    assert set(plain.observation_space.spaces) == {"jobs", "candidates", "cluster"}
+    env = env_episode("online", preset="default")
+    rated = ClusterEnv(TRACE, window=WINDOW, max_tiers=6, belief="online", observed_rates=True)
+    assert rated.observation_shapes["gpus"] == (64, len(GPU_FEATURES))
+    observation, _ = rated.reset(seed=0)
+    assert rated.observation_space.contains(observation)
+    while True:  # watching every round leaves the episode as it was
+        _, _, terminated, truncated, _ = rated.step(rated.heuristic_action("pal"))
+        if terminated or truncated:
+            break
+    assert np.array_equal(completions(rated), completions(env))
+    text = DOCS.read_text().split("### `gpus`", 1)[1].split("\n#", 1)[0]
+    documented = re.findall(r"^\| `([^`]+)`", text, flags=re.MULTILINE)
+    expanded = [n for name in documented for n in (
+        [f"believed_{c}" for c in "ABCD"] if name == "believed_A" else [name])]
+    assert expanded == list(GPU_FEATURES)

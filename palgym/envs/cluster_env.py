@@ -27,6 +27,7 @@ from palgym.envs.episodes import (
     draw_episode,
     load_traces,
     refreshed,
+    reset_info,
     start_episode,
 )
 from palgym.envs.heuristics import check_heuristic, window_action
@@ -73,7 +74,9 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
       feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on
       the best tier, keeps the current GPUs;
     - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
-      free fraction, pending / K, queued / 4K, log time.
+      free fraction, pending / K, queued / 4K, log time;
+    - ``gpus`` (G, 6), only with ``observed_rates=True``: the belief of each class and the last
+      observed slowdown and its age (:mod:`palgym.envs.observed`).
 
     ## Action Space
 
@@ -125,13 +128,12 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
     (s, default 360000), ``baseline_policy``, ``max_rounds``, ``num_slots`` (K, default 16),
     ``max_tiers`` (T, default 4), ``strict``, ``fallback_policy`` (default ``"pal"``),
     ``task``, ``duration_knowledge`` and ``estimate_sigma`` (what the scheduler knows of job
-    durations: :mod:`palgym.policies.durations`), ``belief`` (what the scheduler sees of the
-    GPUs: ``"oracle"``, the default, ``"stale"`` or ``"online"``, or
-    :class:`~palgym.policies.belief.BeliefOptions` or a mapping of its fields; the candidates,
-    the observation and the heuristics read the factors fitted from it while the engine runs
-    the truth, as :func:`palgym.simulate.run_episode`'s ``belief``; on a static preset every
-    mode sees the truth), ``backend`` (``"numba"``, the default, or
-    ``"numpy"``, the reference; equal results), ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
+    durations: :mod:`palgym.policies.durations`), ``belief`` (``"oracle"``, ``"stale"``,
+    ``"online"`` or :class:`~palgym.policies.belief.BeliefOptions` / a mapping of its fields:
+    the candidates, observation and heuristics read its factors, the engine runs the truth,
+    as ``run_episode(belief=)``; docs/ENV.md), ``observed_rates`` (the ``gpus`` key),
+    ``backend`` (``"numba"``, the default, or ``"numpy"``, the reference; equal results),
+    ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
 
     ## Registered Configurations
 
@@ -170,6 +172,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         duration_knowledge: str = "clairvoyant",
         estimate_sigma: float = DEFAULT_ESTIMATE_SIGMA,
         belief: BeliefSpec = "oracle",
+        observed_rates: bool = False,
         backend: str = "numba",
         render_mode: str | None = None,
     ) -> None:
@@ -191,6 +194,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.durations = Durations(parse_knowledge(duration_knowledge), estimate_sigma)
         self.belief = parse_belief(belief)
+        self.observed_rates = observed_rates
         self.order = make_queue_order(queue_order, self.durations)
         self.sticky = sticky
         self.class_reorder = class_reorder
@@ -205,7 +209,9 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self.backend = backend
         self._decide = choose_backend(backend, self.config.pal_node_order)
         self.render_mode = render_mode
-        self._observations = ObservationBuilder(self.codec, self.cluster.gpus_per_node)
+        self._observations = ObservationBuilder(
+            self.codec, self.cluster.gpus_per_node,
+            self.cluster.num_gpus if observed_rates else None)
         self.observation_space = self._observations.space  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.codec.n)
         self._final = final_decision(self._observations)
@@ -251,12 +257,13 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
         super().reset(seed=seed)
         episode, window_start = draw_episode(self, self._memo, self.np_random, options or {})
-        trace, episode_seed = episode.trace, episode.seed
         self._ctx, self._sim = start_episode(
             episode, self._memo, self.codec,
-            self.sticky and self.config.packed_sticky_strict_total,
+            self.sticky and self.config.packed_sticky_strict_total, self.observed_rates,
         )
-        durations = self._observations.durations = self.durations.for_seed(episode_seed)
+        builder = self._observations
+        builder.rates, builder.believed = self._ctx.rates, self._ctx.fit.belief.values
+        durations = builder.durations = self.durations.for_seed(episode.seed)
         order = make_queue_order(self.order.name, durations)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
@@ -267,21 +274,14 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         rewards.reset(self._sim)
         if self._recorder is not None:
             self._recorder.reset()
-        fit = self._ctx.fit
         self._rounds = RoundDriver(self._sim, order, self.task, self.sticky,
                                    self.class_reorder, rewards, self._recorder,
-                                   fit.update if fit.belief.changes else None)
+                                   self._ctx.watcher())
         self._invalid = 0
         # rounds before the first decision are credited to the first step's reward
         self._pending = self._advance({})
         self._decision = None
-        info = {
-            "trace": trace.name, "window_start": window_start,
-            "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
-            "episode_hash": episode.episode_hash(), "seed": episode_seed,
-            "belief": self.belief.mode.value,
-        }
-        return self._current().observation, info
+        return self._current().observation, reset_info(episode, window_start)
 
     def step(
         self, action: int | np.integer[Any]

@@ -162,8 +162,11 @@ def decide_numba(
         out.keeps[:size],
     )
     buffer.setflags(write=False)
-    return Decision(candidates, {"jobs": buffer[:a], "candidates": buffer[a:b],
-                                 "cluster": buffer[b:]}, mask)
+    observation = {"jobs": buffer[:a], "candidates": buffer[a:b], "cluster": buffer[b:]}
+    gpus = builder.gpu_observation(sim, decision)
+    if gpus is not None:  # observed_rates: per round, shared with the reference
+        observation["gpus"] = gpus
+    return Decision(candidates, observation, mask)
 
 
 def choose_backend(backend: str, pal_node_order: str) -> DecideFn:

@@ -11,7 +11,7 @@ job arrives at 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,6 +23,7 @@ from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import copy_rng
 from palgym.envs.candidates import EpisodeTables
 from palgym.envs.heuristics import pal_orders
+from palgym.envs.observed import ObservedRates
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
 from palgym.policies.base import Sampler, make_sampler
@@ -201,6 +202,17 @@ class EpisodeMemo:
         return self._baselines[key]
 
 
+def reset_info(episode: Episode, window_start: int) -> dict[str, Any]:
+    """The env's ``reset`` info: the episode's trace, window start, profile, hash, seed and
+    belief mode."""
+    return {
+        "trace": episode.trace.name, "window_start": window_start,
+        "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
+        "episode_hash": episode.episode_hash(), "seed": episode.seed,
+        "belief": episode.belief.mode.value,
+    }
+
+
 def check_tiers(factors: SlowdownFactors, max_tiers: int, source: str = "the profile"
                 ) -> SlowdownFactors:
     """``factors`` (fitted from ``source``) if no class has more than ``max_tiers`` tiers.
@@ -228,6 +240,7 @@ class EpisodeContext:
         sampler: the Random candidate's sampler (a copy of the episode's placement RNG, so
             the env draws exactly what ``run_episode`` draws).
         fit: the belief and its fitted factors (:class:`palgym.policies.belief.BeliefFit`).
+        rates: the observed rates of the ``gpus`` key (``observed_rates=True``), else None.
         fit_count: ``fit.refits`` when ``factors`` were taken from it.
     """
 
@@ -237,7 +250,24 @@ class EpisodeContext:
     tables: EpisodeTables
     sampler: Sampler
     fit: BeliefFit
+    rates: ObservedRates | None = None
     fit_count: int = 0
+
+    def watcher(self) -> Callable[[Simulator], object] | None:
+        """The round driver's per-commit and per-advance callback: the belief's update (if
+        it changes during the episode) and the observed rates' (if kept); None if neither."""
+        update = self.fit.update if self.fit.belief.changes else None
+        rates = self.rates
+        if rates is None:
+            return update
+        if update is None:
+            return rates.watch
+
+        def both(sim: Simulator) -> None:
+            update(sim)
+            rates.watch(sim)
+
+        return both
 
 
 def episode_streams(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
@@ -248,7 +278,8 @@ def episode_streams(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSe
 
 
 def start_episode(
-    episode: Episode, memo: EpisodeMemo, codec: ActionCodec, strict_total: bool
+    episode: Episode, memo: EpisodeMemo, codec: ActionCodec, strict_total: bool,
+    observed_rates: bool = False,
 ) -> tuple[EpisodeContext, Simulator]:
     """The episode's constants and a fresh engine on it (the truth seeded as ``run_episode``
     seeds it; the scheduler's factors fitted from ``episode.belief``).
@@ -258,6 +289,7 @@ def start_episode(
         memo: the env's memo (slowdown factors fitted once per profile).
         codec: the env's action codec.
         strict_total: the Packed candidate's strict-total quirk.
+        observed_rates: keep the observed rates (:mod:`palgym.envs.observed`).
 
     Raises:
         ConfigError: the profile (or the initial belief) has more slowdown tiers than
@@ -276,6 +308,7 @@ def start_episode(
         pal_orders=pal_orders(factors, episode.config, codec),
         tables=EpisodeTables.build(sim, factors, codec, strict_total),
         sampler=make_sampler(copy_rng(episode.placement_rng)), fit=fit,
+        rates=ObservedRates(sim) if observed_rates else None,
     )
     return context, sim
 

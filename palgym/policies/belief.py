@@ -41,7 +41,7 @@ from palgym.errors import ConfigError
 from palgym.policies.base import PlacementPolicy, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.engine import Simulator
-from palgym.sim.types import FREE, FloatArray, IntArray
+from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
 
 
 class BeliefMode(str, Enum):
@@ -103,6 +103,36 @@ def belief_options(belief: str | BeliefMode | BeliefOptions) -> BeliefOptions:
         raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)}, got {belief!r}") from None
 
 
+def progress_snapshot(sim: Simulator) -> tuple[IntArray, IntArray, FloatArray, BoolArray]:
+    """The running jobs' progress before a round (after its commit): int64 (H,) the GPUs
+    held, grouped by job (stable by GPU id), int64 (H,) their jobs, float64 (H,) the jobs'
+    iterations done and bool (H,) whether the job has no restart time left (it runs the whole
+    round)."""
+    job_of_gpu = sim.job_of_gpu
+    gpus = np.flatnonzero(job_of_gpu != FREE)
+    owners = job_of_gpu[gpus]
+    order = np.argsort(owners, kind="stable")
+    gpus, owners = gpus[order], owners[order]
+    iterations = sim.jobs.iterations_done[owners].copy()
+    return gpus, owners, iterations, sim.jobs.restart_left_s[owners] == 0
+
+
+def observed_slowdowns(sim: Simulator, owners: IntArray, iterations: FloatArray,
+                       fresh: BoolArray) -> tuple[IntArray, IntArray, FloatArray]:
+    """The observed slowdowns of the round just advanced, from its :func:`progress_snapshot`
+    (``owners``, ``iterations``, ``fresh``): for every job that ran the whole round and made
+    progress, the start and end of its GPUs' positions in the snapshot and
+    ``o = (R / iterations done in the round) / (T_it x locality_penalty)`` (float64)."""
+    jobs = sim.jobs
+    first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+    job = owners[first]
+    done = jobs.iterations_done[job] - iterations[first]
+    observed = (sim.config.round_duration_s / done) / (
+        jobs.iteration_time_s[job] * jobs.locality_penalty[job])
+    keep = fresh[first] & (done > 0)
+    return first[keep], np.append(first, owners.size)[1:][keep], observed[keep]
+
+
 class Belief:
     """A policy's belief about ``sim``'s GPUs (see the module docstring).
 
@@ -147,24 +177,11 @@ class Belief:
         return True
 
     def _snapshot(self, sim: Simulator) -> None:
-        job_of_gpu = sim.job_of_gpu
-        gpus = np.flatnonzero(job_of_gpu != FREE)
-        owners = job_of_gpu[gpus]
-        order = np.argsort(owners, kind="stable")
-        self._gpus, self._owners = gpus[order], owners[order]
-        self._iterations = sim.jobs.iterations_done[self._owners].copy()
-        self._fresh = sim.jobs.restart_left_s[self._owners] == 0
+        self._gpus, self._owners, self._iterations, self._fresh = progress_snapshot(sim)
 
     def _observations(self, sim: Simulator) -> tuple[IntArray, IntArray, FloatArray]:
         """(first GPU position of each observed job, its GPUs, the observed slowdowns)."""
-        owners, jobs = self._owners, sim.jobs
-        first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
-        job = owners[first]
-        done = jobs.iterations_done[job] - self._iterations[first]
-        observed = (sim.config.round_duration_s / done) / (
-            jobs.iteration_time_s[job] * jobs.locality_penalty[job])
-        keep = self._fresh[first] & (done > 0)
-        return first[keep], np.append(first, owners.size)[1:][keep], observed[keep]
+        return observed_slowdowns(sim, self._owners, self._iterations, self._fresh)
 
     def observe(self, sim: Simulator, starts: IntArray, ends: IntArray,
                 observed: FloatArray) -> None:
