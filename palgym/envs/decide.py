@@ -139,9 +139,9 @@ def decide_numba(
     table = sim.jobs
     out = tables.buffers
     pending_frac, queued_frac, log_now = builder.round_features(sim, decision)
-    durations = builder.durations  # the scheduler's total iterations (true when clairvoyant)
-    known = durations.known
-    total_iterations = durations.total_iterations(table) if known else table.total_iterations
+    known = builder.durations_known  # the scheduler's total iterations (true when clairvoyant)
+    total_iterations = (table.total_iterations if builder.clairvoyant or not known
+                        else builder.durations.total_iterations(table))
     best0, packed, random, num_candidates = builder.candidate_layout
     num_shapes = obs_kernel.decision(
         decision.free, jobs, sim.job_of_gpu,

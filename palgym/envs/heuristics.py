@@ -16,6 +16,8 @@ expressible: a sticky round offers only its first slot and ends when that job ca
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from palgym.envs.actions import ActionCodec
@@ -31,10 +33,12 @@ from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig
 from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
 
+_split_name = functools.lru_cache(maxsize=256)(split_name)  # parsed once per name, not per step
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
 
 
+@functools.lru_cache(maxsize=256)  # a check that passed holds for the env's life
 def check_heuristic(
     name: str, sticky: bool, class_reorder: bool, task: str | None = None,
     num_slots: int | None = None,
@@ -88,7 +92,7 @@ def heuristic_slot(
     window = decision.window(num_slots)
     if not window:
         return None
-    mode = split_name(name)[1]
+    mode = _split_name(name)[1]
     if decision.fits(window[0]):
         return 0
     if mode == "none":
@@ -252,7 +256,7 @@ def window_action(
     jobs = decision.sim.jobs
     perf_class = int(jobs.perf_class[job])
     choice = heuristic_candidate(
-        split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
+        _split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
         int(jobs.num_gpus[job]), factors.tiers[perf_class].size, orders[perf_class],
         decision.sim.cluster.gpus_per_node, codec,
     )

@@ -39,7 +39,12 @@ from palgym.envs.features import (
     log_time,
 )
 from palgym.envs.observed import ObservedRates, gpu_rows
-from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_time_s
+from palgym.policies.durations import (
+    CLAIRVOYANT,
+    DurationKnowledge,
+    Durations,
+    remaining_time_s,
+)
 from palgym.sim.config import RemainingTime
 from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
@@ -63,13 +68,16 @@ class ObservationBuilder:
         durations: what the scheduler knows of job durations in the current episode (set at
             each reset): ``log_remaining_ideal_time`` is the true remaining work when
             clairvoyant, the user estimate's when noisy, and 0 when unknown.
+        durations_known, clairvoyant: ``durations.known`` and whether the scheduler's total
+            iterations are the job table's own column, read once per episode (an enum
+            member's lookup costs about a microsecond, every decision otherwise).
         rates: the current episode's observed rates (``gpus`` key; set at each reset).
         believed: float64 (C, G), the current episode's belief values (``gpus`` key).
     """
 
     def __init__(self, codec: ActionCodec, gpus_per_node: int,
                  num_gpus: int | None = None) -> None:
-        self.durations: Durations = CLAIRVOYANT
+        self.durations = CLAIRVOYANT
         self.rates: ObservedRates | None = None
         self.believed = np.ones((NUM_PERF_CLASSES, num_gpus or 0))
         self._gpus_round: DecisionRound | None = None
@@ -104,6 +112,17 @@ class ObservationBuilder:
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()
         })
+
+    @property
+    def durations(self) -> Durations:
+        """What the scheduler knows of job durations (see the class docstring)."""
+        return self._durations
+
+    @durations.setter
+    def durations(self, durations: Durations) -> None:
+        self._durations = durations
+        self.durations_known = durations.known
+        self.clairvoyant = durations.knowledge is DurationKnowledge.CLAIRVOYANT
 
     def cluster_feature_names(self) -> tuple[str, ...]:
         """Names of the ``cluster`` vector's entries."""
