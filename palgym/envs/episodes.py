@@ -194,7 +194,8 @@ class EpisodeMemo:
         durations: Durations = CLAIRVOYANT,
     ) -> np.ndarray:
         """float64 (J,) completion times (s) of ``policy`` on the identical episode (the queue
-        order knowing job durations as ``durations`` does)."""
+        order knowing job durations as ``durations`` does; PAL / PM-First deciding on
+        ``episode.belief``, as the env's own heuristics do)."""
         key = (episode.episode_hash(), policy, episode.belief)
         if key not in self._baselines:
             result = run_episode(episode, policy, queue_order, factors, durations=durations)
