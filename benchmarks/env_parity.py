@@ -3,10 +3,13 @@
 For each trace, queue order and placement policy, runs the heuristic through the env
 (``heuristic_action`` at every step; the placement task, or ``--task scheduling``) and directly
 with ``run_episode`` on the identical episode, and prints whether every per-job completion time
-is bit-identical, plus the decisions per second of the env run.
+is bit-identical, plus the decisions per second of the env run. ``--belief`` gives the env
+that belief (what PAL and PM-First see; the direct run takes it from the env's episode), e.g.
+``--preset dynamic --belief online --policies pal pm-first``.
 
     python benchmarks/env_parity.py [--trace PATH ...] [--preset pal-artifact]
         [--variability-data DIR] [--queue-orders fifo srtf] [--task scheduling]
+        [--belief oracle|stale|online]
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from palgym import PLACEMENT_NAMES, run_episode
 from palgym.bundled import bundled_trace_paths
 from palgym.envs import ClusterEnv
 from palgym.envs.heuristics import CLASS_REORDER_POLICIES, STICKY_POLICIES
+from palgym.policies.belief import BELIEF_NAMES
 
 
 def parity(trace: Path, policy: str, order: str, args: argparse.Namespace) -> tuple[bool, float]:
@@ -29,6 +33,7 @@ def parity(trace: Path, policy: str, order: str, args: argparse.Namespace) -> tu
         str(trace), preset=args.preset, variability_data=args.variability_data,
         queue_order=order, sticky=policy in STICKY_POLICIES,
         class_reorder=policy in CLASS_REORDER_POLICIES, max_tiers=6, task=args.task,
+        belief=args.belief,
     )
     env.reset(seed=0)
     steps, start = 0, time.perf_counter()
@@ -38,7 +43,7 @@ def parity(trace: Path, policy: str, order: str, args: argparse.Namespace) -> tu
         if terminated or truncated:
             break
     rate = steps / (time.perf_counter() - start)
-    direct = run_episode(env.episode, policy, order)  # the identical episode
+    direct = run_episode(env.episode, policy, order)  # the identical episode and belief
     same = np.array_equal(direct.records.completion_time_s,
                           env.simulator.records().completion_time_s, equal_nan=True)
     return same, rate
@@ -55,6 +60,8 @@ def main() -> None:
     parser.add_argument("--task", choices=["placement", "scheduling"], default="placement",
                         help="the env's task (scheduling: heuristics end the round when their "
                              "head job does not fit)")
+    parser.add_argument("--belief", choices=BELIEF_NAMES, default="oracle",
+                        help="what PAL and PM-First see of the GPUs (the env's belief)")
     args = parser.parse_args()
     traces = args.trace or list(bundled_trace_paths().values())
     failures = total = 0

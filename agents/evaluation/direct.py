@@ -148,7 +148,7 @@ def _draw_episodes(env_id: str, env_kwargs: Mapping[str, Any], traces: Sequence[
                     profile=unwrapped.profile,
                     variability_data=(None if unwrapped.profile is not None
                                       else unwrapped.variability_data),
-                    seed=int(info["seed"]))
+                    seed=int(info["seed"]), belief=unwrapped.belief)
                 if episode.episode_hash() != info["episode_hash"]:
                     raise ConfigError(f"{trace.name} seed {seed}: the rebuilt episode differs "
                                       "from the env's (hash mismatch)")

@@ -28,7 +28,7 @@ from palgym.errors import ConfigError
 
 EPISODE_KWARGS: tuple[str, ...] = (
     "preset", "cluster", "queue_order", "locality_penalty", "round_duration_s", "max_rounds",
-    "profile", "variability_data", "window",
+    "profile", "variability_data", "window", "belief",
 )
 """Env kwargs that shape the episodes (shared by every contender)."""
 EPISODE_SOURCE_KWARGS: tuple[str, ...] = ("trace", "window")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from palgym.errors import ConfigError
+from palgym.policies.belief import BeliefMode, BeliefOptions, belief_options
 from palgym.sim.config import SimConfig, preset
 
 
@@ -42,3 +44,32 @@ def make_config(
 def copy_rng(rng: Any) -> Any:
     """An independent copy of a ``random.Random`` or numpy Generator (same future draws)."""
     return copy.deepcopy(rng)
+
+
+BeliefSpec = str | BeliefMode | BeliefOptions | Mapping[str, Any]
+"""The env's ``belief``: a mode name, or :class:`~palgym.policies.belief.BeliefOptions` (or
+a mapping of its fields, e.g. ``{"mode": "online", "alpha": 0.5}`` from
+``--env-kwargs 'belief:{mode: online, alpha: 0.5}'``)."""
+
+
+def parse_belief(value: BeliefSpec) -> BeliefOptions:
+    """``value`` as :class:`~palgym.policies.belief.BeliefOptions`.
+
+    Raises:
+        ConfigError: naming an unknown mode, an unknown option or an out-of-range value.
+    """
+    if not isinstance(value, Mapping):
+        return belief_options(value)
+    known = tuple(f.name for f in dataclasses.fields(BeliefOptions))
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise ConfigError(f"belief option {unknown[0]!r} is not one of {list(known)}")
+    return BeliefOptions(**value)
+
+
+def plain_belief(options: BeliefOptions) -> str | dict[str, Any]:
+    """``options`` as its mode name when the other options are the defaults, else a dict of
+    plain values (what ``parse_belief`` reads back)."""
+    if options == BeliefOptions(options.mode):
+        return options.mode.value
+    return {**dataclasses.asdict(options), "mode": options.mode.value}

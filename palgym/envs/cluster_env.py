@@ -12,17 +12,25 @@ from gymnasium import spaces
 
 from palgym.envs.access import EnvAccess
 from palgym.envs.actions import ActionCodec
-from palgym.envs.arguments import check_choice, check_positive, make_config
+from palgym.envs.arguments import (
+    BeliefSpec,
+    check_choice,
+    check_positive,
+    make_config,
+    parse_belief,
+)
 from palgym.envs.decide import Decision, choose_backend, final_decision
 from palgym.envs.episodes import (
     EpisodeContext,
     EpisodeMemo,
     TraceSpec,
-    choose_episode_trace,
+    draw_episode,
     load_traces,
+    refreshed,
+    reset_info,
     start_episode,
 )
-from palgym.envs.heuristics import check_heuristic, heuristic_candidate, heuristic_slot
+from palgym.envs.heuristics import check_heuristic, window_action
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.render import GanttRecorder, render_ansi
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics, episode_note
@@ -31,12 +39,11 @@ from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
 from palgym.policies import PLACEMENT_NAMES, make_queue_order
 from palgym.policies.allocation import random_allocation
-from palgym.policies.backfill import split_name
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
-from palgym.simulate import Episode, make_episode
+from palgym.simulate import Episode
 
 
 class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
@@ -67,7 +74,9 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
       feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on
       the best tier, keeps the current GPUs;
     - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
-      free fraction, pending / K, queued / 4K, log time.
+      free fraction, pending / K, queued / 4K, log time;
+    - ``gpus`` (G, 6), only with ``observed_rates=True``: the belief of each class and the last
+      observed slowdown and its age (:mod:`palgym.envs.observed`).
 
     ## Action Space
 
@@ -113,15 +122,19 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
     ``trace`` (path, bundled name, ``"bundled"``, a trace-set split ``"SET:SPLIT"`` such as
     ``"bundled:train"``, Trace, or list), ``window`` (jobs per episode, None = whole trace),
     ``variability_data`` (measurement folder) or ``profile`` (file or VariabilityProfile),
-    ``preset`` (``"default"`` | ``"pal-artifact"``), ``cluster`` (``"16x4"``), ``queue_order``
-    (``fifo`` | ``las`` | ``srtf`` | ``srsf`` | ``tiresias``), ``locality_penalty``,
-    ``round_duration_s``,
-    ``sticky``, ``class_reorder`` (window in PAL's class order), ``reward``, ``reward_scale``
-    (s, default 360000), ``baseline_policy``, ``max_rounds``, ``num_slots`` (K, default 16),
-    ``max_tiers`` (T, default 4), ``strict``, ``fallback_policy`` (default ``"pal"``),
-    ``task``, ``duration_knowledge`` and ``estimate_sigma`` (what the scheduler knows of job
-    durations: :mod:`palgym.policies.durations`), ``backend`` (``"numba"``, the default, or
-    ``"numpy"``, the reference; equal results), ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
+    ``preset`` (``"default"`` | ``"pal-artifact"`` | ``"dynamic"``), ``cluster`` (``"16x4"``),
+    ``queue_order`` (``fifo`` | ``las`` | ``srtf`` | ``srsf`` | ``tiresias``),
+    ``locality_penalty``, ``round_duration_s``, ``sticky``, ``class_reorder`` (window in PAL's
+    class order), ``reward``, ``reward_scale`` (s, default 360000), ``baseline_policy``,
+    ``max_rounds``, ``num_slots`` (K, default 16), ``max_tiers`` (T, default 4), ``strict``,
+    ``fallback_policy`` (default ``"pal"``), ``task``, ``duration_knowledge`` and
+    ``estimate_sigma`` (what the scheduler knows of job durations:
+    :mod:`palgym.policies.durations`), ``belief`` (``"oracle"``, ``"stale"``, ``"online"`` or
+    :class:`~palgym.policies.belief.BeliefOptions` / a mapping of its fields: the candidates,
+    observation and heuristics read its factors, the engine runs the truth, as
+    ``run_episode(belief=)``; docs/ENV.md), ``observed_rates`` (the ``gpus`` key),
+    ``backend`` (``"numba"``, the default, or ``"numpy"``, the reference; equal results),
+    ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
 
     ## Registered Configurations
 
@@ -159,6 +172,8 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         fallback_policy: str = "pal",
         duration_knowledge: str = "clairvoyant",
         estimate_sigma: float = DEFAULT_ESTIMATE_SIGMA,
+        belief: BeliefSpec = "oracle",
+        observed_rates: bool = False,
         backend: str = "numba",
         render_mode: str | None = None,
     ) -> None:
@@ -179,6 +194,8 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self.variability_data = variability_data
         self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.durations = Durations(parse_knowledge(duration_knowledge), estimate_sigma)
+        self.belief = parse_belief(belief)
+        self.observed_rates = observed_rates
         self.order = make_queue_order(queue_order, self.durations, self.config)
         self.sticky = sticky
         self.class_reorder = class_reorder
@@ -193,7 +210,9 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self.backend = backend
         self._decide = choose_backend(backend, self.config.pal_node_order)
         self.render_mode = render_mode
-        self._observations = ObservationBuilder(self.codec, self.cluster.gpus_per_node)
+        self._observations = ObservationBuilder(
+            self.codec, self.cluster.gpus_per_node,
+            self.cluster.num_gpus if observed_rates else None)
         self.observation_space = self._observations.space  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.codec.n)
         self._final = final_decision(self._observations)
@@ -238,44 +257,32 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         """Start an episode; ``options`` may set ``trace`` (index, name or Trace),
         ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
         super().reset(seed=seed)
-        options = dict(options or {})
-        trace, window_start = choose_episode_trace(self.traces, self.window, self.np_random,
-                                                   options)
-        episode_seed = int(self.np_random.integers(2**31 - 1))
-        profile = options.get("profile", self.profile)
-        if profile is None and self.variability_data is None:
-            profile = self._memo.bundled_profile(self.config.profile_sampling, self.cluster)
-        episode = make_episode(
-            trace, cluster=self.cluster, config=self.config, profile=profile,
-            variability_data=None if profile is not None else self.variability_data,
-            seed=episode_seed,
-        )
+        episode, window_start = draw_episode(self, self._memo, self.np_random, options or {})
         self._ctx, self._sim = start_episode(
             episode, self._memo, self.codec,
-            self.sticky and self.config.packed_sticky_strict_total,
+            self.sticky and self.config.packed_sticky_strict_total, self.observed_rates,
         )
-        durations = self._observations.durations = self.durations.for_seed(episode_seed)
+        builder = self._observations
+        builder.rates, builder.believed = self._ctx.rates, self._ctx.fit.belief.values
+        durations = builder.durations = self.durations.for_seed(episode.seed)
         order = make_queue_order(self.order.name, durations, self.config)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self._memo.baseline(episode, self.baseline_policy, order.name, self._ctx.factors,
-                                durations) if self.reward_name == "relative" else None,
+            self._memo.baseline(episode, self.baseline_policy, order.name,
+                                self._memo.slowdown_factors(episode, self.max_tiers), durations)
+            if self.reward_name == "relative" else None,
         )
         rewards.reset(self._sim)
         if self._recorder is not None:
             self._recorder.reset()
         self._rounds = RoundDriver(self._sim, order, self.task, self.sticky,
-                                   self.class_reorder, rewards, self._recorder)
+                                   self.class_reorder, rewards, self._recorder,
+                                   self._ctx.watcher())
         self._invalid = 0
         # rounds before the first decision are credited to the first step's reward
-        self._pending = self._rounds.advance_until_decision()
+        self._pending = self._advance({})
         self._decision = None
-        info = {
-            "trace": trace.name, "window_start": window_start,
-            "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
-            "episode_hash": episode.episode_hash(), "seed": episode_seed,
-        }
-        return self._current().observation, info
+        return self._current().observation, reset_info(episode, window_start)
 
     def step(
         self, action: int | np.integer[Any]
@@ -329,19 +336,8 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
-        known = self._observations.durations
-        slot = heuristic_slot(name, self._rounds.round, self.num_slots, known)
-        if slot is None:
-            return self.codec.END_ROUND
-        job = self._rounds.round.pending[slot]
-        jobs = self._rounds.sim.jobs
-        perf_class = int(jobs.perf_class[job])
-        choice = heuristic_candidate(
-            split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
-            int(jobs.num_gpus[job]), self._ctx.factors.tiers[perf_class].size,
-            self._ctx.pal_orders[perf_class], self.cluster.gpus_per_node, self.codec,
-        )
-        return self.codec.END_ROUND if choice is None else self.codec.encode(slot, choice)
+        return window_action(name, self._rounds.round, candidates, self._ctx.factors,
+                             self._ctx.pal_orders, self.codec, self._observations.durations)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""
@@ -395,4 +391,10 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
             decision.place(job, gpus)
         self._decision = None  # the round changed: the decision is stale
         terms, self._pending = self._pending, {}
-        return self._rounds.advance_until_decision(terms)
+        return self._advance(terms)
+
+    def _advance(self, terms: dict[str, float]) -> dict[str, float]:
+        """Advance to the next decision (the context on the belief's factors then)."""
+        terms = self._rounds.advance_until_decision(terms)
+        self._ctx = refreshed(self._ctx, self._rounds.sim)
+        return terms

@@ -139,9 +139,9 @@ def decide_numba(
     table = sim.jobs
     out = tables.buffers
     pending_frac, queued_frac, log_now = builder.round_features(sim, decision)
-    durations = builder.durations  # the scheduler's total iterations (true when clairvoyant)
-    known = durations.known
-    total_iterations = durations.total_iterations(table) if known else table.total_iterations
+    known = builder.durations_known  # the scheduler's total iterations (true when clairvoyant)
+    total_iterations = (table.total_iterations if builder.clairvoyant or not known
+                        else builder.durations.total_iterations(table))
     best0, packed, random, num_candidates = builder.candidate_layout
     num_shapes = obs_kernel.decision(
         decision.free, jobs, sim.job_of_gpu,
@@ -162,8 +162,11 @@ def decide_numba(
         out.keeps[:size],
     )
     buffer.setflags(write=False)
-    return Decision(candidates, {"jobs": buffer[:a], "candidates": buffer[a:b],
-                                 "cluster": buffer[b:]}, mask)
+    observation = {"jobs": buffer[:a], "candidates": buffer[a:b], "cluster": buffer[b:]}
+    gpus = builder.gpu_observation(sim, decision)
+    if gpus is not None:  # observed_rates: per round, shared with the reference
+        observation["gpus"] = gpus
+    return Decision(candidates, observation, mask)
 
 
 def choose_backend(backend: str, pal_node_order: str) -> DecideFn:

@@ -11,10 +11,10 @@ job arrives at 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,16 +23,19 @@ from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import copy_rng
 from palgym.envs.candidates import EpisodeTables
 from palgym.envs.heuristics import pal_orders
+from palgym.envs.observed import ObservedRates
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
 from palgym.policies.base import Sampler, make_sampler
+from palgym.policies.belief import Belief, BeliefFit, BeliefOptions
 from palgym.policies.durations import CLAIRVOYANT, Durations
-from palgym.policies.slowdown import SlowdownFactors
+from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import SimConfig
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
-from palgym.simulate import Episode, run_episode, slowdown_factors
+from palgym.simulate import Episode, make_episode, run_episode, slowdown_factors
 from palgym.tracesets import parse_split_spec, split_traces
 
 TraceSpec = str | Path | Trace | Mapping[str, str]
@@ -129,6 +132,36 @@ def choose_episode_trace(
     return job_window(trace, int(start), window), int(start)
 
 
+class EpisodeSource(Protocol):
+    """What :func:`draw_episode` reads of the env (its constructor's episode arguments)."""
+
+    traces: list[Trace]
+    window: int | None
+    cluster: ClusterSpec
+    config: SimConfig
+    profile: VariabilityProfile | None
+    variability_data: str | Path | None
+    belief: BeliefOptions
+
+
+def draw_episode(env: EpisodeSource, memo: EpisodeMemo, rng: np.random.Generator,
+                 options: Mapping[str, Any]) -> tuple[Episode, int]:
+    """The next episode of ``env`` and its window start: trace and window
+    (:func:`choose_episode_trace`), then the episode seed, drawn from ``rng``; the profile
+    from ``options["profile"]``, else the env's, else its measurements or the bundled one."""
+    trace, window_start = choose_episode_trace(env.traces, env.window, rng, dict(options))
+    episode_seed = int(rng.integers(2**31 - 1))
+    profile = options.get("profile", env.profile)
+    if profile is None and env.variability_data is None:
+        profile = memo.bundled_profile(env.config.profile_sampling, env.cluster)
+    episode = make_episode(
+        trace, cluster=env.cluster, config=env.config, profile=profile,
+        variability_data=None if profile is not None else env.variability_data,
+        seed=episode_seed, belief=env.belief,
+    )
+    return episode, window_start
+
+
 class EpisodeMemo:
     """What an env's episodes share, computed once: the bundled profile, the slowdown factors
     of each profile and the baseline's completion times of each episode."""
@@ -136,7 +169,7 @@ class EpisodeMemo:
     def __init__(self) -> None:
         self._bundled: dict[tuple[str, int], VariabilityProfile] = {}
         self._factors: dict[str, SlowdownFactors] = {}
-        self._baselines: dict[tuple[str, str], np.ndarray] = {}
+        self._baselines: dict[tuple[object, ...], np.ndarray] = {}
 
     def bundled_profile(self, sampling: str, cluster: ClusterSpec) -> VariabilityProfile:
         """The bundled profile of ``sampling`` for the cluster (read once)."""
@@ -154,37 +187,62 @@ class EpisodeMemo:
         key = episode.profile.content_hash() + episode.config.slowdown_clusters
         if key not in self._factors:
             self._factors[key] = slowdown_factors(episode)
-        factors = self._factors[key]
-        widest = max(len(t) for t in factors.tiers)
-        if widest > max_tiers:
-            raise ConfigError(f"the profile has {widest} slowdown tiers: use max_tiers >= {widest}")
-        return factors
+        return check_tiers(self._factors[key], max_tiers)
 
     def baseline(
         self, episode: Episode, policy: str, queue_order: str, factors: SlowdownFactors,
         durations: Durations = CLAIRVOYANT,
     ) -> np.ndarray:
         """float64 (J,) completion times (s) of ``policy`` on the identical episode (the queue
-        order knowing job durations as ``durations`` does)."""
-        key = (episode.episode_hash(), policy)
+        order knowing job durations as ``durations`` does; PAL / PM-First deciding on
+        ``episode.belief``, as the env's own heuristics do)."""
+        key = (episode.episode_hash(), policy, episode.belief)
         if key not in self._baselines:
             result = run_episode(episode, policy, queue_order, factors, durations=durations)
             self._baselines[key] = result.records.completion_time_s
         return self._baselines[key]
 
 
+def reset_info(episode: Episode, window_start: int) -> dict[str, Any]:
+    """The env's ``reset`` info: the episode's trace, window start, profile, hash, seed and
+    belief mode."""
+    return {
+        "trace": episode.trace.name, "window_start": window_start,
+        "profile": episode.profile.name, "profile_hash": episode.profile.content_hash(),
+        "episode_hash": episode.episode_hash(), "seed": episode.seed,
+        "belief": episode.belief.mode.value,
+    }
+
+
+def check_tiers(factors: SlowdownFactors, max_tiers: int, source: str = "the profile"
+                ) -> SlowdownFactors:
+    """``factors`` (fitted from ``source``) if no class has more than ``max_tiers`` tiers.
+
+    Raises:
+        ConfigError: naming the widest class's tier count.
+    """
+    widest = max(len(t) for t in factors.tiers)
+    if widest > max_tiers:
+        raise ConfigError(f"{source} has {widest} slowdown tiers: use max_tiers >= {widest}")
+    return factors
+
+
 @dataclass(frozen=True)
 class EpisodeContext:
-    """The constants of one env episode, built at reset.
+    """The constants of one env episode, built at reset (and rebuilt when the belief's factors
+    are refitted: :func:`refreshed`).
 
     Attributes:
-        episode: the episode (trace window, profile, cluster, config, seeds).
-        factors: the profile's slowdown factors.
+        episode: the episode (trace window, profile, cluster, config, seeds, belief).
+        factors: the slowdown factors the scheduler decides on (fitted from the belief).
         pal_orders: PAL's cost order of every perf class as candidate indices
             (:func:`palgym.envs.heuristics.pal_orders`).
         tables: the decision backends' episode tables.
         sampler: the Random candidate's sampler (a copy of the episode's placement RNG, so
             the env draws exactly what ``run_episode`` draws).
+        fit: the belief and its fitted factors (:class:`palgym.policies.belief.BeliefFit`).
+        rates: the observed rates of the ``gpus`` key (``observed_rates=True``), else None.
+        fit_count: ``fit.refits`` when ``factors`` were taken from it.
     """
 
     episode: Episode
@@ -192,28 +250,85 @@ class EpisodeContext:
     pal_orders: tuple[tuple[int, ...], ...]
     tables: EpisodeTables
     sampler: Sampler
+    fit: BeliefFit
+    rates: ObservedRates | None = None
+    fit_count: int = 0
+
+    def watcher(self) -> Callable[[Simulator], object] | None:
+        """The round driver's per-commit and per-advance callback: the belief's update (if
+        it changes during the episode) and the observed rates' (if kept); None if neither."""
+        fit = self.fit if self.fit.belief.changes else None
+        rates = self.rates
+        if fit is None and rates is None:
+            return None
+
+        def watch(sim: Simulator) -> None:
+            view = sim.view()
+            if fit is not None and fit.update(view):
+                sim.mark_event()  # a refit is an event, as in run_episode's driver
+            if rates is not None:
+                rates.watch(view)
+
+        return watch
+
+
+def episode_streams(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """The dynamic truth's and the profiling run's seeds of an episode seed: children 3 and
+    4 of ``SeedSequence(seed)``, as :func:`palgym.simulate.run_episode` spawns them."""
+    truth_seed, profiling_seed = np.random.SeedSequence(seed).spawn(5)[3:]
+    return truth_seed, profiling_seed
 
 
 def start_episode(
-    episode: Episode, memo: EpisodeMemo, codec: ActionCodec, strict_total: bool
+    episode: Episode, memo: EpisodeMemo, codec: ActionCodec, strict_total: bool,
+    observed_rates: bool = False,
 ) -> tuple[EpisodeContext, Simulator]:
-    """The episode's constants and a fresh engine on it.
+    """The episode's constants and a fresh engine on it (the truth seeded as ``run_episode``
+    seeds it; the scheduler's factors fitted from ``episode.belief``).
 
     Args:
         episode: the episode.
         memo: the env's memo (slowdown factors fitted once per profile).
         codec: the env's action codec.
         strict_total: the Packed candidate's strict-total quirk.
+        observed_rates: keep the observed rates (:mod:`palgym.envs.observed`).
 
     Raises:
-        ConfigError: the profile has more slowdown tiers than ``codec.max_tiers``.
+        ConfigError: the profile (or the initial belief) has more slowdown tiers than
+            ``codec.max_tiers``.
     """
-    factors = memo.slowdown_factors(episode, codec.max_tiers)
-    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
+    profile_factors = memo.slowdown_factors(episode, codec.max_tiers)
+    truth_seed, profiling_seed = episode_streams(episode.seed)
+    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
+                    dynamics_seed=truth_seed)
+    process = None if sim.truth is None else sim.truth.process
+    belief = Belief(sim.view(), episode.belief, np.random.default_rng(profiling_seed), process)
+    fit = BeliefFit(belief, ClusterCountRule(episode.config.slowdown_clusters), profile_factors,
+                    episode.profile.perfvar)
+    factors = check_tiers(fit.factors, codec.max_tiers, "the belief")
     context = EpisodeContext(
         episode=episode, factors=factors,
         pal_orders=pal_orders(factors, episode.config, codec),
         tables=EpisodeTables.build(sim, factors, codec, strict_total),
-        sampler=make_sampler(copy_rng(episode.placement_rng)),
+        sampler=make_sampler(copy_rng(episode.placement_rng)), fit=fit,
+        rates=ObservedRates(sim.view()) if observed_rates else None,
     )
     return context, sim
+
+
+def refreshed(context: EpisodeContext, sim: Simulator) -> EpisodeContext:
+    """``context`` on the belief's current factors (itself if they were not refitted).
+
+    Raises:
+        ConfigError: a refit has more slowdown tiers than the codec's ``max_tiers``.
+    """
+    fit = context.fit
+    if fit.refits == context.fit_count:
+        return context
+    tables = context.tables
+    factors = check_tiers(fit.factors, tables.max_tiers,
+                          f"the belief refitted at round {sim.round_index}")
+    rebuilt = EpisodeTables.build(sim, factors, tables.codec, tables.strict_total)
+    return replace(context, factors=factors,
+                   pal_orders=pal_orders(factors, sim.config, tables.codec),
+                   tables=replace(rebuilt, buffers=tables.buffers), fit_count=fit.refits)

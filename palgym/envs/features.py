@@ -1,15 +1,18 @@
 """The observation's feature layouts, declared once for both decision backends.
 
-:class:`JobFeatures` (one row per window slot) and :class:`CandidateFeatures` (one row per
-placement candidate) are the tables: their fields are the features, in column order. The
+:class:`JobFeatures` (one row per window slot), :class:`CandidateFeatures` (one row per
+placement candidate) and :class:`GpuFeatures` (one row per GPU, the optional ``gpus`` key of
+``observed_rates=True``) are the tables: their fields are the features, in column order. The
 instances :data:`JOB` and :data:`CANDIDATE` hold each feature's column index, so a builder
 writes ``rows[:, JOB.log_waiting_time]`` (numpy) or ``out[k, JOB.log_waiting_time]`` (numba:
 a global named tuple is a compile-time constant there) and the feature count is
 ``len(JOB)``. Adding a feature is one field here plus its computation in each backend
 (:mod:`palgym.envs.observations` / :mod:`palgym.envs.candidates` in numpy,
-:mod:`palgym.envs.obs_kernel`, the only numba module that reads these tables) and its row in
-``docs/ENV.md``, where every feature's meaning, unit, normalisation and horizon is documented
-(a test checks that the docs list exactly these names).
+:mod:`palgym.envs.obs_kernel`, the only numba module that reads these tables; a ``gpus``
+feature: :func:`palgym.envs.observed.gpu_rows`, one numpy computation per round serving both
+backends, since those rows change only at round boundaries) and its row in ``docs/ENV.md``,
+where every feature's meaning, unit, normalisation and horizon is documented (a test checks
+that the docs list exactly these names).
 
 The normalisation constants live here too: every feature is scaled and clipped to [0, 1].
 """
@@ -31,6 +34,8 @@ SLOWDOWN_MAX: float = 4.0
 """Slowdown factor that maps to 1.0 (``max_slowdown`` = min(factor / SLOWDOWN_MAX, 1))."""
 LOCALITY_MAX: float = 4.0
 """Locality penalty that maps to 1.0 (``locality_penalty`` = min((lf - 1) / (max - 1), 1))."""
+OBSERVED_AGE_ROUNDS: int = 100
+"""Rounds since an observation that map to 1.0 (``observed_age`` = min(age / 100, 1))."""
 
 
 class JobFeatures(NamedTuple):
@@ -66,6 +71,17 @@ class CandidateFeatures(NamedTuple):
     keeps_gpus: int
 
 
+class GpuFeatures(NamedTuple):
+    """Columns of the optional ``gpus`` rows (G, F_g): one row per GPU (docs/ENV.md)."""
+
+    believed_A: int  # noqa: N815 - the perf class names are A..D
+    believed_B: int  # noqa: N815
+    believed_C: int  # noqa: N815
+    believed_D: int  # noqa: N815
+    observed_slowdown: int
+    observed_age: int
+
+
 JOB = JobFeatures(*range(len(JobFeatures._fields)))
 """Column index of every job feature."""
 CANDIDATE = CandidateFeatures(*range(len(CandidateFeatures._fields)))
@@ -74,11 +90,16 @@ JOB_FEATURES: tuple[str, ...] = JobFeatures._fields
 """Names of the job features, column order (F_j = len(JOB_FEATURES))."""
 CANDIDATE_FEATURES: tuple[str, ...] = CandidateFeatures._fields
 """Names of the candidate features, column order (F_c = len(CANDIDATE_FEATURES))."""
+GPU = GpuFeatures(*range(len(GpuFeatures._fields)))
+"""Column index of every GPU feature."""
+GPU_FEATURES: tuple[str, ...] = GpuFeatures._fields
+"""Names of the GPU features, column order (F_g = len(GPU_FEATURES))."""
 CLASS_COLUMNS: tuple[int, ...] = (JOB.class_A, JOB.class_B, JOB.class_C, JOB.class_D)
 """Column of the perf-class one-hot of class c = 0..3 (contiguous, from ``JOB.class_A``)."""
 
 assert len(CLASS_COLUMNS) == NUM_PERF_CLASSES
 assert CLASS_COLUMNS == tuple(range(JOB.class_A, JOB.class_A + NUM_PERF_CLASSES))
+assert (GPU.believed_A, GPU.believed_D) == (0, NUM_PERF_CLASSES - 1)  # believed_c is column c
 
 
 def log_time(seconds: float) -> float:

@@ -16,10 +16,13 @@ expressible: a sticky round offers only its first slot and ends when that job ca
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import check_choice
+from palgym.envs.candidates import WindowCandidates
 from palgym.envs.decisions import DecisionRound
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
@@ -30,10 +33,12 @@ from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig
 from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
 
+_split_name = functools.lru_cache(maxsize=256)(split_name)  # parsed once per name, not per step
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
 
 
+@functools.lru_cache(maxsize=256)  # a check that passed holds for the env's life
 def check_heuristic(
     name: str, sticky: bool, class_reorder: bool, task: str | None = None,
     num_slots: int | None = None,
@@ -87,7 +92,7 @@ def heuristic_slot(
     window = decision.window(num_slots)
     if not window:
         return None
-    mode = split_name(name)[1]
+    mode = _split_name(name)[1]
     if decision.fits(window[0]):
         return 0
     if mode == "none":
@@ -221,3 +226,38 @@ def pal_orders(
         pal_order(factors.tiers[c], matrix_entries(factors.sf[c], penalty[c]), codec)
         for c in range(NUM_PERF_CLASSES)
     )
+
+
+def window_action(
+    name: str,
+    decision: DecisionRound,
+    candidates: WindowCandidates,
+    factors: SlowdownFactors,
+    orders: tuple[tuple[int, ...], ...],
+    codec: ActionCodec,
+    durations: Durations = CLAIRVOYANT,
+) -> int:
+    """The action the named heuristic takes in the open round: its slot
+    (:func:`heuristic_slot`) with its candidate (:func:`heuristic_candidate`), or "end round".
+
+    Args:
+        name: placement name, with or without a backfill suffix.
+        decision: the open round.
+        candidates: the window's candidates.
+        factors: the slowdown factors the candidates were built from.
+        orders: PAL's cost orders of those factors (:func:`pal_orders`).
+        codec: the action codec.
+        durations: what EASY's reservation knows of job durations.
+    """
+    slot = heuristic_slot(name, decision, codec.num_slots, durations)
+    if slot is None:
+        return codec.END_ROUND
+    job = decision.pending[slot]
+    jobs = decision.sim.jobs
+    perf_class = int(jobs.perf_class[job])
+    choice = heuristic_candidate(
+        _split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
+        int(jobs.num_gpus[job]), factors.tiers[perf_class].size, orders[perf_class],
+        decision.sim.cluster.gpus_per_node, codec,
+    )
+    return codec.END_ROUND if choice is None else codec.encode(slot, choice)

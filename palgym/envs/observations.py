@@ -10,11 +10,14 @@ shape to reshape to:
   (:class:`~palgym.envs.features.CandidateFeatures`).
 - ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node,
   queue and time summaries (see :meth:`ObservationBuilder.cluster_feature_names`).
+- ``gpus`` (G x F_g,) = (G, F_g), only with ``observed_rates``: one row per GPU, the belief and
+  the observed rates (:class:`~palgym.envs.features.GpuFeatures`, :mod:`palgym.envs.observed`).
 
-Shapes depend on K (slots), T (tiers), M = 2T + 2 and G_n (GPUs per node) only, never on the
-trace. Times are log-scaled against a horizon of :data:`~palgym.envs.features.TIME_HORIZON_S`
-and clipped. This module is the numpy (reference) builder; the compiled one is
-:func:`palgym.envs.obs_kernel.decision`. Every feature is documented in ``docs/ENV.md``.
+Shapes depend on K (slots), T (tiers), M = 2T + 2 and G_n (GPUs per node) only (``gpus``: on
+G too), never on the trace. Times are log-scaled against a horizon of
+:data:`~palgym.envs.features.TIME_HORIZON_S` and clipped. This module is the numpy (reference)
+builder; the compiled one is :func:`palgym.envs.obs_kernel.decision`. Every feature is
+documented in ``docs/ENV.md``.
 """
 
 from __future__ import annotations
@@ -28,13 +31,20 @@ from palgym.envs.decisions import DecisionRound
 from palgym.envs.features import (
     CANDIDATE,
     CANDIDATE_FEATURES,
+    GPU_FEATURES,
     JOB,
     JOB_FEATURES,
     LOG_HORIZON,
     TIME_HORIZON_S,
     log_time,
 )
-from palgym.policies.durations import CLAIRVOYANT, Durations, remaining_time_s
+from palgym.envs.observed import ObservedRates, gpu_rows
+from palgym.policies.durations import (
+    CLAIRVOYANT,
+    DurationKnowledge,
+    Durations,
+    remaining_time_s,
+)
 from palgym.sim.config import RemainingTime
 from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
@@ -52,15 +62,26 @@ class ObservationBuilder:
     Args:
         codec: the action codec (K slots, T tiers, M candidates).
         gpus_per_node: G_n.
+        num_gpus: G, to add the ``gpus`` key (``observed_rates``); None: no ``gpus`` key.
 
     Attributes:
         durations: what the scheduler knows of job durations in the current episode (set at
             each reset): ``log_remaining_ideal_time`` is the true remaining work when
             clairvoyant, the user estimate's when noisy, and 0 when unknown.
+        durations_known, clairvoyant: ``durations.known`` and whether the scheduler's total
+            iterations are the job table's own column, read once per episode (an enum
+            member's lookup costs about a microsecond, every decision otherwise).
+        rates: the current episode's observed rates (``gpus`` key; set at each reset).
+        believed: float64 (C, G), the current episode's belief values (``gpus`` key).
     """
 
-    def __init__(self, codec: ActionCodec, gpus_per_node: int) -> None:
-        self.durations: Durations = CLAIRVOYANT
+    def __init__(self, codec: ActionCodec, gpus_per_node: int,
+                 num_gpus: int | None = None) -> None:
+        self.durations = CLAIRVOYANT
+        self.rates: ObservedRates | None = None
+        self.believed = np.ones((NUM_PERF_CLASSES, num_gpus or 0))
+        self._gpus_round: DecisionRound | None = None
+        self._gpus = np.zeros(0, np.float32)
         num_slots = codec.num_slots
         self.codec = codec
         self.num_slots = num_slots
@@ -72,6 +93,8 @@ class ObservationBuilder:
             "candidates": (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)),
             "cluster": (len(self.cluster_feature_names()),),
         }
+        if num_gpus is not None:
+            self.logical_shapes["gpus"] = (num_gpus, len(GPU_FEATURES))
         self._rows_round: DecisionRound | None = None
         self._positions = (np.arange(num_slots) / num_slots).astype(np.float32)
         self._row_of: dict[int, int] = {}
@@ -80,13 +103,26 @@ class ObservationBuilder:
         self._constants = (0.0, 0.0)
         self.candidate_layout = (codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates)
         """The codec's indices the compiled kernel takes: best[0], Packed, Random, and M."""
-        sizes = [int(np.prod(shape)) for shape in self.logical_shapes.values()]
+        sizes = [int(np.prod(self.logical_shapes[key])) for key in ("jobs", "candidates",
+                                                                    "cluster")]
         self.offsets = (sizes[0], sizes[0] + sizes[1], sum(sizes))
-        """End of ``jobs``, end of ``candidates`` and total size in one flat buffer."""
+        """End of ``jobs``, end of ``candidates`` and total size of those three keys in one
+        flat buffer (``gpus`` is its own array: :meth:`gpu_observation`)."""
         self.space = spaces.Dict({
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()
         })
+
+    @property
+    def durations(self) -> Durations:
+        """What the scheduler knows of job durations (see the class docstring)."""
+        return self._durations
+
+    @durations.setter
+    def durations(self, durations: Durations) -> None:
+        self._durations = durations
+        self.durations_known = durations.known
+        self.clairvoyant = durations.knowledge is DurationKnowledge.CLAIRVOYANT
 
     def cluster_feature_names(self) -> tuple[str, ...]:
         """Names of the ``cluster`` vector's entries."""
@@ -106,7 +142,22 @@ class ObservationBuilder:
             for m in range(self.num_candidates)
             for f in CANDIDATE_FEATURES
         )
-        return {"jobs": jobs, "candidates": candidates, "cluster": self.cluster_feature_names()}
+        names = {"jobs": jobs, "candidates": candidates, "cluster": self.cluster_feature_names()}
+        if "gpus" in self.logical_shapes:
+            names["gpus"] = tuple(f"gpu{g}.{f}" for g in range(self.logical_shapes["gpus"][0])
+                                  for f in GPU_FEATURES)
+        return names
+
+    def gpu_observation(self, sim: Simulator, decision: DecisionRound) -> np.ndarray | None:
+        """The flat, read-only float32 (G x F_g,) ``gpus`` key of the open round (computed
+        once per round: :func:`palgym.envs.observed.gpu_rows`), or None without the key."""
+        if self.rates is None:
+            return None
+        if self._gpus_round is not decision:
+            self._gpus_round = decision
+            self._gpus = gpu_rows(self.believed, self.rates, sim.round_index).ravel()
+            self._gpus.setflags(write=False)
+        return self._gpus
 
     def empty(self) -> dict[str, np.ndarray]:
         """An all-zero observation (e.g. after the episode ended)."""
@@ -152,6 +203,9 @@ class ObservationBuilder:
             per_slot[:num_window] = candidates.features[candidates.shape_of_slot]
             per_slot[:num_window, :, CANDIDATE.keeps_gpus] = candidates.keeps
         obs["cluster"][:] = self._cluster_row(sim, decision, tables)
+        gpus = self.gpu_observation(sim, decision)
+        if gpus is not None:
+            obs["gpus"][:] = gpus
         return obs
 
     def _job_rows(self, sim: Simulator, decision: DecisionRound, window: np.ndarray) -> np.ndarray:

@@ -4,10 +4,14 @@ advance the engine until the next round offers a decision (or the episode ends).
 A round that offered no decision (none placed, not deferred) and changed nothing is repeated
 while nothing happens (no arrival, completion or promotion) under a static queue order, in one
 call (:meth:`palgym.sim.engine.Simulator.idle_rounds`); a static order and the round's start are
-reused until an event.
+reused until an event. A belief that changes during the episode (``on_event``,
+:meth:`palgym.policies.belief.BeliefFit.update`) watches every commit and every advance, as in
+:func:`palgym.simulate.drive`: idle rounds then run one by one.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from palgym.envs.decisions import DecisionRound
 from palgym.envs.render import GanttRecorder
@@ -29,6 +33,8 @@ class RoundDriver:
         rewards: the episode's reward tracker (reset on ``sim``).
         recorder: the Gantt recorder of ``render_mode="rgb_array"`` (every round is then
             recorded, without fast-forwarding idle rounds), else None.
+        on_event: called with ``sim`` after every commit and every advance (a changing
+            belief; idle rounds are then not fast-forwarded), or None.
 
     Attributes:
         round: the open round.
@@ -44,6 +50,7 @@ class RoundDriver:
         class_reorder: bool,
         rewards: RewardTracker,
         recorder: GanttRecorder | None,
+        on_event: Callable[[Simulator], object] | None = None,
     ) -> None:
         self.sim = sim
         self.order = order
@@ -52,6 +59,8 @@ class RoundDriver:
         self.class_reorder = class_reorder
         self.rewards = rewards
         self.recorder = recorder
+        self.on_event = on_event
+        self._fast_idle = recorder is None and on_event is None
         self._memo: tuple[IntArray, tuple[int, ...]] | None = None
         self.round = self._new_round()
         self.over = sim.ended
@@ -77,14 +86,18 @@ class RoundDriver:
         """
         sim = self.sim
         terms = {} if terms is None else terms
-        static = self.order.static
+        static, on_event = self.order.static, self.on_event
         while self.round.done and not sim.ended:
             changed = sim.commit(self.round.target)
+            if on_event is not None:
+                on_event(sim)
             if self.recorder is not None:
                 self.recorder.record(sim.job_of_gpu)
             sim.advance()
+            if on_event is not None:
+                on_event(sim)
             idle = not (changed or self.round.acted or sim.events_since_commit)
-            if idle and static and self.recorder is None:
+            if idle and static and self._fast_idle:
                 sim.idle_rounds()  # the same round again up to the next event, in one call
                 idle = False
             if sim.events_since_commit:  # an arrival, completion or promotion

@@ -41,7 +41,7 @@ from palgym.errors import ConfigError
 from palgym.policies.base import PlacementPolicy, Sampler
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.dynamics import VariabilityProcess
-from palgym.sim.types import FREE, FloatArray, IntArray
+from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
 from palgym.sim.views import SimView
 
 
@@ -104,6 +104,36 @@ def belief_options(belief: str | BeliefMode | BeliefOptions) -> BeliefOptions:
         raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)}, got {belief!r}") from None
 
 
+def progress_snapshot(sim: SimView) -> tuple[IntArray, IntArray, FloatArray, BoolArray]:
+    """The running jobs' progress before a round (after its commit): int64 (H,) the GPUs
+    held, grouped by job (stable by GPU id), int64 (H,) their jobs, float64 (H,) the jobs'
+    iterations done and bool (H,) whether the job has no restart time left (it runs the whole
+    round)."""
+    job_of_gpu = sim.job_of_gpu
+    gpus = np.flatnonzero(job_of_gpu != FREE)
+    owners = job_of_gpu[gpus]
+    order = np.argsort(owners, kind="stable")
+    gpus, owners = gpus[order], owners[order]
+    iterations = sim.jobs.iterations_done[owners].copy()
+    return gpus, owners, iterations, sim.jobs.restart_left_s[owners] == 0
+
+
+def observed_slowdowns(sim: SimView, owners: IntArray, iterations: FloatArray,
+                       fresh: BoolArray) -> tuple[IntArray, IntArray, FloatArray]:
+    """The observed slowdowns of the round just advanced, from its :func:`progress_snapshot`
+    (``owners``, ``iterations``, ``fresh``): for every job that ran the whole round and made
+    progress, the start and end of its GPUs' positions in the snapshot and
+    ``o = (R / iterations done in the round) / (T_it x locality_penalty)`` (float64)."""
+    jobs = sim.jobs
+    first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
+    job = owners[first]
+    done = jobs.iterations_done[job] - iterations[first]
+    observed = (sim.round_duration_s / done) / (
+        jobs.iteration_time_s[job] * jobs.locality_penalty[job])
+    keep = fresh[first] & (done > 0)
+    return first[keep], np.append(first, owners.size)[1:][keep], observed[keep]
+
+
 class Belief:
     """A policy's belief about ``sim``'s GPUs (see the module docstring).
 
@@ -150,24 +180,11 @@ class Belief:
         return True
 
     def _snapshot(self, sim: SimView) -> None:
-        job_of_gpu = sim.job_of_gpu
-        gpus = np.flatnonzero(job_of_gpu != FREE)
-        owners = job_of_gpu[gpus]
-        order = np.argsort(owners, kind="stable")
-        self._gpus, self._owners = gpus[order], owners[order]
-        self._iterations = sim.jobs.iterations_done[self._owners].copy()
-        self._fresh = sim.jobs.restart_left_s[self._owners] == 0
+        self._gpus, self._owners, self._iterations, self._fresh = progress_snapshot(sim)
 
     def _observations(self, sim: SimView) -> tuple[IntArray, IntArray, FloatArray]:
         """(first GPU position of each observed job, its GPUs, the observed slowdowns)."""
-        owners, jobs = self._owners, sim.jobs
-        first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
-        job = owners[first]
-        done = jobs.iterations_done[job] - self._iterations[first]
-        observed = (sim.round_duration_s / done) / (
-            jobs.iteration_time_s[job] * jobs.locality_penalty[job])
-        keep = self._fresh[first] & (done > 0)
-        return first[keep], np.append(first, owners.size)[1:][keep], observed[keep]
+        return observed_slowdowns(sim, self._owners, self._iterations, self._fresh)
 
     def observe(self, sim: SimView, starts: IntArray, ends: IntArray,
                 observed: FloatArray) -> None:
@@ -185,6 +202,51 @@ class Belief:
             values[:, gpus[pulled]] *= factor[np.newaxis, :]
 
 
+class BeliefFit:
+    """The slowdown factors fitted from a :class:`Belief`, refitted when it moves (the module
+    docstring's rule); shared by :class:`BeliefPlacement` and the env.
+
+    Args:
+        belief: the belief.
+        rule: k-means cluster count rule of the fits.
+        factors: the factors fitted from the profile (reused if the initial belief equals it).
+        profile: float64 (C, G), the profile ``factors`` were fitted from.
+
+    Attributes:
+        factors: the factors of the last fit.
+        refits: fits after the first.
+    """
+
+    def __init__(self, belief: Belief, rule: ClusterCountRule, factors: SlowdownFactors,
+                 profile: FloatArray) -> None:
+        self.belief = belief
+        self._rule = rule
+        self.refits = 0
+        self._fit_round = 0
+        self._fitted = belief.values.copy()
+        if not np.array_equal(self._fitted, profile):
+            factors = SlowdownFactors.fit(self._fitted, rule)
+        self.factors = factors
+
+    def update(self, sim: SimView) -> bool:
+        """The per-commit and per-advance callback: update the belief, refit the factors when
+        it moved beyond the tolerance. True after a refit: an event for the driver (it then
+        calls the engine's ``mark_event``)."""
+        options = self.belief.options
+        if not self.belief.watch(sim) or (
+                sim.round_index - self._fit_round < options.refit_interval_rounds):
+            return False
+        values = self.belief.values
+        moved = np.abs(values / self._fitted - 1.0).max(initial=0.0)
+        if moved <= options.refit_tolerance:
+            return False
+        self._fitted = values.copy()
+        self._fit_round = sim.round_index
+        self.factors = SlowdownFactors.fit(self._fitted, self._rule)
+        self.refits += 1
+        return True
+
+
 class BeliefPlacement:
     """A factor-reading placement (PAL, PM-First) deciding on a :class:`Belief`'s factors.
 
@@ -194,21 +256,19 @@ class BeliefPlacement:
         rule: k-means cluster count rule of the fits.
         factors: the factors fitted from the profile (reused if the initial belief equals it).
         profile: float64 (C, G), the profile ``factors`` were fitted from.
-
-    Attributes:
-        refits: fits after the first.
     """
 
     def __init__(self, belief: Belief, make: Callable[[SlowdownFactors], PlacementPolicy],
                  rule: ClusterCountRule, factors: SlowdownFactors, profile: FloatArray) -> None:
         self.belief = belief
-        self._make, self._rule = make, rule
-        self.refits = 0
-        self._fit_round = 0
-        self._fitted = belief.values.copy()
-        if not np.array_equal(self._fitted, profile):
-            factors = SlowdownFactors.fit(self._fitted, rule)
-        self.inner = make(factors)
+        self._make = make
+        self.fit = BeliefFit(belief, rule, factors, profile)
+        self.inner = make(self.fit.factors)
+
+    @property
+    def refits(self) -> int:
+        """Fits after the first."""
+        return self.fit.refits
 
     @property
     def name(self) -> str:
@@ -230,19 +290,10 @@ class BeliefPlacement:
         return self.inner.place(sim, order, sampler)
 
     def on_event(self, sim: SimView) -> bool:
-        """The driver's per-commit and per-advance callback: update the belief, refit the
-        factors when it moved beyond the tolerance. True after a refit: an event for the
-        driver (it then calls the engine's ``mark_event``)."""
-        options = self.belief.options
-        if not self.belief.watch(sim) or (
-                sim.round_index - self._fit_round < options.refit_interval_rounds):
+        """The driver's per-commit and per-advance callback (:meth:`BeliefFit.update`); a
+        refit remakes the placement. True after a refit: an event for the driver (it then
+        calls the engine's ``mark_event``)."""
+        if not self.fit.update(sim):
             return False
-        values = self.belief.values
-        moved = np.abs(values / self._fitted - 1.0).max(initial=0.0)
-        if moved > options.refit_tolerance:
-            self._fitted = values.copy()
-            self._fit_round = sim.round_index
-            self.inner = self._make(SlowdownFactors.fit(self._fitted, self._rule))
-            self.refits += 1
-            return True
-        return False
+        self.inner = self._make(self.fit.factors)
+        return True
