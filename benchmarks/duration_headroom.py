@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="default", help="preset (default: %(default)s)")
     parser.add_argument("--policy", default="pal", help="placement (default: %(default)s)")
-    parser.add_argument("--data-dir", type=Path, help="public data folder (adds workloads 1-5)")
+    parser.add_argument("--data-dir", type=Path, help="public data folder (adds workloads 1-3 to "
+                        "the prior's training traces, 4-5 to the test traces)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="episode seeds")
     parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     parser.add_argument("--json", type=Path, help="write rows and summary here (atomically)")

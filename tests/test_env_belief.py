@@ -207,3 +207,24 @@ def test_observed_rates_off_keeps_the_observation_and_on_keeps_the_episode() -> 
     expanded = [n for name in documented for n in (
         [f"believed_{c}" for c in "ABCD"] if name == "believed_A" else [name])]
     assert expanded == list(GPU_FEATURES)
+
+
+def test_observed_rates_when_no_job_ran_and_on_a_whole_trace() -> None:
+    """A round in which no job ran gives no observation (empty arrays, not an IndexError);
+    a whole 160-job trace resets and steps with ``observed_rates``, and each step's ``gpus``
+    key is its own array (no memory shared with the previous step's)."""
+    from palgym.policies.belief import observed_slowdowns
+
+    none = np.empty(0, np.int64)
+    env = ClusterEnv("sia-philly-gen-0", window=None, observed_rates=True)
+    env.reset(seed=0)
+    starts, ends, observed = observed_slowdowns(env.simulator.view(), none, np.empty(0),
+                                                np.empty(0, bool))
+    assert starts.size == ends.size == observed.size == 0
+    previous = None
+    for _ in range(20):
+        obs, _, terminated, truncated, _ = env.step(env.heuristic_action("pal"))
+        assert obs["gpus"].shape == (64 * len(GPU_FEATURES),)
+        assert previous is None or not np.shares_memory(obs["gpus"], previous)
+        previous = obs["gpus"]
+        assert not (terminated or truncated)

@@ -156,8 +156,9 @@ class ObservationBuilder:
         if self._gpus_round is not decision:
             self._gpus_round = decision
             self._gpus = gpu_rows(self.believed, self.rates, sim.round_index).ravel()
-            self._gpus.setflags(write=False)
-        return self._gpus
+        gpus = self._gpus.copy()  # each step's observation its own array, as the other keys
+        gpus.setflags(write=False)
+        return gpus
 
     def empty(self) -> dict[str, np.ndarray]:
         """An all-zero observation (e.g. after the episode ended)."""

@@ -123,7 +123,10 @@ def observed_slowdowns(sim: SimView, owners: IntArray, iterations: FloatArray,
     """The observed slowdowns of the round just advanced, from its :func:`progress_snapshot`
     (``owners``, ``iterations``, ``fresh``): for every job that ran the whole round and made
     progress, the start and end of its GPUs' positions in the snapshot and
-    ``o = (R / iterations done in the round) / (T_it x locality_penalty)`` (float64)."""
+    ``o = (R / iterations done in the round) / (T_it x locality_penalty)`` (float64); empty
+    arrays when no job ran."""
+    if owners.size == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
     jobs = sim.jobs
     first = np.flatnonzero(np.concatenate(([True], owners[1:] != owners[:-1])))
     job = owners[first]
