@@ -88,25 +88,24 @@ class SRTF:
     remaining: RemainingTime = RemainingTime.IDEAL
 
     def __post_init__(self) -> None:
-        self.durations.require_known("queue order 'srtf'")
+        self.durations.require_known(f"queue order {self.name!r}")
 
     def order(self, sim: SimView) -> IntArray:
-        """Active job indices by (priority, remaining time)."""
+        """Active job indices by (priority, key), the key of :meth:`key`."""
         active = sim.active()
-        remaining = remaining_time_s(sim, active, self.durations, self.remaining)
-        return _sorted(active, sim.jobs.priority[active], remaining)
+        return _sorted(active, sim.jobs.priority[active], self.key(sim, active))
+
+    def key(self, sim: SimView, active: IntArray) -> FloatArray:
+        """float64 (A,): the remaining time (s) of ``active``."""
+        return remaining_time_s(sim, active, self.durations, self.remaining)
 
 
 @dataclass(frozen=True)
-class SRSF:
+class SRSF(SRTF):
     """Shortest remaining service first: key = the scheduler's remaining time (as in
-    :class:`SRTF`) x the job's GPU count, i.e. the GPU-seconds it still needs. Between a
-    1-GPU job with 100 s left and a 4-GPU job with 30 s left, SRTF runs the 4-GPU job first
-    (30 < 100) and SRSF the 1-GPU job (100 < 120 GPU-s).
-
-    Attributes:
-        durations: what the order knows of job durations.
-        remaining: nominal or ideal remaining time (``SimConfig.srtf_remaining``).
+    :class:`SRTF`, with its options) x the job's GPU count, i.e. the GPU-seconds it still
+    needs. Between a 1-GPU job with 100 s left and a 4-GPU job with 30 s left, SRTF runs the
+    4-GPU job first (30 < 100) and SRSF the 1-GPU job (100 < 120 GPU-s).
 
     Raises:
         ConfigError: if ``durations`` withholds durations (``duration_knowledge='unknown'``).
@@ -116,20 +115,10 @@ class SRSF:
     """
 
     name: str = "srsf"
-    static: bool = False
-    durations: Durations = CLAIRVOYANT
-    remaining: RemainingTime = RemainingTime.IDEAL
 
-    def __post_init__(self) -> None:
-        self.durations.require_known("queue order 'srsf'")
-
-    def order(self, sim: SimView) -> IntArray:
-        """Active job indices by (priority, remaining GPU-seconds)."""
-        active = sim.active()
-        jobs = sim.jobs
-        remaining = (remaining_time_s(sim, active, self.durations, self.remaining)
-                     * jobs.num_gpus[active])
-        return _sorted(active, jobs.priority[active], remaining)
+    def key(self, sim: SimView, active: IntArray) -> FloatArray:
+        """float64 (A,): the remaining GPU-seconds of ``active``."""
+        return super().key(sim, active) * sim.jobs.num_gpus[active]
 
 
 @dataclass(frozen=True)
