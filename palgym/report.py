@@ -1,11 +1,11 @@
-"""Evaluation reports: run heuristics over traces and compare them with a baseline.
+"""Evaluation reports: heuristics over traces, compared with a baseline.
 
 The heuristic table of ``evaluate.py`` (the comparison without learned contenders, on one
-episode per trace built at the episode seed): run every (queue order, placement) on one episode
-per trace and compare each policy with a baseline on the same trace and queue order;
-:mod:`palgym.report_output` renders the outcome as text tables, CSV and JSON, :mod:`palgym.plots`
-as PNG figures. Traces are read by the caller (``agents.evaluation.traces``, the command lines'
-one resolver). Nothing here prints.
+episode per trace built at the episode seed; run by
+``agents.evaluation.comparison.heuristic_table``): :class:`EvaluationSetup` is what its runs
+share, :class:`Evaluation` its results, each policy compared with a baseline on the same trace
+and queue order; :mod:`palgym.report_output` renders it as text tables, CSV and JSON,
+:mod:`palgym.plots` as PNG figures. Nothing here reads traces or prints.
 
 A pair of runs with an unfinished (truncated) one is compared through censored average JCTs
 (every job counted up to the earlier of the two end times, lower bounds at one horizon;
@@ -18,7 +18,7 @@ default baseline is the truly sticky packed policy; the non-sticky one is report
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -26,20 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.policies import (
-    CLAIRVOYANT,
-    PLACEMENT_NAMES,
-    QUEUE_ORDER_NAMES,
-    Durations,
-    is_placement_name,
-)
+from palgym.policies import CLAIRVOYANT, PLACEMENT_NAMES, Durations, is_placement_name
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
 from palgym.sim.variability import VariabilityProfile
-from palgym.sim.workload import Trace
-from palgym.simulate import EpisodeResult, make_episode, slowdown_factors
-from palgym.sweep import EpisodeRun, Runner, serial_runner
+from palgym.simulate import EpisodeResult
 
 DEFAULT_BASELINE = "packed-sticky"
 """Baseline of the improvement column (PAL_MODEL section 7: the truly sticky packed policy)."""
@@ -143,7 +135,7 @@ def comparable_avg_jct_s(a: EpisodeResult, b: EpisodeResult) -> tuple[float, flo
                  for r in (a, b))  # type: ignore[return-value]
 
 
-# --------------------------------------------------------------------------- runs
+# --------------------------------------------------------------------------- baselines
 def reference_baselines(baseline: str) -> tuple[str, ...]:
     """Baselines to report: ``baseline``, plus ``packed-non-sticky`` if it is ``packed-sticky``."""
     return (baseline, SECOND_BASELINE) if baseline == DEFAULT_BASELINE else (baseline,)
@@ -163,64 +155,3 @@ def policies_to_run(policies: Iterable[str], baseline: str = DEFAULT_BASELINE) -
     if unknown:
         raise ConfigError(f"unknown placement(s) {unknown}; known: {', '.join(PLACEMENT_NAMES)}")
     return tuple(wanted)
-
-
-def evaluate(
-    traces: Sequence[Trace],
-    policies: Sequence[str],
-    queue_orders: Sequence[str],
-    setup: EvaluationSetup,
-    baseline: str = DEFAULT_BASELINE,
-    on_result: Callable[[EpisodeResult], None] | None = None,
-    runner: Runner | None = None,
-) -> Evaluation:
-    """Run every (queue order, placement) on one episode per trace.
-
-    The slowdown factors are fitted once per trace; every policy sees the same episode.
-
-    Args:
-        traces: traces with unique ids.
-        policies: placement names; the reported baselines are added if missing.
-        queue_orders: queue order names.
-        setup: cluster, options, profile source and seed.
-        baseline: placement the improvements are relative to.
-        on_result: called after each run, in run order (e.g. to advance a progress bar).
-        runner: runs the (trace, queue order, policy) runs (default: here, one after the
-            other; ``agents.evaluation.parallel``: a process pool or Ray; equal results).
-
-    Returns:
-        The evaluation.
-
-    Raises:
-        PalgymError: for unknown names, an unusable profile or a run that can never end.
-    """
-    run_policies = policies_to_run(policies, baseline)
-    _check_queue_orders(queue_orders)
-    runs: list[EpisodeRun] = []
-    hashes: dict[str, str] = {}
-    for trace in traces:
-        episode = make_episode(
-            trace, cluster=setup.cluster, config=setup.config, profile=setup.profile,
-            variability_data=setup.variability_data, seed=setup.seed, belief=setup.belief,
-        )
-        factors = slowdown_factors(episode)
-        hashes[trace.name] = episode.episode_hash()
-        runs.extend(EpisodeRun(episode, factors, policy, order, setup.durations)
-                    for order in queue_orders for policy in run_policies)
-    results: list[EpisodeResult] = []
-    for result in (runner or serial_runner())(runs):
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
-    return Evaluation(
-        results=tuple(results), traces=tuple(t.name for t in traces), policies=run_policies,
-        queue_orders=tuple(queue_orders), baseline=baseline, episode_hashes=hashes,
-    )
-
-
-def _check_queue_orders(queue_orders: Sequence[str]) -> None:
-    unknown = [name for name in queue_orders if name not in QUEUE_ORDER_NAMES]
-    if unknown or not queue_orders:
-        raise ConfigError(
-            f"unknown or no queue order(s) {unknown}; known: {', '.join(QUEUE_ORDER_NAMES)}"
-        )

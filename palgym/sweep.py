@@ -1,12 +1,13 @@
 """The runs of a sweep as data, and the serial runner.
 
-A sweep (the heuristic table of :func:`palgym.report.evaluate`, the heuristics of a
-side-by-side comparison) is a list of :class:`EpisodeRun`: an episode, its slowdown factors
-and one (placement, queue order). A :data:`Runner` maps that list to the results *in the
-list's order*; the serial one runs them here, ``agents.evaluation.parallel`` in a process pool or as
-Ray tasks. An episode carries its own random streams (:func:`palgym.simulate.run_episode`
-copies the placement stream per run), so a run's result does not depend on where or after
-what it runs, and every runner gives the serial results bit for bit.
+A sweep (the heuristics of a comparison, the heuristic table's or a side-by-side
+comparison's: ``agents.evaluation.direct.run_heuristics``) is a list of :class:`EpisodeRun`:
+an episode, its slowdown factors and one (placement, queue order). A :data:`Runner` maps that
+list to the results *in the list's order*; the serial one runs them here,
+``agents.evaluation.parallel`` in a process pool or as Ray tasks. An episode carries its own
+random streams (:func:`palgym.simulate.run_episode` copies the placement stream per run), so a
+run's result does not depend on where or after what it runs, and every runner gives the serial
+results bit for bit.
 """
 
 from __future__ import annotations

@@ -177,13 +177,14 @@ def test_dynamic_episodes_are_reproducible_across_processes() -> None:
 
 
 def test_the_heuristic_table_reports_each_policys_belief() -> None:
-    from palgym.report import EvaluationSetup, evaluate
+    from agents.evaluation.comparison import heuristic_table
+    from palgym.report import EvaluationSetup
     from palgym.report_output import format_report, result_rows
 
     trace = toy_trace((1, 0.0, 300, A), (2, 50.0, 400, B), (1, 80.0, 200, A))
     setup = EvaluationSetup(cluster=ClusterSpec(2, 2), config=preset("default", round_duration_s=R),
                             profile=toy_profile(4, [1.0, 1.3, 2.0, 1.1]), belief="stale")
-    evaluation = evaluate([trace], ["pal", "pm-first"], ["fifo"], setup)
+    evaluation = heuristic_table([trace], ["pal", "pm-first"], ["fifo"], setup)
     beliefs = {row["policy"]: row["belief"] for row in result_rows(evaluation)}
     assert beliefs == {"pal": "stale", "pm-first": "stale", "packed-sticky": "none",
                        "packed-non-sticky": "none"}

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.evaluation.comparison import heuristic_table
 from palgym.io import read_sia_trace
 from palgym.policies import PLACEMENT_NAMES
 from palgym.report import (
     Evaluation,
     EvaluationSetup,
-    evaluate,
     policies_to_run,
 )
 from palgym.report_output import (
@@ -260,7 +260,7 @@ def test_geomean_improvement_over_two_traces(tiny_files: dict[str, Path], tmp_pa
     shifted.write_text(TINY_TRACE.replace(",0,5000,", ",50,7000,"), encoding="utf-8")
     flat = VariabilityProfile("flat", np.ones((4, 4)))  # one value per class: no k-means needed
     setup = EvaluationSetup(cluster=ClusterSpec(2, 2), config=preset("default"), profile=flat)
-    evaluation = evaluate([first, read_sia_trace(shifted)], ["pal"], ["fifo"], setup)
+    evaluation = heuristic_table([first, read_sia_trace(shifted)], ["pal"], ["fifo"], setup)
     assert evaluation.policies == ("pal", "packed-sticky", "packed-non-sticky")  # baselines added
     ratios = [
         evaluation.result(t, "fifo", "pal").metrics.avg_jct_s
@@ -310,7 +310,7 @@ def test_policy_a_hair_slower_than_the_baseline_prints_zero(tiny_files: dict[str
     "0.0" in both tables; the CSV keeps the full-precision value."""
     flat = VariabilityProfile("flat", np.ones((4, 4)))
     setup = EvaluationSetup(cluster=ClusterSpec(2, 2), config=preset("default"), profile=flat)
-    evaluation = evaluate([read_sia_trace(tiny_files["trace"])], ["pal"], ["fifo"], setup)
+    evaluation = heuristic_table([read_sia_trace(tiny_files["trace"])], ["pal"], ["fifo"], setup)
     baseline_s = evaluation.result("tiny", "fifo", "packed-sticky").metrics.avg_jct_s
     results = tuple(
         dataclasses.replace(r, metrics=dataclasses.replace(

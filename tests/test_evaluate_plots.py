@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 
 from agents.base import HeuristicAgent
+from agents.evaluation.comparison import heuristic_table
 from agents.evaluation.contenders import Contender
 from agents.evaluation.plots import normalised_figure, normalised_png, policy_file_part
 from agents.evaluation.summary import Comparison, summarise
 from agents.rollout import EpisodeOutcome
 from palgym.io import read_sia_trace
-from palgym.report import EvaluationSetup, evaluate
+from palgym.report import EvaluationSetup
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 from palgym.sim.variability import VariabilityProfile
@@ -103,7 +104,7 @@ def test_heuristic_normalised_figure_fits_long_trace_names(write_sia_csv: Any) -
     traces = [read_sia_trace(write_sia_csv(rows, name=f"{n}.csv")) for n in names]
     flat = VariabilityProfile("flat", np.ones((4, 4)))
     setup = EvaluationSetup(cluster=ClusterSpec(2, 2), config=preset("default"), profile=flat)
-    evaluation = evaluate(traces, ["pal"], ["fifo"], setup)
+    evaluation = heuristic_table(traces, ["pal"], ["fifo"], setup)
     figure = normalised_jct_figure(evaluation, "fifo")
     (axes,) = figure.axes
     groups = visible_tick_labels(axes.xaxis)
@@ -183,8 +184,8 @@ def test_truncated_run_cdf_and_ratio_axis() -> None:
     episode = starving_episode()
     setup = EvaluationSetup(cluster=episode.cluster, config=episode.config,
                             profile=episode.profile)
-    evaluation = evaluate([episode.trace], ["packed-non-sticky", "pal"], ["las"], setup,
-                          baseline="packed-non-sticky")
+    evaluation = heuristic_table([episode.trace], ["packed-non-sticky", "pal"], ["las"],
+                                 setup, baseline="packed-non-sticky")
     data = jct_cdf_data(evaluation, "toy", "las")
     jct_h, fraction = data["packed-non-sticky (1/2 completed)"]
     assert list(jct_h) == [720.0 / 3600] and list(fraction) == [0.5]

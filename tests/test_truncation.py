@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from toys import toy_profile, toy_trace
 
+from agents.evaluation.comparison import heuristic_table
 from palgym.errors import ConfigError
-from palgym.report import Evaluation, EvaluationSetup, evaluate
+from palgym.report import Evaluation, EvaluationSetup
 from palgym.report_output import format_report, results_csv, results_json
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
@@ -113,11 +114,11 @@ def test_round_cap_stops_any_order() -> None:
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     detector = StallDetector(sim, 10.0, "srtf", round_cap=25)
     assert not detector.overload.any()
-    from palgym.policies import make_placement, make_queue_order, make_sampler
+    from palgym.policies import CLAIRVOYANT, make_placement, make_queue_order, make_sampler
     from palgym.simulate import drive, slowdown_factors
 
     placement = make_placement("packed-non-sticky", slowdown_factors(episode), episode.config)
-    reason = drive(sim, make_queue_order("srtf"), placement,
+    reason = drive(sim, make_queue_order("srtf", CLAIRVOYANT, episode.config), placement,
                    make_sampler(np.random.default_rng(0)), stall=detector)
     assert reason == "round cap (25) reached with 1 of 2 measured jobs unfinished"
     assert sim.round_index == 25 and sim.jobs.completion_time_s[1] == 360.0
@@ -127,8 +128,8 @@ def _truncated_evaluation() -> Evaluation:
     episode = starving_episode()
     setup = EvaluationSetup(cluster=episode.cluster, config=episode.config,
                             profile=episode.profile)
-    return evaluate([episode.trace], ["packed-non-sticky"], ["las"], setup,
-                    baseline="packed-non-sticky")
+    return heuristic_table([episode.trace], ["packed-non-sticky"], ["las"], setup,
+                           baseline="packed-non-sticky")
 
 
 def test_reports_show_completed_of_total_and_warn() -> None:
@@ -171,8 +172,8 @@ def test_runs_truncated_at_different_times_are_compared_at_the_earlier_end() -> 
     episode = starving_episode(stall_rounds=20)
     setup = EvaluationSetup(cluster=episode.cluster, config=episode.config,
                             profile=episode.profile)
-    evaluation = evaluate([episode.trace], ["packed-non-sticky"], ["las"], setup,
-                          baseline="packed-sticky")
+    evaluation = heuristic_table([episode.trace], ["packed-non-sticky"], ["las"], setup,
+                                 baseline="packed-sticky")
     cut = evaluation.result("toy", "las", "packed-non-sticky")
     capped = evaluation.result("toy", "las", "packed-sticky")
     assert (cut.metrics.end_time_s, capped.metrics.end_time_s) == (4680.0, 7200.0)

@@ -7,7 +7,8 @@ result; :func:`~agents.evaluation.report.format_result` is printed and
 
 - **the heuristic table** (no ``--agent``, ``--env``, ``--trace-set``, ``--seeds``,
   ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill`` under every
-  ``--queue-order`` on one episode per trace at ``--seed`` (:func:`palgym.report.evaluate`);
+  ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no learned
+  contender (:func:`agents.evaluation.comparison.heuristic_table`);
 - **side by side**: learned agents, planners and heuristics on the env's identical episodes
   (:func:`agents.evaluation.comparison.run_side_by_side`);
 - **the best heuristic** (``--best-heuristic``): the field chosen on ``--selection-split``,
@@ -49,7 +50,7 @@ from palgym.policies import (
 from palgym.policies.backfill import with_backfill
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.progress import SweepProgress
-from palgym.report import Evaluation, EvaluationSetup, evaluate, policies_to_run
+from palgym.report import Evaluation, EvaluationSetup, policies_to_run
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 from palgym.sim.workload import Trace
@@ -159,6 +160,8 @@ def table_setup(args: argparse.Namespace) -> EvaluationSetup:
 
 
 def _heuristic_table(args: argparse.Namespace) -> Evaluation:
+    from agents.evaluation.comparison import heuristic_table
+
     setup = table_setup(args)
     traces = resolve_traces(args.trace or [ALL_BUNDLED], args.trace_format, args.duration_unit)
     policies = policies_to_run([with_backfill(name, mode) for mode in args.backfill or ["none"]
@@ -166,8 +169,9 @@ def _heuristic_table(args: argparse.Namespace) -> Evaluation:
     orders = list(dict.fromkeys(args.queue_order or [DEFAULT_QUEUE_ORDER]))
     runner = runner_of(args)
     return _with_bar(len(traces) * len(orders) * len(policies), args.quiet,
-                     lambda step: evaluate(traces, policies, orders, setup, args.baseline,
-                                           on_result=step, runner=runner))
+                     lambda step: heuristic_table(traces, policies, orders, setup,
+                                                  args.baseline, on_result=step,
+                                                  runner=runner))
 
 
 # --------------------------------------------------------------------------- side by side

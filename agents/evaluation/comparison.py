@@ -9,6 +9,11 @@ the episode seed drawn from ``s``) does not depend on the contender, and
 every episode, or a :class:`~palgym.errors.ConfigError` names the one that differs (e.g. a
 model trained under another preset).
 
+The heuristic table is the case with no learned contender (:func:`heuristic_table`): every
+``ORDER/PLACEMENT`` heuristic contender on one episode per trace built at the episode seed
+without the env (:func:`agents.evaluation.direct.seed_episodes`), through the same simulator
+path, gathered into a :class:`palgym.report.Evaluation`.
+
 Heuristics run through the env reproduce :func:`palgym.run_episode` bit for bit, so by
 default (``heuristics_via="simulator"``) they run on the simulator directly on the env's
 episodes (:mod:`agents.evaluation.direct`, many times faster, serially or through a
@@ -46,14 +51,21 @@ from agents.evaluation.defaults import (
     DEFAULT_RESAMPLES,
     HEURISTICS_VIA,
 )
-from agents.evaluation.direct import can_run_direct, run_heuristics_direct
+from agents.evaluation.direct import (
+    can_run_direct,
+    run_heuristics,
+    run_heuristics_direct,
+    seed_episodes,
+)
 from agents.evaluation.env_args import HEURISTIC_KWARGS
 from agents.evaluation.summary import Comparison, summarise
 from agents.ids import gym_id
 from agents.rollout import EpisodeOutcome, rollout
 from palgym.errors import ConfigError
-from palgym.report import policies_to_run
+from palgym.policies import QUEUE_ORDER_NAMES
+from palgym.report import Evaluation, EvaluationSetup, policies_to_run
 from palgym.sim.workload import Trace
+from palgym.simulate import EpisodeResult
 from palgym.sweep import Runner
 
 logger = logging.getLogger(__name__)
@@ -112,9 +124,8 @@ def run_contenders(
               and heuristics_via == "simulator" and can_run_direct(c.env_kwargs)]
     results: dict[str, list[EpisodeOutcome]] = {}
     for kwargs, group in _direct_groups(direct):
-        runs = run_heuristics_direct(env_id, kwargs, [c.agent.name for c in group], traces,
-                                     seeds, on_episode, runner)
-        results.update({c.label: runs[c.agent.name] for c in group})
+        results.update(run_heuristics_direct(env_id, kwargs, group, traces, seeds, on_episode,
+                                             runner))
     for contender in contenders:
         if contender.label in results:
             continue
@@ -253,3 +264,55 @@ def run_side_by_side(
         baseline=request.baseline, confidence=request.confidence, resamples=request.resamples,
         bootstrap_seed=request.bootstrap_seed, bootstrap_unit=request.bootstrap_unit,
     )
+
+
+# --------------------------------------------------------------------------- the heuristic table
+def heuristic_table(
+    traces: Sequence[Trace],
+    policies: Sequence[str],
+    queue_orders: Sequence[str],
+    setup: EvaluationSetup,
+    baseline: str = DEFAULT_BASELINE,
+    on_result: Callable[[EpisodeResult], None] | None = None,
+    runner: Runner | None = None,
+) -> Evaluation:
+    """The comparison with no learned contender: every (queue order, placement) on one episode
+    per trace, built at ``setup.seed`` without the env.
+
+    Args:
+        traces: traces with unique ids.
+        policies: placement names; the reported baselines are added if missing.
+        queue_orders: queue order names.
+        setup: cluster, options, profile source, seed, durations and belief.
+        baseline: placement the improvements are relative to.
+        on_result: called after each run, in run order (e.g. to advance a progress bar).
+        runner: runs the (trace, queue order, policy) runs (default: here, one after the
+            other; :mod:`agents.evaluation.parallel`: a process pool or Ray; equal results).
+
+    Returns:
+        The evaluation: results trace-major, then queue order, then policy.
+
+    Raises:
+        PalgymError: for unknown names, an unusable profile or a run that can never end.
+    """
+    run_policies = policies_to_run(policies, baseline)
+    _check_queue_orders(queue_orders)
+    _check_unique("trace", [t.name for t in traces])
+    contenders = [heuristic_contender(name, {}, queue_order=order)
+                  for order in queue_orders for name in run_policies]
+    episodes = seed_episodes(traces, setup)
+    results = tuple(result for _, _, result in
+                    run_heuristics(episodes, contenders, runner, on_result))
+    return Evaluation(
+        results=results, traces=tuple(t.name for t in traces), policies=run_policies,
+        queue_orders=tuple(queue_orders), baseline=baseline,
+        episode_hashes={t.name: e.episode.episode_hash() for t, e in zip(traces, episodes,
+                                                                       strict=True)},
+    )
+
+
+def _check_queue_orders(queue_orders: Sequence[str]) -> None:
+    unknown = [name for name in queue_orders if name not in QUEUE_ORDER_NAMES]
+    if unknown or not queue_orders:
+        raise ConfigError(
+            f"unknown or no queue order(s) {unknown}; known: {', '.join(QUEUE_ORDER_NAMES)}")

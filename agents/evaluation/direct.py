@@ -1,4 +1,10 @@
-"""Heuristics on the env's episodes, simulated directly (the fast path of a comparison).
+"""Heuristics on a comparison's episodes, simulated directly (the fast path of a comparison).
+
+:func:`run_heuristics` is the one simulator path: every heuristic contender on every
+:class:`SimEpisode`, through a :data:`palgym.sweep.Runner`. The episodes come from one of two
+sources: :func:`env_episodes` (drawn by the env, for a side-by-side comparison) or
+:func:`seed_episodes` (one per trace at the episode seed, without the env: the heuristic
+table, the comparison with no learned contender).
 
 A heuristic acting through the env reproduces :func:`palgym.run_episode` bit for bit
 (``tests/test_agents.py``, parity), so a comparison may run heuristics on the simulator alone:
@@ -17,18 +23,20 @@ as truncated, with completed / total jobs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
+from agents.evaluation.contenders import Contender
 from agents.ids import gym_id
 from agents.rollout import TRUNCATION_KEYS, EpisodeOutcome
 from palgym.envs.episodes import job_window
 from palgym.errors import ConfigError
 from palgym.policies.durations import Durations
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.report import EvaluationSetup
 from palgym.sim.metrics import censored_jct_s
 from palgym.sim.workload import Trace
 from palgym.simulate import Episode, EpisodeResult, make_episode, slowdown_factors
@@ -67,10 +75,102 @@ def _outcome(name: str, info: Mapping[str, Any], result: EpisodeResult, reward_s
     )
 
 
+class SimEpisode(NamedTuple):
+    """One episode of a comparison, ready for the simulator.
+
+    Attributes:
+        episode: from :func:`palgym.simulate.make_episode`.
+        factors: its slowdown factors (:func:`palgym.simulate.slowdown_factors`).
+        durations: what the queue orders and EASY backfilling know of job durations.
+        queue_order: the env's queue order (env-drawn episodes); None: every contender runs
+            its own (``heuristic_contender(queue_order=...)``).
+        info: the env's reset info (env-drawn episodes; empty otherwise).
+        window_start: first job of the episode's window in its trace.
+        reward_scale: the env's reward scale (divides the ``jct`` return).
+    """
+
+    episode: Episode
+    factors: SlowdownFactors
+    durations: Durations
+    queue_order: str | None = None
+    info: Mapping[str, Any] = {}
+    window_start: int = 0
+    reward_scale: float = 1.0
+
+
+def seed_episodes(traces: Sequence[Trace], setup: EvaluationSetup) -> list[SimEpisode]:
+    """One episode per trace at ``setup.seed``, built without the env (the heuristic table's).
+
+    The slowdown factors are fitted once per trace; every contender sees the same episode.
+
+    Raises:
+        PalgymError: for an unusable profile or measurement folder.
+    """
+    episodes = []
+    for trace in traces:
+        episode = make_episode(
+            trace, cluster=setup.cluster, config=setup.config, profile=setup.profile,
+            variability_data=setup.variability_data, seed=setup.seed, belief=setup.belief,
+        )
+        episodes.append(SimEpisode(episode, slowdown_factors(episode), setup.durations))
+    return episodes
+
+
+def run_heuristics(
+    episodes: Sequence[SimEpisode],
+    contenders: Sequence[Contender],
+    runner: Runner | None = None,
+    on_result: Callable[[EpisodeResult], None] | None = None,
+) -> Iterator[tuple[SimEpisode, Contender, EpisodeResult]]:
+    """Every heuristic contender on every episode, on the simulator, episode-major.
+
+    The one simulator path of a comparison: each (episode, contender) is one
+    :class:`palgym.sweep.EpisodeRun` of the contender's placement under the episode's queue
+    order (env-drawn episodes) or the contender's own.
+
+    Args:
+        episodes: the episodes (:func:`seed_episodes`, or drawn by the env).
+        contenders: heuristic contenders.
+        runner: runs the episodes (default: here, one after the other;
+            :mod:`agents.evaluation.parallel`: a process pool or Ray, equal results).
+        on_result: called after each run, in run order.
+
+    Yields:
+        ``(episode, contender, result)`` in run order.
+
+    Raises:
+        ConfigError: for a contender that is not a heuristic, or one without a queue order
+            on an episode without one.
+        PalgymError: as :func:`palgym.simulate.run_episode`.
+    """
+    pairs = [(episode, contender) for episode in episodes for contender in contenders]
+    runs = [EpisodeRun(e.episode, e.factors, _placement(c), _queue_order(e, c), e.durations)
+            for e, c in pairs]
+    for (episode, contender), result in zip(pairs, (runner or serial_runner())(runs),
+                                            strict=True):
+        if on_result is not None:
+            on_result(result)
+        yield episode, contender, result
+
+
+def _placement(contender: Contender) -> str:
+    if contender.kind != "heuristic":
+        raise ConfigError(f"{contender.label!r} is a {contender.kind} contender: only "
+                          "heuristics run on the simulator")
+    return str(contender.agent.name)
+
+
+def _queue_order(episode: SimEpisode, contender: Contender) -> str:
+    order = episode.queue_order or contender.env_kwargs.get("queue_order")
+    if order is None:
+        raise ConfigError(f"{contender.label!r} has no queue order and the episode gives none")
+    return str(order)
+
+
 def run_heuristics_direct(
     env_id: str,
     env_kwargs: Mapping[str, Any],
-    names: Sequence[str],
+    contenders: Sequence[Contender],
     traces: Sequence[Trace],
     seeds: Sequence[int],
     on_episode: Callable[[EpisodeOutcome], None] | None = None,
@@ -78,14 +178,14 @@ def run_heuristics_direct(
 ) -> dict[str, list[EpisodeOutcome]]:
     """Every heuristic on every (trace, seed) episode of the env, trace-major.
 
-    The env draws every episode first (here); then ``runner`` simulates the runs.
+    The env draws every episode first (here); then :func:`run_heuristics` simulates the runs.
 
     Args:
         env_id: Gymnasium id.
         env_kwargs: the episode kwargs (without ``trace``; with ``window``, each episode is
             the window the env draws; ``sticky`` / ``class_reorder`` do not matter: they do
             not change the episode).
-        names: placement names.
+        contenders: heuristic contenders.
         traces: evaluation traces, run whole.
         seeds: reset seeds.
         on_episode: called after each run, in run order.
@@ -93,7 +193,7 @@ def run_heuristics_direct(
             :mod:`agents.evaluation.parallel`: a process pool or Ray, equal outcomes).
 
     Returns:
-        ``{name: outcomes}`` in the order (trace, seed).
+        ``{label: outcomes}`` in the order (trace, seed).
 
     Raises:
         ConfigError: if the rebuilt episode's hash differs from the env's (a bug, never
@@ -101,41 +201,27 @@ def run_heuristics_direct(
     """
     if not can_run_direct(env_kwargs):
         raise ConfigError("heuristics run directly only under the 'jct' reward")
-    drawn = _draw_episodes(env_id, env_kwargs, traces, seeds)
-    pairs = [(episode, name) for episode in drawn for name in names]
-    runs = [EpisodeRun(d.episode, d.factors, name, d.queue_order, d.durations)
-            for d, name in pairs]
-    results: dict[str, list[EpisodeOutcome]] = {name: [] for name in names}
-    for (d, name), result in zip(pairs, (runner or serial_runner())(runs), strict=True):
-        outcome = _outcome(name, d.info, result, d.reward_scale, d.window_start)
-        results[name].append(outcome)
+    drawn = env_episodes(env_id, env_kwargs, traces, seeds)
+    results: dict[str, list[EpisodeOutcome]] = {c.label: [] for c in contenders}
+    for episode, contender, result in run_heuristics(drawn, contenders, runner):
+        outcome = _outcome(contender.agent.name, episode.info, result, episode.reward_scale,
+                           episode.window_start)
+        results[contender.label].append(outcome)
         if on_episode is not None:
             on_episode(outcome)
     return results
 
 
-class _Drawn(NamedTuple):
-    """An episode the env drew, rebuilt for the simulator."""
-
-    episode: Episode
-    factors: SlowdownFactors
-    queue_order: str
-    info: dict[str, Any]
-    window_start: int
-    reward_scale: float
-    durations: Durations
-
-
-def _draw_episodes(env_id: str, env_kwargs: Mapping[str, Any], traces: Sequence[Trace],
-                   seeds: Sequence[int]) -> list[_Drawn]:
-    """Every (trace, seed) episode as the env draws it, trace-major.
+def env_episodes(env_id: str, env_kwargs: Mapping[str, Any], traces: Sequence[Trace],
+                 seeds: Sequence[int]) -> list[SimEpisode]:
+    """Every (trace, seed) episode as the env draws it, trace-major, rebuilt for the simulator.
 
     Raises:
         ConfigError: if a rebuilt episode's hash differs from the env's.
     """
     env = gym.make(gym_id(env_id), **dict(env_kwargs), trace=list(traces))
     unwrapped: Any = env.unwrapped
-    drawn: list[_Drawn] = []
+    drawn: list[SimEpisode] = []
     try:
         for index, trace in enumerate(traces):
             for seed in seeds:
@@ -152,9 +238,9 @@ def _draw_episodes(env_id: str, env_kwargs: Mapping[str, Any], traces: Sequence[
                 if episode.episode_hash() != info["episode_hash"]:
                     raise ConfigError(f"{trace.name} seed {seed}: the rebuilt episode differs "
                                       "from the env's (hash mismatch)")
-                drawn.append(_Drawn(episode, slowdown_factors(episode), unwrapped.order.name,
-                                    dict(info), start, float(unwrapped.reward_scale),
-                                    unwrapped.durations))
+                drawn.append(SimEpisode(episode, slowdown_factors(episode), unwrapped.durations,
+                                        unwrapped.order.name, dict(info), start,
+                                        float(unwrapped.reward_scale)))
     finally:
         env.close()
     return drawn
