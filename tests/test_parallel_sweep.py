@@ -285,3 +285,22 @@ def test_palgym_runs_a_sweep_without_tqdm(tmp_path: Path) -> None:
                              env=env, timeout=300, check=False)
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip() == str(SMALL_JOBS)
+
+
+def test_a_ray_task_runs_under_its_runs_duration_knowledge() -> None:
+    """The Ray task body gets the run's durations: SRTF under noisy estimates (seed 4, sigma 1)
+    runs the three one-GPU jobs in estimate order, the hand-checked completions of
+    tests/test_duration_knowledge.py (clairvoyant SRTF would give 600, 300, 100)."""
+    from agents.evaluation.parallel import _ray_run
+    from palgym.policies import Durations
+    from palgym.sim.cluster import ClusterSpec
+    from palgym.sim.config import preset
+    from tests.test_duration_knowledge import THREE
+    from tests.toys import R, toy_profile
+
+    episode = make_episode(THREE, cluster=ClusterSpec(1, 1),
+                           config=preset("default", round_duration_s=R),
+                           profile=toy_profile(1), seed=4)
+    result = _ray_run(episode, slowdown_factors(episode), "packed-sticky", "srtf",
+                      Durations("noisy", 1.0))
+    np.testing.assert_array_equal(result.records.completion_time_s, [300.0, 600.0, 400.0])

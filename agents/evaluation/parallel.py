@@ -23,6 +23,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 from palgym.errors import ConfigError
+from palgym.policies.durations import Durations
 from palgym.simulate import EpisodeResult
 from palgym.sweep import EpisodeRun, Runner, run_one, serial_runner
 
@@ -87,9 +88,10 @@ def import_ray() -> Any:
     return ray
 
 
-def _ray_run(episode: Any, factors: Any, policy: str, queue_order: str) -> EpisodeResult:
+def _ray_run(episode: Any, factors: Any, policy: str, queue_order: str,
+             durations: Durations) -> EpisodeResult:
     """The Ray task body (Ray resolves ``episode`` / ``factors`` from the object store)."""
-    return run_one(EpisodeRun(episode, factors, policy, queue_order))
+    return run_one(EpisodeRun(episode, factors, policy, queue_order, durations))
 
 
 def ray_runner(address: str | None = None) -> Runner:
@@ -125,7 +127,8 @@ def ray_runner(address: str | None = None) -> Runner:
                 key = id(item.episode)
                 if key not in stored:
                     stored[key] = (ray.put(item.episode), ray.put(item.factors))
-                refs.append(task.remote(*stored[key], item.policy, item.queue_order))
+                refs.append(task.remote(*stored[key], item.policy, item.queue_order,
+                                        item.durations))
             for ref in refs:
                 yield ray.get(ref)
         finally:
