@@ -11,7 +11,7 @@ import pytest
 from palgym.envs import ClusterEnv, kernel
 from palgym.envs.features import JOB
 from palgym.errors import ConfigError
-from palgym.policies import Durations, make_queue_order
+from palgym.policies import CLAIRVOYANT, Durations, make_queue_order
 from palgym.policies.durations import remaining_time_s
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import RemainingTime, preset
@@ -81,9 +81,10 @@ def test_srtf_under_noisy_runs_jobs_in_estimate_order() -> None:
     completions 300, 400 and 600 s; clairvoyant SRTF runs 2, 1, 0: 600, 300 and 100 s."""
     episode = _toy_episode(seed=4)
     noisy = Durations("noisy", 1.0)
-    order = make_queue_order("srtf", noisy.for_seed(4))
+    order = make_queue_order("srtf", noisy.for_seed(4), episode.config)
     assert order.order(_admitted(episode).view()).tolist() == [0, 2, 1]
-    assert make_queue_order("srtf").order(_admitted(episode).view()).tolist() == [2, 1, 0]
+    assert make_queue_order("srtf", CLAIRVOYANT, episode.config).order(
+        _admitted(episode).view()).tolist() == [2, 1, 0]
     result = run_episode(episode, "packed-sticky", "srtf", durations=noisy)
     np.testing.assert_array_equal(result.records.completion_time_s, [300.0, 600.0, 400.0])
     clairvoyant = run_episode(episode, "packed-sticky", "srtf")
@@ -95,7 +96,7 @@ def test_unknown_durations_refuse_srtf_naming_the_option() -> None:
     unknown = Durations("unknown")
     episode = _toy_episode()
     with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
-        make_queue_order("srtf", unknown)
+        make_queue_order("srtf", unknown, episode.config)
     with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
         run_episode(episode, "pal", "srtf", durations=unknown)
     with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
@@ -243,7 +244,8 @@ def test_evaluate_cli_refuses_srtf_without_durations(tmp_path) -> None:  # type:
 
 def test_flags_reach_the_simulator_and_the_env() -> None:
     from agents.evaluation.args import build_parser, duration_kwargs
-    from palgym.report import EvaluationSetup, evaluate
+    from agents.evaluation.comparison import heuristic_table
+    from palgym.report import EvaluationSetup
 
     args = build_parser().parse_args(["--duration-knowledge", "noisy", "--estimate-sigma", "0.3"])
     assert duration_kwargs(args) == {"duration_knowledge": "noisy", "estimate_sigma": 0.3}
@@ -252,7 +254,7 @@ def test_flags_reach_the_simulator_and_the_env() -> None:
     config = preset("default", round_duration_s=R)
     noisy = Durations("noisy", 1.0)
     setup = EvaluationSetup(ClusterSpec(1, 1), config, toy_profile(1), seed=4, durations=noisy)
-    results = evaluate([trace], ["packed-sticky"], ["srtf"], setup).results
+    results = heuristic_table([trace], ["packed-sticky"], ["srtf"], setup).results
     result = next(r for r in results if r.policy == "packed-sticky")
     # the hand-checked order of test_srtf_under_noisy_runs_jobs_in_estimate_order
     np.testing.assert_array_equal(result.records.completion_time_s, [300.0, 600.0, 400.0])

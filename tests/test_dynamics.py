@@ -174,7 +174,7 @@ def test_the_dynamic_preset_and_bad_options() -> None:
 def test_backends_agree_and_a_copy_continues_identically() -> None:
     import copy
 
-    from palgym.policies import make_queue_order
+    from palgym.policies import CLAIRVOYANT, make_queue_order
     from palgym.policies.placement import Packed
     from palgym.simulate import drive
     from tests.toys import B, C, ListSampler
@@ -190,7 +190,8 @@ def test_backends_agree_and_a_copy_continues_identically() -> None:
     for backend in BACKENDS:
         sim = Simulator(trace, profile, ClusterSpec(2, 2), config, backend=backend,  # type: ignore[arg-type]
                         dynamics_seed=5)
-        drive(sim, make_queue_order("fifo"), Packed(sticky=False), ListSampler())
+        drive(sim, make_queue_order("fifo", CLAIRVOYANT, config), Packed(sticky=False),
+              ListSampler())
         finished.append(sim.records().completion_time_s.tolist())
     assert finished[0] == finished[1]
     sim = Simulator(trace, profile, ClusterSpec(2, 2), config, backend="numpy", dynamics_seed=5)
@@ -200,5 +201,6 @@ def test_backends_agree_and_a_copy_continues_identically() -> None:
     twin = copy.deepcopy(sim)
     assert twin.truth is not None and twin.perfvar is twin.truth.process.truth
     for each in (sim, twin):
-        drive(each, make_queue_order("fifo"), Packed(sticky=False), ListSampler())
+        drive(each, make_queue_order("fifo", CLAIRVOYANT, config), Packed(sticky=False),
+              ListSampler())
     assert sim.records().completion_time_s.tolist() == twin.records().completion_time_s.tolist()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from palgym.errors import ConfigError
-from palgym.policies import make_queue_order
+from palgym.policies import CLAIRVOYANT, make_queue_order
 from palgym.policies.gittins import GittinsOrder, ServicePrior, gittins_rank
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
@@ -59,7 +59,7 @@ def test_gittins_runs_the_nearly_done_job_where_las_runs_the_fresh_one() -> None
     assert sim.jobs.gpu_service_s[:2].tolist() == [9.0, 0.0]
     order = GittinsOrder(ServicePrior((SAMPLES,) * 4))
     assert order.order(sim.view()).tolist() == [0, 1]
-    assert make_queue_order("las").order(sim.view()).tolist() == [1, 0]
+    assert make_queue_order("las", CLAIRVOYANT, config).order(sim.view()).tolist() == [1, 0]
 
 
 def test_run_episode_takes_the_order_object() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from palgym.errors import ConfigError
 from palgym.policies import (
+    CLAIRVOYANT,
     PLACEMENT_NAMES,
     QUEUE_ORDER_NAMES,
     ClusterCountRule,
@@ -179,7 +180,7 @@ def test_srtf_nominal_versus_ideal_remaining_time() -> None:
         sim = two_job_sim(srtf_remaining=remaining)
         sim.commit(np.array([0, -1]))
         sim.advance()
-        order = make_queue_order("srtf", config=sim.config)  # SRTF's option from the config
+        order = make_queue_order("srtf", CLAIRVOYANT, sim.config)  # SRTF's option from the config
         assert order.order(sim.view()).tolist() == expected
 
 
@@ -193,10 +194,10 @@ def test_srsf_weighs_remaining_time_by_gpus() -> None:
     )
     config = preset("default", round_duration_s=100.0)
     sim = Simulator(trace, VariabilityProfile("p", np.ones((4, 4))), ClusterSpec(1, 4), config)
-    assert make_queue_order("srtf").order(sim.view()).tolist() == [1, 0]
-    assert make_queue_order("srsf").order(sim.view()).tolist() == [0, 1]
+    assert make_queue_order("srtf", CLAIRVOYANT, config).order(sim.view()).tolist() == [1, 0]
+    assert make_queue_order("srsf", CLAIRVOYANT, config).order(sim.view()).tolist() == [0, 1]
     with pytest.raises(ConfigError, match="queue order 'srsf'.*duration_knowledge='unknown'"):
-        make_queue_order("srsf", Durations("unknown"))
+        make_queue_order("srsf", Durations("unknown"), config)
 
 
 def test_las_wall_clock_versus_gpu_time() -> None:
@@ -204,9 +205,9 @@ def test_las_wall_clock_versus_gpu_time() -> None:
     sim = two_job_sim()
     sim.commit(np.array([0, -1]))
     sim.advance()
-    assert make_queue_order("las").order(sim.view()).tolist() == [1, 0]
+    assert make_queue_order("las", CLAIRVOYANT, sim.config).order(sim.view()).tolist() == [1, 0]
     # FIFO ignores service: submit ties keep admission order.
-    assert make_queue_order("fifo").order(sim.view()).tolist() == [0, 1]
+    assert make_queue_order("fifo", CLAIRVOYANT, sim.config).order(sim.view()).tolist() == [0, 1]
 
 
 # --------------------------------------------------------------------------- registry
@@ -216,8 +217,8 @@ def test_registry_names() -> None:
     for name in PLACEMENT_NAMES:
         assert make_placement(name, factors, config).name == name
     for name in QUEUE_ORDER_NAMES:
-        assert make_queue_order(name).name == name
+        assert make_queue_order(name, CLAIRVOYANT, config).name == name
     with pytest.raises(ConfigError, match="'nope'"):
         make_placement("nope", factors, config)
     with pytest.raises(ConfigError, match="'nope'"):
-        make_queue_order("nope")
+        make_queue_order("nope", CLAIRVOYANT, config)

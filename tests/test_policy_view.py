@@ -13,6 +13,7 @@ import pytest
 from palgym import ClusterSpec, SimConfig, Simulator, SimView, Trace, VariabilityProfile, preset
 from palgym.errors import ConfigError
 from palgym.policies import (
+    CLAIRVOYANT,
     FIFO,
     LAS,
     PAL,
@@ -106,12 +107,15 @@ def test_factories_give_policies_the_configurations_options() -> None:
     assert make_placement("packed-sticky", factors, preset("default")) == Packed(sticky=True)
     pal = make_placement("pal", factors, artifact)
     assert isinstance(pal, PAL) and pal.node_order is PalNodeOrder.PANDAS_1_1
-    assert make_queue_order("las", config=artifact) == LAS(service=AttainedService.WALL_CLOCK)
-    assert make_queue_order("srtf", config=artifact) == SRTF(remaining=RemainingTime.NOMINAL)
-    assert make_queue_order("tiresias", config=artifact) == Tiresias(
+    assert make_queue_order("las", CLAIRVOYANT, artifact) == LAS(service=AttainedService.WALL_CLOCK)
+    assert make_queue_order("srtf", CLAIRVOYANT, artifact) == SRTF(remaining=RemainingTime.NOMINAL)
+    assert make_queue_order("tiresias", CLAIRVOYANT, artifact) == Tiresias(
         service=AttainedService.WALL_CLOCK, thresholds_gpu_s=(10.0, 20.0))
-    assert make_queue_order("las") == LAS(service=AttainedService.GPU_TIME)  # the defaults
-    assert make_queue_order("las", config=PolicyOptions(las_service="wall-clock")) == LAS(
+    assert make_queue_order("las", CLAIRVOYANT, PolicyOptions()) == LAS(
+        service=AttainedService.GPU_TIME)  # the defaults, asked for
+    with pytest.raises(ConfigError, match="not None"):
+        make_queue_order("las", CLAIRVOYANT, None)  # type: ignore[arg-type]
+    assert make_queue_order("las", CLAIRVOYANT, PolicyOptions(las_service="wall-clock")) == LAS(
         service=AttainedService.WALL_CLOCK)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from palgym import Simulator, SimView, make_episode, preset, read_sia_trace
-from palgym.policies import make_placement, make_queue_order, make_sampler
+from palgym.policies import CLAIRVOYANT, make_placement, make_queue_order, make_sampler
 from palgym.simulate import Episode, drive, slowdown_factors
 
 TRACES = ("sia-philly-gen-0", "sia-philly-gen-3")
@@ -117,7 +117,7 @@ class CheckedOrder:
     static = False
 
     def __init__(self, name: str, reference: Reference, config: object) -> None:
-        self.inner = make_queue_order(name, config=config)  # type: ignore[arg-type]
+        self.inner = make_queue_order(name, CLAIRVOYANT, config)  # type: ignore[arg-type]
         self.name = name
         self.reference = reference
         self.args = (config.las_service.value == "wall-clock",  # type: ignore[attr-defined]

@@ -42,28 +42,39 @@ def is_placement_name(name: str) -> bool:
     return name in PLACEMENT_NAMES or name in BACKFILL_PLACEMENT_NAMES
 
 
-def policy_options(config: SimConfig | PolicyOptions | None) -> PolicyOptions:
-    """The policy options of ``config`` (None: the defaults)."""
-    if config is None:
-        return PolicyOptions()
-    return config.policy_options if isinstance(config, SimConfig) else config
+def policy_options(config: SimConfig | PolicyOptions) -> PolicyOptions:
+    """The policy options of ``config`` (a configuration or the options themselves).
+
+    Raises:
+        ConfigError: if ``config`` is neither (e.g. None: there is no implicit default; pass
+            ``preset("default")`` or ``PolicyOptions()`` for the defaults).
+    """
+    if isinstance(config, SimConfig):
+        return config.policy_options
+    if isinstance(config, PolicyOptions):
+        return config
+    raise ConfigError(f"config must be a SimConfig or PolicyOptions, not {config!r}: pass the "
+                      "episode's configuration (PolicyOptions() for the default options)")
 
 
 def make_queue_order(
-    name: str, durations: Durations = CLAIRVOYANT, config: SimConfig | PolicyOptions | None = None,
+    name: str, durations: Durations, config: SimConfig | PolicyOptions,
 ) -> QueueOrder:
     """The queue order called ``name``, knowing job durations as ``durations`` does.
 
     Args:
         name: one of :data:`QUEUE_ORDER_NAMES`.
-        durations: what the order knows of job durations (SRTF's remaining times).
+        durations: what the order knows of job durations (SRTF's remaining times;
+            :data:`CLAIRVOYANT`: the true work).
         config: where the order's options come from (``las_service``, ``srtf_remaining``,
-            ``tiresias_thresholds_gpu_s``); None: the defaults (those of the ``default``
-            preset). Pass the episode's configuration to run a preset's policies.
+            ``tiresias_thresholds_gpu_s``): the episode's configuration, or its
+            :class:`PolicyOptions`. Required: a preset's orders differ from the defaults
+            (``pal-artifact``: wall-clock LAS service, nominal SRTF remaining time).
 
     Raises:
-        ConfigError: for an unknown name (listing the known ones), or ``srtf`` / ``srsf``
-            when ``durations`` withholds durations.
+        ConfigError: for an unknown name (listing the known ones), a ``config`` that is
+            neither a configuration nor policy options, or ``srtf`` / ``srsf`` when
+            ``durations`` withholds durations.
     """
     if name not in QUEUE_ORDER_NAMES:
         raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")

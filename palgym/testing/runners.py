@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from palgym.policies import make_placement, make_queue_order, make_sampler
+from palgym.policies import CLAIRVOYANT, make_placement, make_queue_order, make_sampler
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.engine import Simulator
@@ -71,7 +71,7 @@ def run_checked(
     """
     factors = factors or slowdown_factors(episode)
     placement = make_placement(policy, factors, episode.config)
-    order = make_queue_order(queue_order, config=episode.config)
+    order = make_queue_order(queue_order, CLAIRVOYANT, episode.config)
     rng = copy.deepcopy(episode.placement_rng)
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
     drive_checked(sim, order, placement, make_sampler(rng))
