@@ -62,3 +62,17 @@ def test_the_trace_readers_of_the_command_lines_are_the_resolver() -> None:
     assert "read_sia_trace" not in report
     train = (REPO_ROOT / "train.py").read_text(encoding="utf-8")
     assert "from agents.evaluation.traces import" in train
+
+
+def test_the_heuristic_table_runs_through_the_one_comparison() -> None:
+    # palgym builds no sweep of its own: the heuristic table and a comparison's heuristics are
+    # the runs of one simulator path (agents/evaluation/direct.py run_heuristics; the Ray task
+    # body rebuilds the run it was sent).
+    assert [d for d in definitions("evaluate") if d.startswith("palgym/")] == []
+    builders = sorted({str(path.relative_to(REPO_ROOT)) for path in SCANNED
+                       for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                       if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                       and node.func.id == "EpisodeRun"})
+    assert builders == ["agents/evaluation/direct.py", "agents/evaluation/parallel.py"]
+    (table,) = definitions("heuristic_table")
+    assert table.startswith("agents/evaluation/comparison.py:")
