@@ -6,16 +6,16 @@
 - :mod:`agents.evaluation.contenders`: :class:`Contender`, one abstraction for heuristics (also
   ``ORDER/PLACEMENT`` combinations), learned models and planners;
 - :mod:`agents.evaluation.comparison`: :func:`run_contenders` on identical episodes (checked by
-  hash), :class:`SideBySide` / :func:`run_side_by_side`; :mod:`agents.evaluation.direct`, the
-  heuristics' simulator path, run through a :data:`palgym.sweep.Runner`
-  (:mod:`agents.evaluation.parallel`: ``--workers`` / ``--ray``);
+  hash), :class:`SideBySide` / :func:`run_side_by_side`, and :func:`heuristic_table`, the
+  comparison with no learned contender (one episode per trace at the episode seed, no env);
+  :mod:`agents.evaluation.direct`, the heuristics' one simulator path, run through a
+  :data:`palgym.sweep.Runner` (:mod:`agents.evaluation.parallel`: ``--workers`` / ``--ray``);
 - :mod:`agents.evaluation.summary`: :class:`Comparison`, paired ratios with bootstrap intervals
   (:mod:`agents.evaluation.stats`); :mod:`agents.evaluation.best`: the best heuristic chosen on
   one split and measured on another;
 - :mod:`agents.evaluation.report`: the one report path (text, CSV, JSON) of every result, the
-  heuristic table (:class:`palgym.report.Evaluation`, the case with no learned contender, which
-  palgym runs without the env) included; :mod:`agents.evaluation.plots`: the one
-  :func:`write_plots`;
+  heuristic table's :class:`palgym.report.Evaluation` included; :mod:`agents.evaluation.plots`:
+  the one :func:`write_plots`;
 - :mod:`agents.evaluation.args`, :mod:`agents.evaluation.cli`: ``evaluate.py``'s parser and
   logic (``evaluate.py`` itself is a shim).
 
@@ -36,6 +36,7 @@ _LAZY = {
     "run_contenders": "agents.evaluation.comparison",
     "check_identical_episodes": "agents.evaluation.comparison",
     "SideBySide": "agents.evaluation.comparison",
+    "heuristic_table": "agents.evaluation.comparison",
     "run_side_by_side": "agents.evaluation.comparison",
     "Comparison": "agents.evaluation.summary",
     "summarise": "agents.evaluation.summary",
