@@ -19,7 +19,13 @@ from palgym._numba import AVAILABLE
 from palgym.bundled import bundled_trace_paths
 from palgym.errors import ConfigError, InvalidActionError
 from palgym.io import read_sia_trace
-from palgym.policies import PLACEMENT_NAMES, make_placement, make_queue_order, make_sampler
+from palgym.policies import (
+    CLAIRVOYANT,
+    PLACEMENT_NAMES,
+    make_placement,
+    make_queue_order,
+    make_sampler,
+)
 from palgym.sim.backend import Backend
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
@@ -66,9 +72,10 @@ def state(sim: Simulator) -> dict[str, Any]:
     out["usage"] = np.asarray(sim.usage_gpu_rounds()).tobytes()
     for name, value in sim.state.counters._asdict().items():
         out[f"counters.{name}"] = (value.dtype, value.tobytes())
-    for name in ("round_index", "events_since_commit", "done", "_next_arrival",
-                 "_next_background_s"):
+    for name in ("round_index", "events_since_commit", "done"):
         out[name] = getattr(sim, name)
+    for name in ("next_arrival", "next_arrival_s", "next_background_s", "background_count"):
+        out[f"arrivals.{name}"] = getattr(sim._arrivals, name)
     records = sim.records()
     for name in vars(records):
         out[f"records.{name}"] = np.asarray(getattr(records, name)).tobytes()
@@ -161,7 +168,7 @@ def test_policy_episodes_give_identical_states(policy: str) -> None:
     config = preset("pal-artifact", restart_cost_s=30.0 if "sticky" in policy else 0.0)
     episode = make_episode(trace, config=config, seed=2)
     placement = make_placement(policy, slowdown_factors(episode), config)
-    order = make_queue_order("las", config=config)
+    order = make_queue_order("las", CLAIRVOYANT, config)
     sampler = make_sampler(copy.deepcopy(episode.placement_rng))
     twins = Twins(episode)
     while not twins.ref.done:

@@ -22,20 +22,19 @@ A job completes at the first boundary where ``iterations_done >= total_iteration
 boundary - submit time. Same-time events follow one fixed order: progress, completions (GPUs
 freed), arrivals (trace order, then background copies), then the placement at that boundary.
 
-The engine owns the state (:class:`palgym.sim.state.SimState`) and admits arrivals; the per-round
-work is a step backend's (:mod:`palgym.sim.step_numpy` or :mod:`palgym.sim.step_numba`, chosen
-once by the ``backend`` argument), which updates the state's arrays in place.
+The engine owns the state (:class:`palgym.sim.state.SimState`) and admits arrivals
+(:mod:`palgym.sim.admission`); the per-round work is a step backend's
+(:mod:`palgym.sim.step_numpy` or :mod:`palgym.sim.step_numba`, chosen once by the ``backend``
+argument), which updates the state's arrays in place.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from palgym.errors import InvalidActionError, TraceFormatError
+from palgym.sim.admission import Admission
 from palgym.sim.backend import Backend, BackendName, resolve_backend, step_backend
-from palgym.sim.background import BackgroundArrivals
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.jobs import JobTable
@@ -44,7 +43,6 @@ from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
 from palgym.sim.state import (
     ADMITTED,
     ALLOCATED_GPU_ROUNDS,
-    COUNTING_USAGE,
     EFFECTIVE_GPU_ROUNDS,
     EVENTS_SINCE_COMMIT,
     KEPT,
@@ -127,14 +125,7 @@ class Simulator:
         self._bound = self._step.Bound(self._state, self._params)
         self._view: SimView | None = None
         self._job_rows = np.array([self.jobs.size], dtype=np.int64)  # read by the view
-        self._next_arrival = 0
-        self._next_arrival_s = 0.0  # min(next trace submit, next background arrival) (s)
-        self._background = BackgroundArrivals(config.background_jobs_per_hour,
-                                              config.background_seed)
-        self._next_background_s = math.inf
-        self._background_count = 0
-        if config.background_jobs_per_hour > 0:
-            self._next_background_s = self._background.next_after(float(trace.submit_time_s[-1]))
+        self._arrivals = Admission(trace, config)
         self._admit()
 
     def __getstate__(self) -> dict[str, object]:
@@ -248,7 +239,7 @@ class Simulator:
 
     def has_future_arrivals(self) -> bool:
         """True if trace jobs (or background copies) are still to arrive."""
-        return self._next_arrival < self.trace.num_jobs or math.isfinite(self._next_background_s)
+        return self._arrivals.has_future_arrivals()
 
     def locality_penalty_of(self, perf_class: int, num_gpus: int, gpus: IntArray) -> float:
         """Locality penalty of a job of ``perf_class`` needing ``num_gpus`` on GPU set ``gpus``
@@ -302,7 +293,7 @@ class Simulator:
         finished = self._bound.advance()
         if truth is not None and before is not None:
             truth.after_round(self._state, before)
-        if self._floats[NOW_S] >= self._next_arrival_s:
+        if self._floats[NOW_S] >= self._arrivals.next_arrival_s:
             self._admit()
         return finished
 
@@ -321,52 +312,22 @@ class Simulator:
             return 0
         if self.truth is not None:  # the truth's hooks run between rounds: one by one
             return rounds_one_by_one(self)
-        rounds = self._bound.idle_rounds(self._next_arrival_s)
-        if self._counters.floats[NOW_S] >= self._next_arrival_s:
+        arrivals = self._arrivals
+        rounds = self._bound.idle_rounds(arrivals.next_arrival_s)
+        if self._counters.floats[NOW_S] >= arrivals.next_arrival_s:
             self._admit()
         return rounds
 
     # ----------------------------------------------------------------- admission
     def _admit(self) -> None:
-        """Admit the trace jobs and background copies that have arrived by ``now_s``."""
-        counters = self._counters
-        now_s = counters.floats[NOW_S]
+        """Admit what has arrived by ``now_s``; a table that grew is re-bound (new arrays)."""
         jobs = self.jobs
-        num_trace_jobs = self.trace.num_jobs
-        start = arrival = self._next_arrival
-        while arrival < num_trace_jobs and jobs.submit_time_s[arrival] <= now_s:
-            arrival += 1
-        if arrival > start:
-            jobs.status[start:arrival] = _QUEUED
-            self._next_arrival = arrival
-            counters.ints[ADMITTED] = arrival
-            counters.ints[COUNTING_USAGE] = True
-            counters.ints[EVENTS_SINCE_COMMIT] = True
-        if self._next_background_s <= now_s:
-            while self._next_background_s <= now_s:
-                self._add_background_job()
+        if self._arrivals.admit(jobs, self._counters):
             self._job_rows[0] = jobs.size  # the view's num_jobs
             if jobs.status is not self._state.jobs.status:  # the table grew: new arrays
                 self._state = self._state._replace(jobs=job_columns(jobs),
                                                    job_blocks=job_blocks(jobs))
                 self._bound, self._view = self._step.Bound(self._state, self._params), None
-        next_trace_s = (float(jobs.submit_time_s[arrival]) if arrival < num_trace_jobs
-                        else math.inf)
-        self._next_arrival_s = min(next_trace_s, self._next_background_s)
-
-    def _add_background_job(self) -> None:
-        jobs = self.jobs
-        number = self._background_count
-        row = number % self.trace.num_jobs
-        index = jobs.append_copy(
-            row, int(self.trace.job_id.max()) + 1 + number, self._next_background_s
-        )
-        jobs.status[index] = _QUEUED
-        counters = self._counters
-        counters.ints[ADMITTED] = index + 1
-        counters.ints[EVENTS_SINCE_COMMIT] = True
-        self._background_count += 1
-        self._next_background_s = self._background.next_after(self._next_background_s)
 
     # ----------------------------------------------------------------- results
     def records(self) -> JobRecords:
