@@ -1,4 +1,9 @@
-"""The palgym Gymnasium environment (one class, two registered tasks)."""
+"""The palgym Gymnasium environment (one class, two registered tasks).
+
+:class:`ClusterEnv` holds the env card, the construction from its arguments and the commands
+(``reset``, ``step``) with the one decision cache; what it answers without changing the
+episode (the mask, a heuristic's action, frames, shapes) is in :mod:`palgym.envs.queries`.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from palgym.envs.access import EnvAccess
 from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import (
     BeliefSpec,
@@ -21,7 +25,6 @@ from palgym.envs.arguments import (
 )
 from palgym.envs.decide import Decision, choose_backend, final_decision
 from palgym.envs.episodes import (
-    EpisodeContext,
     EpisodeMemo,
     TraceSpec,
     draw_episode,
@@ -30,9 +33,9 @@ from palgym.envs.episodes import (
     reset_info,
     start_episode,
 )
-from palgym.envs.heuristics import check_heuristic, window_action
 from palgym.envs.observations import ObservationBuilder
-from palgym.envs.render import GanttRecorder, render_ansi
+from palgym.envs.queries import EnvQueries
+from palgym.envs.render import GanttRecorder
 from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics, episode_note
 from palgym.envs.rounds import RoundDriver
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
@@ -43,10 +46,9 @@ from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_k
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
-from palgym.simulate import Episode
 
 
-class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
+class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     """## Description
 
     A GPU cluster whose GPUs run each class of ML job at their own speed (PAL, SC24). At every
@@ -224,33 +226,6 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         self._pending: dict[str, float] = {}  # reward terms owed to the next step
 
     # ------------------------------------------------------------------ API
-    @property
-    def feature_names(self) -> dict[str, tuple[str, ...]]:
-        """Names of the last axis of every observation key."""
-        return self._observations.feature_names()
-
-    @property
-    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
-        """Logical shape of every observation key (the keys themselves are flat)."""
-        return dict(self._observations.logical_shapes)
-
-    @property
-    def frame_shape(self) -> tuple[int, int, int] | None:
-        """(H, W, 3) of every ``rgb_array`` frame (None in the other render modes)."""
-        return None if self._recorder is None else self._recorder.frame_shape
-
-    @property
-    def simulator(self) -> Simulator:
-        """The running engine (read only; raises before the first reset)."""
-        if self._sim is None:
-            raise PalgymError("call reset() first")
-        return self._sim
-
-    @property
-    def episode(self) -> Episode:
-        """The current episode (e.g. to run :func:`palgym.simulate.run_episode` on it)."""
-        return self._context().episode
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -316,51 +291,7 @@ class ClusterEnv(EnvAccess, gym.Env[dict[str, np.ndarray], np.int64]):
         return (self._current().observation, float(sum(terms.values())), terminated, truncated,
                 info)
 
-    def action_masks(self) -> np.ndarray:
-        """bool (K*M+1,): valid actions now (a fresh array); never all False."""
-        return self._current().mask.copy()
-
-    def heuristic_action(self, name: str, check: bool = True) -> int:
-        """The action the named placement policy takes now.
-
-        Always the first window slot (heuristics keep the queue's order) with the policy's own
-        allocation rule; in the scheduling task, "end round" when that job does not fit.
-
-        Raises:
-            ConfigError: for an unknown name, or when the env's ``sticky`` / ``class_reorder``
-                contradict the policy (e.g. ``pal`` in a sticky env).
-        """
-        if check:
-            check_heuristic(name, self.sticky, self.class_reorder, self.task, self.num_slots)
-        candidates = self._current().candidates  # None outside an episode
-        if candidates is None:
-            self._context()  # raises before the first reset
-            return self.codec.END_ROUND
-        return window_action(name, self._rounds.round, candidates, self._ctx.factors,
-                             self._ctx.pal_orders, self.codec, self._observations.durations)
-
-    def render(self) -> str | np.ndarray | None:
-        """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""
-        ctx = self._context()
-        target = self._rounds.round.target
-        if self.render_mode == "ansi":
-            return render_ansi(self.simulator, target)
-        if self._recorder is not None:
-            window = [] if self._finished else self._rounds.round.window(self.num_slots)
-            return self._recorder.frame(self.simulator, target, window, ctx.factors)
-        return None
-
     # ------------------------------------------------------------------ internals
-    @property
-    def _finished(self) -> bool:
-        """No episode is running: before the first reset, or after its end."""
-        return self._current() is self._final
-
-    def _context(self) -> EpisodeContext:
-        if self._sim is None:
-            raise PalgymError("call reset() first")
-        return self._ctx
-
     def _current(self) -> Decision:
         """The current decision, computed at most once (the one cache slot)."""
         decision = self._decision

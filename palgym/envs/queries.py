@@ -1,0 +1,114 @@
+"""What a running env answers without changing it: the mask, a heuristic's action, frames.
+
+:class:`EnvQueries` is a base of :class:`palgym.envs.cluster_env.ClusterEnv`, which keeps the
+commands (``reset``, ``step``) and the decision cache; the queries here read the open decision
+(``_current()``, computed at most once) and the episode's context, and change nothing: asking
+for the mask, a heuristic's action or a frame leaves the episode as it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym.envs.access import EnvAccess
+from palgym.envs.actions import ActionCodec
+from palgym.envs.decide import Decision
+from palgym.envs.episodes import EpisodeContext
+from palgym.envs.heuristics import check_heuristic, window_action
+from palgym.envs.observations import ObservationBuilder
+from palgym.envs.render import GanttRecorder, render_ansi
+from palgym.errors import PalgymError
+from palgym.sim.engine import Simulator
+from palgym.simulate import Episode
+
+
+class EnvQueries(EnvAccess):
+    """The env's read-only side: shapes and names, the engine and episode, the action mask,
+    a heuristic's action and the rendered frame.
+
+    Raises:
+        PalgymError: from the episode's queries before the first ``reset()``.
+    """
+
+    codec: ActionCodec
+    task: str
+    sticky: bool
+    class_reorder: bool
+    num_slots: int
+    render_mode: str | None
+    _observations: ObservationBuilder
+    _recorder: GanttRecorder | None
+    _sim: Simulator | None
+    _final: Decision
+
+    @property
+    def feature_names(self) -> dict[str, tuple[str, ...]]:
+        """Names of the last axis of every observation key."""
+        return self._observations.feature_names()
+
+    @property
+    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Logical shape of every observation key (the keys themselves are flat)."""
+        return dict(self._observations.logical_shapes)
+
+    @property
+    def frame_shape(self) -> tuple[int, int, int] | None:
+        """(H, W, 3) of every ``rgb_array`` frame (None in the other render modes)."""
+        return None if self._recorder is None else self._recorder.frame_shape
+
+    @property
+    def simulator(self) -> Simulator:
+        """The running engine (read only; raises before the first reset)."""
+        if self._sim is None:
+            raise PalgymError("call reset() first")
+        return self._sim
+
+    @property
+    def episode(self) -> Episode:
+        """The current episode (e.g. to run :func:`palgym.simulate.run_episode` on it)."""
+        return self._context().episode
+
+    def action_masks(self) -> np.ndarray:
+        """bool (K*M+1,): valid actions now (a fresh array); never all False."""
+        return self._current().mask.copy()
+
+    def heuristic_action(self, name: str, check: bool = True) -> int:
+        """The action the named placement policy takes now.
+
+        Always the first window slot (heuristics keep the queue's order) with the policy's own
+        allocation rule; in the scheduling task, "end round" when that job does not fit.
+
+        Raises:
+            ConfigError: for an unknown name, or when the env's ``sticky`` / ``class_reorder``
+                contradict the policy (e.g. ``pal`` in a sticky env).
+        """
+        if check:
+            check_heuristic(name, self.sticky, self.class_reorder, self.task, self.num_slots)
+        candidates = self._current().candidates  # None outside an episode
+        if candidates is None:
+            self._context()  # raises before the first reset
+            return self.codec.END_ROUND
+        return window_action(name, self._rounds.round, candidates, self._ctx.factors,
+                             self._ctx.pal_orders, self.codec, self._observations.durations)
+
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""
+        ctx = self._context()
+        target = self._rounds.round.target
+        if self.render_mode == "ansi":
+            return render_ansi(self.simulator, target)
+        if self._recorder is not None:
+            window = [] if self._finished else self._rounds.round.window(self.num_slots)
+            return self._recorder.frame(self.simulator, target, window, ctx.factors)
+        return None
+
+    # ------------------------------------------------------------------ internals
+    @property
+    def _finished(self) -> bool:
+        """No episode is running: before the first reset, or after its end."""
+        return self._current() is self._final
+
+    def _context(self) -> EpisodeContext:
+        if self._sim is None:
+            raise PalgymError("call reset() first")
+        return self._ctx
