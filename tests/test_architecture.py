@@ -198,6 +198,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """Layer of every first-party module, by longest matching module prefix (docs/ARCHITECTURE.md)."""
 
+THIRD_PARTY: dict[str, tuple[str, ...]] = {
+    "L0": ("numpy", "numba"), "L1": (), "L2": ("sklearn", "threadpoolctl"),
+    "L3": ("matplotlib", "tqdm"), "L4": ("gymnasium",), "L5": (),
+    "L6": ("pandas", "pyarrow", "scipy"),
+    "L7": ("stable_baselines3", "sb3_contrib", "torch", "cloudpickle", "optuna", "ray", "yaml"),
+    "L8": (),
+}
+"""The table's "may also import" column: third-party packages a layer adds to those of the
+layers below it (top-level import names; numba in ``palgym/_numba.py`` only)."""
+
 SCANNED = [PALGYM, REPO_ROOT / "traces", REPO_ROOT / "agents", REPO_ROOT / "train.py",
            REPO_ROOT / "evaluate.py"]
 PRIVATE_API_OF_NAMEDTUPLE = frozenset({"_replace", "_asdict", "_make", "_fields",
@@ -292,6 +302,19 @@ def test_every_first_party_module_has_a_layer() -> None:
     assert {"palgym.sim.engine", "palgym.sim.step_numba", "palgym.envs.cluster_env",
             "agents.training", "train"} <= set(files)
     assert not [m for m in files if layer_of(m) < 0]
+
+
+def test_third_party_imports_are_those_of_the_layer_table() -> None:
+    assert list(THIRD_PARTY) == [name for name, _ in LAYERS]
+    files = first_party_files()
+    ours = {module.split(".")[0] for module in files}
+    found = []
+    for module, path in files.items():
+        layer = layer_of(module)
+        allowed = {p for _, names in list(THIRD_PARTY.items())[: layer + 1] for p in names}
+        found += [f"{module} (L{layer}) imports {name}" for _, name, _ in imports_of(path)
+                  if name.split(".")[0] not in STDLIB | ours | allowed]
+    assert not found, found
 
 
 def test_imports_go_down_the_layer_table() -> None:
