@@ -53,6 +53,9 @@ def random_from_empty(order, num_gpus, total_gpus, stream):  # type: ignore[no-u
     """The non-sticky walk with the Random rule: place ``order`` from an empty cluster, each
     job on a uniform sample of the free GPUs (ascending ids), until one does not fit.
 
+    The free GPUs are a Fenwick tree of 0/1 counts, so the i-th free GPU (ascending) is found
+    and taken in O(log G) instead of relisting all free GPUs for every job.
+
     Args:
         order: int64 (A,) job indices, the placement order.
         num_gpus: int64 (J,) GPUs each job needs.
@@ -63,7 +66,12 @@ def random_from_empty(order, num_gpus, total_gpus, stream):  # type: ignore[no-u
         int64 (G,): the target allocation (job index or -1).
     """
     target = np.full(total_gpus, _FREE, np.int64)
-    pool = np.arange(total_gpus)  # the free GPU ids, ascending, in pool[:num_free]
+    tree = np.empty(total_gpus + 1, np.int64)  # tree[i]: free GPUs in (i - lowbit(i), i]
+    for i in range(total_gpus + 1):
+        tree[i] = i & -i
+    top = 1
+    while top * 2 <= total_gpus:
+        top *= 2
     num_free = total_gpus
     out = np.empty(total_gpus, np.int64)
     scratch = np.empty(total_gpus, np.int64)
@@ -73,18 +81,38 @@ def random_from_empty(order, num_gpus, total_gpus, stream):  # type: ignore[no-u
         if need > num_free:
             break
         _draw(stream, num_free, need, out, scratch, marks)
+        for i in range(need):  # ranks among the free GPUs before this job takes any
+            out[i] = _kth_free(tree, out[i], top, total_gpus)
         for i in range(need):
-            target[pool[out[i]]] = job
-            marks[out[i]] = True
-        kept = 0
-        for i in range(num_free):
-            if marks[i]:
-                marks[i] = False
-            else:
-                pool[kept] = pool[i]
-                kept += 1
-        num_free = kept
+            target[out[i]] = job
+            _take(tree, out[i], total_gpus)
+        num_free -= need
     return target
+
+
+@njit(cache=True, nogil=True)
+def _kth_free(tree, rank, top, total_gpus):  # type: ignore[no-untyped-def]
+    """The GPU id of the free GPU of 0-based ``rank`` in ascending id order (Fenwick
+    descent: the largest prefix holding at most ``rank`` free GPUs)."""
+    position = 0
+    remaining = rank + 1
+    step = top
+    while step > 0:
+        probe = position + step
+        if probe <= total_gpus and tree[probe] < remaining:
+            position = probe
+            remaining -= tree[probe]
+        step //= 2
+    return position
+
+
+@njit(cache=True, nogil=True)
+def _take(tree, gpu, total_gpus):  # type: ignore[no-untyped-def]
+    """Mark ``gpu`` taken in the Fenwick tree."""
+    i = gpu + 1
+    while i <= total_gpus:
+        tree[i] -= 1
+        i += i & -i
 
 
 @njit(cache=True, nogil=True)
