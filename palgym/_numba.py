@@ -8,6 +8,7 @@ the compiled path only when :data:`AVAILABLE` is True. Importing this module imp
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,11 @@ except ImportError:  # pragma: no cover - exercised only where numba is missing
 
 AVAILABLE: bool = _numba is not None
 """True if numba is installed (then :func:`njit` compiles)."""
+
+if _numba is not None:  # the extension hooks of the Random kernels (palgym.policies.random_*)
+    types = _numba.types
+    overload = _numba.extending.overload
+    next_uint32 = importlib.import_module("numba.np.random.generator_core").next_uint32
 
 
 def njit(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
