@@ -215,7 +215,8 @@ def run_episode(
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
                     dynamics_seed=truth_seed)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
-                          None if placement.sticky else order.name)
+                          None if placement.sticky else order.name,
+                          prefix_order=order.name if _runs_prefix(placement) else None)
     options = episode.belief if belief is None else belief_options(belief)
     watched = _with_belief(sim, episode, options, policy, placement,
                            np.random.default_rng(profiling_seed), known)
@@ -229,6 +230,14 @@ def run_episode(
         episode_hash=episode.episode_hash(), belief=options.mode.value if watched else "none",
         refits=watched.refits if watched else 0,
     )
+
+
+def _runs_prefix(placement: PlacementPolicy) -> bool:
+    """A sticky placement that gives each round a prefix of the queue order: victims stay
+    stopped, no backfilling (:mod:`palgym.sim.blocking`, the prefix lemma)."""
+    backfill = getattr(placement, "backfill", None)
+    return (placement.sticky and bool(getattr(placement, "keep_victims_stopped", False))
+            and getattr(backfill, "mode", None) == "none")
 
 
 def _with_belief(sim: Simulator, episode: Episode, options: BeliefOptions, policy: str,
@@ -333,8 +342,8 @@ def drive(
             view = sim.view()
             target = placement.place(view, order.order(view), sampler)
             memo_valid = not sim.commit(target)  # the one call that applies the allocation
-            if (not sim.running_jobs().size and sim.active_jobs().size
-                    and not sim.has_future_arrivals()):
+            if (not sim.has_future_arrivals() and not sim.running_jobs().size
+                    and sim.active_jobs().size):
                 raise PalgymError(
                     f"{placement.name} placed no job on an idle cluster at t={sim.now_s:g} s "
                     "with no arrivals left: the episode could never end"
