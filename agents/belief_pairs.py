@@ -22,7 +22,7 @@ are counted and shown (their censored average JCT is used, as the side-by-side r
 
 Use::
 
-    python -m agents.belief_pairs side.json --table stale=/tmp/t-stale-*.json \\
+    python -m agents.belief_pairs side-0.json side-1.json --table stale=/tmp/t-stale-*.json \\
         --table oracle=/tmp/t-oracle-*.json --references pal@stale pal@online
 """
 
@@ -92,11 +92,32 @@ def _table_rows(tables: Mapping[str, Sequence[Path]]) -> dict[tuple[str, str], d
     return rows
 
 
-def pair(side_path: Path, tables: Mapping[str, Sequence[Path]], rtol: float = 1e-9) -> Paired:
-    """Join a side-by-side JSON and heuristic-table JSONs on the episode hash.
+def _merged(side_paths: Sequence[Path]) -> dict[str, Any]:
+    """Side-by-side JSONs of the same contenders and belief (e.g. one per seed) as one.
+
+    Raises:
+        ConfigError: for none, other contenders or another belief than the first file's.
+    """
+    if not side_paths:
+        raise ConfigError("no side-by-side JSON given")
+    runs = [_read(path) for path in side_paths]
+    first = runs[0]
+    labels = [p["label"] for p in first["policies"]]
+    for path, run in zip(side_paths[1:], runs[1:], strict=True):
+        if [p["label"] for p in run["policies"]] != labels or _side_belief(run) != _side_belief(
+                first):
+            raise ConfigError(f"{path}: other contenders or belief than {side_paths[0]}")
+    return {"policies": first["policies"],
+            "episodes": [e for run in runs for e in run["episodes"]],
+            "results": [r for run in runs for r in run["results"]]}
+
+
+def pair(side_paths: Sequence[Path], tables: Mapping[str, Sequence[Path]],
+         rtol: float = 1e-9) -> Paired:
+    """Join side-by-side JSONs and heuristic-table JSONs on the episode hash.
 
     Args:
-        side_path: ``evaluate.py --agent ... --json`` output.
+        side_paths: ``evaluate.py --agent ... --json`` outputs (one run, or one per seed).
         tables: belief -> ``evaluate.py --belief BELIEF --seed S --json`` outputs.
         rtol: relative tolerance of the Packed-Sticky parity check.
 
@@ -104,7 +125,7 @@ def pair(side_path: Path, tables: Mapping[str, Sequence[Path]], rtol: float = 1e
         ConfigError: for a side-by-side episode missing from a table contender, or a
             contender of both runs whose average JCTs differ.
     """
-    side = _read(side_path)
+    side = _merged(side_paths)
     episodes = side["episodes"]
     hashes = tuple(str(e["episode_hash"]) for e in episodes)
     belief = _side_belief(side)
@@ -205,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ConfigError: for a ``--table`` spec without ``=`` or matching no file.
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("side_by_side", type=Path)
+    parser.add_argument("side_by_side", type=Path, nargs="+")
     parser.add_argument("--table", action="append", default=[], metavar="BELIEF=GLOB",
                         help="heuristic-table JSONs of one belief (repeatable)")
     parser.add_argument("--references", nargs="+", default=["pal@stale"])

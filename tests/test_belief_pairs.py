@@ -39,7 +39,7 @@ def _table(path: Path, pal: tuple[float, float], packed: tuple[float, float] = (
 
 
 def test_ratios_to_the_stale_pal_by_hand(tmp_path: Path) -> None:
-    paired = pair(_side(tmp_path / "side.json"),
+    paired = pair([_side(tmp_path / "side.json")],
                   {"stale": [_table(tmp_path / "stale.json", (120.0, 200.0))]})
     assert set(paired.avg_jct_s) == {"agent", "pal@online", "packed-sticky@online", "pal@stale"}
     rows = {r["policy"]: r for r in ratio_table(paired, ["pal@stale", "pal@online"])}
@@ -57,19 +57,37 @@ def test_ratios_to_the_stale_pal_by_hand(tmp_path: Path) -> None:
 def test_a_table_of_the_runs_own_belief_must_agree(tmp_path: Path) -> None:
     side = _side(tmp_path / "side.json")
     same = _table(tmp_path / "online.json", (100.0, 100.0))
-    assert "pal@online" in pair(side, {"online": [same]}).avg_jct_s
+    assert "pal@online" in pair([side], {"online": [same]}).avg_jct_s
     other = _table(tmp_path / "online2.json", (100.0, 101.0))
     with pytest.raises(ConfigError, match="pal@online: average JCT differs"):
-        pair(side, {"online": [other]})
+        pair([side], {"online": [other]})
 
 
 def test_packed_sticky_parity_and_missing_episodes_are_errors(tmp_path: Path) -> None:
     side = _side(tmp_path / "side.json")
     drifted = _table(tmp_path / "stale.json", (120.0, 200.0), packed=(120.0, 161.0))
     with pytest.raises(ConfigError, match="packed-sticky@stale: average JCT differs"):
-        pair(side, {"stale": [drifted]})
+        pair([side], {"stale": [drifted]})
     partial = _table(tmp_path / "partial.json", (120.0, 200.0), hashes=("ha", "hx"))
     with pytest.raises(ConfigError, match=r"@stale: no table row for B seed 0 .*--seed 11"):
-        pair(side, {"stale": [partial]})
+        pair([side], {"stale": [partial]})
     with pytest.raises(ConfigError, match="reference 'pal@oracle': not a contender"):
-        ratio_table(pair(side, {}), ["pal@oracle"])
+        ratio_table(pair([side], {}), ["pal@oracle"])
+
+
+def test_runs_of_several_seeds_merge(tmp_path: Path) -> None:
+    first = _side(tmp_path / "a.json")
+    data = json.loads(first.read_text())
+    for item in data["episodes"] + data["results"]:
+        item["episode_hash"] += "2"
+    for item in data["episodes"]:
+        item["seed"] = 1
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps(data))
+    paired = pair([first, second], {})
+    assert paired.traces == ("A", "B", "A", "B") and len(paired.hashes) == 4
+    assert paired.avg_jct_s["agent"].tolist() == [90.0, 80.0, 90.0, 80.0]
+    data["policies"][0]["env_kwargs"]["belief"] = "stale"
+    second.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="other contenders or belief"):
+        pair([first, second], {})
