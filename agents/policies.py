@@ -2,17 +2,26 @@
 
 The env's action ``k * M + m`` gives window slot k its placement candidate m, and every
 candidate comes with its own feature row (``candidates`` observation), next to its job's row
-(``jobs``) and the cluster summary (``cluster``). A flat MLP must learn the same judgement
-K x M times over; this policy scores every (slot, candidate) with one shared MLP over
-``[candidate row, job row, cluster row]`` and gives "end the round" a logit from the cluster row,
-so the actor is equivariant to the order of slots and candidates (as pointer / per-action
-scoring policies for combinatorial choices are; Source: Vinyals et al., "Pointer Networks",
-NeurIPS 2015; Mao et al., "Learning Scheduling Algorithms for Data Processing Clusters"
-(Decima), SIGCOMM 2019, per-node scoring). The critic is SB3's MLP on the flat observation.
+(``jobs``) and the cluster summary (``cluster``); with ``observed_rates=True`` also one row per
+GPU (``gpus``: belief per class, last observed slowdown, its age). A flat MLP must learn the
+same judgement K x M times over; this policy scores every (slot, candidate) with one shared MLP
+over ``[candidate row, job row, cluster row]`` and gives "end the round" a logit from the
+cluster row, so the actor is equivariant to the order of slots and candidates (as pointer /
+per-action scoring policies for combinatorial choices are; Source: Vinyals et al., "Pointer
+Networks", NeurIPS 2015; Mao et al., "Learning Scheduling Algorithms for Data Processing
+Clusters" (Decima), SIGCOMM 2019, per-node scoring). The critic is SB3's MLP on the flat
+observation.
+
+The observation does not say which GPUs a candidate uses, so the ``gpus`` rows enter as one
+pooled summary: a shared per-GPU encoder (one tanh layer, ``gpu_arch`` wide), mean- and
+max-pooled over the G GPUs (order-free, as Deep Sets are; Source: Zaheer et al., "Deep Sets",
+NeurIPS 2017), added to every candidate's first layer and read by the end-round logit like the
+cluster row. A space without ``gpus`` builds exactly the network (and parameters) it always did.
 
 Use: ``MaskablePPO(CandidateScoringPolicy, env)``, or ``policy: CandidateScoringPolicy`` in the
 hyperparameter YAML (:mod:`agents.factory`; the MaskablePPO default). ``policy_kwargs``:
-``scorer_arch`` (hidden sizes of the shared scorer, default [64, 64]) and SB3's usual ones
+``scorer_arch`` (hidden sizes of the shared scorer, default [64, 64]), ``gpu_arch`` (width of
+the per-GPU encoder, default 16; used only with a ``gpus`` key) and SB3's usual ones
 (``net_arch`` sets the critic's layers; the actor's MLP extractor is the identity).
 """
 
@@ -28,7 +37,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from torch import nn
 
-from palgym.envs.observations import CANDIDATE_FEATURES, JOB_FEATURES
+from palgym.envs.features import CANDIDATE_FEATURES, GPU_FEATURES, JOB_FEATURES
 
 
 @dataclass(frozen=True)
@@ -37,21 +46,34 @@ class ObservationLayout:
 
     Attributes:
         num_slots: K. num_candidates: M. offsets: key -> (start, stop) in the flat vector.
+        num_gpus: G, the rows of the ``gpus`` key (0: no such key).
     """
 
     num_slots: int
     num_candidates: int
     offsets: dict[str, tuple[int, int]]
+    num_gpus: int = 0
 
     @classmethod
     def of(cls, space: spaces.Dict) -> ObservationLayout:
         """The layout of a palgym observation space.
 
         Raises:
-            ValueError: if the space lacks the ``jobs`` / ``candidates`` / ``cluster`` keys.
+            ValueError: if the keys are not ``jobs`` / ``candidates`` / ``cluster`` (and
+                optionally ``gpus``), or ``gpus`` is not G rows of GPU_FEATURES.
         """
-        if set(space.spaces) != {"jobs", "candidates", "cluster"}:
+        keys = set(space.spaces)
+        if keys - {"gpus"} != {"jobs", "candidates", "cluster"}:
             raise ValueError(f"not a palgym observation space: keys {sorted(space.spaces)}")
+        num_gpus = 0
+        if "gpus" in keys:  # the env's flat (G * F_g,) box, or (G, F_g)
+            shape = tuple(space.spaces["gpus"].shape or ())
+            size = int(np.prod(shape))
+            if len(shape) > 2 or size % len(GPU_FEATURES) or (
+                    len(shape) == 2 and shape[1] != len(GPU_FEATURES)):
+                raise ValueError(f"observation key 'gpus': shape {shape}, expected "
+                                 f"(G * {len(GPU_FEATURES)},) or (G, {len(GPU_FEATURES)})")
+            num_gpus = size // len(GPU_FEATURES)
         offsets: dict[str, tuple[int, int]] = {}
         start = 0
         for key, box in space.spaces.items():  # CombinedExtractor's concatenation order
@@ -60,7 +82,7 @@ class ObservationLayout:
             start += size
         num_slots = (offsets["jobs"][1] - offsets["jobs"][0]) // len(JOB_FEATURES)
         per_slot = (offsets["candidates"][1] - offsets["candidates"][0]) // num_slots
-        return cls(num_slots, per_slot // len(CANDIDATE_FEATURES), offsets)
+        return cls(num_slots, per_slot // len(CANDIDATE_FEATURES), offsets, num_gpus)
 
     def split(self, features: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
         """(candidates (B, K, M, F_c), jobs (B, K, F_j), cluster (B, F_k)) views of (B, F)."""
@@ -72,6 +94,17 @@ class ObservationLayout:
         a, b = self.offsets["cluster"]
         return candidates, jobs, features[:, a:b]
 
+    def gpus(self, features: th.Tensor) -> th.Tensor:
+        """The ``gpus`` rows (B, G, F_g) of (B, F).
+
+        Raises:
+            ValueError: if the layout has no ``gpus`` key.
+        """
+        if not self.num_gpus:
+            raise ValueError("this observation layout has no 'gpus' key")
+        a, b = self.offsets["gpus"]
+        return features[:, a:b].reshape(features.shape[0], self.num_gpus, -1)
+
 
 def _mlp(sizes: list[int]) -> nn.Sequential:
     layers: list[nn.Module] = []
@@ -80,19 +113,41 @@ def _mlp(sizes: list[int]) -> nn.Sequential:
     return nn.Sequential(*layers[:-1])  # linear output
 
 
+class GpuSummary(nn.Module):
+    """Pooled summary (B, 2W) of the ``gpus`` rows (B, G, F_g): a shared tanh layer per GPU,
+    then its mean and its max over the G GPUs (so the summary ignores GPU order).
+
+    Args:
+        width: W, the encoder's width (>= 1).
+    """
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        if width < 1:
+            raise ValueError(f"gpu_arch must be >= 1, got {width}")
+        self.encode = nn.Linear(len(GPU_FEATURES), width)
+        self.size = 2 * width
+
+    def forward(self, gpus: th.Tensor) -> th.Tensor:
+        """``[mean_g tanh(W x_g + b), max_g tanh(W x_g + b)]``."""
+        hidden = th.tanh(self.encode(gpus))
+        return th.cat([hidden.mean(dim=1), hidden.amax(dim=1)], dim=1)
+
+
 class CandidateScorer(nn.Module):
     """Logits (B, K * M + 1) from flat palgym features (B, F).
 
-    The scorer's first layer on ``[candidate, job, cluster]`` is applied as three linear maps
-    added with broadcasting (the same function as one layer on the concatenation, without
-    copying the job and cluster rows K x M times).
+    The scorer's first layer on ``[candidate, job, cluster(, gpu summary)]`` is applied as
+    linear maps added with broadcasting (the same function as one layer on the concatenation,
+    without copying the job and cluster rows K x M times).
 
     Args:
         layout: the observation layout.
         arch: hidden sizes of the shared scorer (at least one).
+        gpu_width: width of the per-GPU encoder (:class:`GpuSummary`; only with ``gpus``).
     """
 
-    def __init__(self, layout: ObservationLayout, arch: list[int]) -> None:
+    def __init__(self, layout: ObservationLayout, arch: list[int], gpu_width: int = 16) -> None:
         super().__init__()
         if not arch:
             raise ValueError("scorer_arch needs at least one hidden layer")
@@ -102,14 +157,22 @@ class CandidateScorer(nn.Module):
         self.job_in = nn.Linear(len(JOB_FEATURES), arch[0], bias=False)
         self.cluster_in = nn.Linear(cluster_size, arch[0], bias=False)
         self.score = nn.Sequential(nn.Tanh(), _mlp([*arch, 1]))
-        self.end_round = _mlp([cluster_size, *arch, 1])
+        summary = GpuSummary(gpu_width) if layout.num_gpus else None
+        self.end_round = _mlp([cluster_size + (summary.size if summary else 0), *arch, 1])
+        self.gpu_summary = summary
+        self.gpus_in = nn.Linear(summary.size, arch[0], bias=False) if summary else None
 
     def forward(self, features: th.Tensor) -> th.Tensor:
         """Logits: ``[score(k, m) for k, m] + [end_round]``."""
         candidates, jobs, cluster = self.layout.split(features)
         batch, slots, cands, _ = candidates.shape
+        context = self.cluster_in(cluster)
+        if self.gpu_summary is not None and self.gpus_in is not None:
+            summary = self.gpu_summary(self.layout.gpus(features))
+            context = context + self.gpus_in(summary)
+            cluster = th.cat([cluster, summary], dim=1)
         hidden = (self.candidate_in(candidates) + self.job_in(jobs)[:, :, None, :]
-                  + self.cluster_in(cluster)[:, None, None, :])
+                  + context[:, None, None, :])
         logits = self.score(hidden).reshape(batch, slots * cands)
         return th.cat([logits, self.end_round(cluster)], dim=1)
 
@@ -143,19 +206,22 @@ class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: igno
     Args:
         *args: SB3's policy arguments.
         scorer_arch: hidden sizes of the shared scorer (default [64, 64]).
+        gpu_arch: width of the per-GPU encoder (default 16; only with a ``gpus`` key).
         **kwargs: SB3's policy keyword arguments; ``net_arch`` sets the critic's layers
             (:func:`critic_only`; default [64, 64]).
     """
 
-    def __init__(self, *args: Any, scorer_arch: list[int] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, scorer_arch: list[int] | None = None,
+                 gpu_arch: int = 16, **kwargs: Any) -> None:
         object.__setattr__(self, "_scorer_arch", list(scorer_arch or [64, 64]))
+        object.__setattr__(self, "_gpu_arch", int(gpu_arch))
         kwargs["net_arch"] = critic_only(kwargs.get("net_arch"))
         super().__init__(*args, **kwargs)
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = CandidateScorer(ObservationLayout.of(self.observation_space),
-                                          self._scorer_arch)
+                                          self._scorer_arch, self._gpu_arch)
         if self.ortho_init:
             self.action_net.apply(partial(self.init_weights, gain=np.sqrt(2)))
             for layer in self.action_net.output_layers():
@@ -167,4 +233,5 @@ class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: igno
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data: dict[str, Any] = super()._get_constructor_parameters()
         data["scorer_arch"] = self._scorer_arch
+        data["gpu_arch"] = self._gpu_arch
         return data

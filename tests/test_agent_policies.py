@@ -3,6 +3,8 @@ end-round logit reads only the cluster row, and a saved model predicts identical
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,80 @@ def test_training_with_imitation_records_the_clone(tmp_path) -> None:
         train(TrainSettings(algo="ppo", n_timesteps=64, trace="sia-philly-gen-0", window=15,
                             eval_freq=-1, log_folder=str(tmp_path / "ppo"), verbose=0,
                             imitate="pal"))
+
+
+# --------------------------------------------------------------------------- the ``gpus`` key
+@pytest.fixture(scope="module")
+def rates_model() -> MaskablePPO:
+    th.set_num_threads(1)
+    env = ClusterEnv("sia-philly-gen-0", window=20, num_slots=4, max_tiers=6, preset="dynamic",
+                     belief="online", observed_rates=True)
+    return MaskablePPO(CandidateScoringPolicy, env, n_steps=32, batch_size=16, seed=0,
+                       device="cpu", policy_kwargs={"scorer_arch": [16, 16], "gpu_arch": 8})
+
+
+def _with_gpus(layout: ObservationLayout, flat: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    out = flat.copy()
+    a, b = layout.offsets["gpus"]
+    out[a:b] = rows.ravel()
+    return out
+
+
+def test_layout_finds_the_gpus_rows(rates_model: MaskablePPO) -> None:
+    layout = ObservationLayout.of(rates_model.observation_space)
+    # 16 x 4 cluster: G = 64 rows of 6 features; K = 4 slots, M = 2 * 6 + 2 = 14 candidates
+    assert (layout.num_gpus, layout.num_slots, layout.num_candidates) == (64, 4, 14)
+    a, b = layout.offsets["gpus"]
+    assert b - a == 64 * 6
+    flat = _random_flat(rates_model, 5)
+    np.testing.assert_array_equal(layout.gpus(th.as_tensor(flat[None]))[0].numpy(),
+                                  flat[a:b].reshape(64, 6))
+    assert _logits(rates_model, flat).shape == (4 * 14 + 1,)
+
+
+def test_logits_ignore_the_order_of_gpus_but_read_their_rows(rates_model: MaskablePPO) -> None:
+    layout = ObservationLayout.of(rates_model.observation_space)
+    flat = _random_flat(rates_model, 6)
+    a, b = layout.offsets["gpus"]
+    rows = flat[a:b].reshape(64, 6)
+    permuted = _with_gpus(layout, flat, rows[np.random.default_rng(7).permutation(64)])
+    np.testing.assert_allclose(_logits(rates_model, permuted), _logits(rates_model, flat),
+                               rtol=1e-5, atol=1e-6)
+    slower = rows.copy()
+    slower[:, 4] = 1.0  # every GPU's last observed slowdown at the box's top
+    changed = _logits(rates_model, _with_gpus(layout, flat, slower)) - _logits(rates_model, flat)
+    assert np.abs(changed[:-1]).max() > 0 and abs(changed[-1]) > 0
+
+
+def test_rates_model_saves_and_loads(rates_model: MaskablePPO, tmp_path) -> None:
+    rates_model.learn(32)
+    path = tmp_path / "rates.zip"
+    rates_model.save(path)
+    loaded = MaskablePPO.load(path, device="cpu")
+    assert loaded.policy.action_net.gpu_summary.encode.out_features == 8
+    flat = _random_flat(rates_model, 8)
+    np.testing.assert_array_equal(_logits(rates_model, flat), _logits(loaded, flat))
+
+
+def test_without_gpus_the_scorer_has_its_old_parameters(model: MaskablePPO) -> None:
+    net = model.policy.action_net
+    assert net.gpu_summary is None and net.gpus_in is None
+    # scorer_arch [16, 16]; F_c = 7, F_j = 12, cluster row F_k (bias-free maps for job / cluster)
+    f_k = net.layout.offsets["cluster"][1] - net.layout.offsets["cluster"][0]
+    by_hand = ((7 * 16 + 16) + 12 * 16 + f_k * 16  # first layer
+               + (16 * 16 + 16) + (16 + 1)  # score: 16 -> 16 -> 1
+               + (f_k * 16 + 16) + (16 * 16 + 16) + (16 + 1))  # end_round: F_k -> 16 -> 16 -> 1
+    assert sum(p.numel() for p in net.parameters()) == by_hand
+
+
+def test_layout_refuses_a_malformed_gpus_key() -> None:
+    from gymnasium import spaces
+
+    box = spaces.Box(0.0, 1.0, (8,), np.float32)
+    for shape in [(4, 5), (20,), (2, 3, 6)]:  # 5 columns; 20 is not a multiple of 6; 3-D
+        space = spaces.Dict({"candidates": box, "cluster": box, "jobs": box,
+                             "gpus": spaces.Box(0.0, 1.0, shape, np.float32)})
+        with pytest.raises(ValueError, match=rf"'gpus': shape {re.escape(str(shape))}"):
+            ObservationLayout.of(space)
+    with pytest.raises(ValueError, match="not a palgym observation space"):
+        ObservationLayout.of(spaces.Dict({"jobs": box, "cluster": box}))
