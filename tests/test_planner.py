@@ -13,6 +13,7 @@ from agents.evaluation.contenders import heuristic_contender
 from agents.planner import (
     PlannerAgent,
     PlannerSpec,
+    alternatives,
     choose,
     format_planner_costs,
     planner_contender,
@@ -183,3 +184,20 @@ def test_spec_label_is_canonical() -> None:
     assert PlannerSpec.parse("default").label == "planner:base=pal,K=6,H=end"
     assert (PlannerSpec.parse("planner:H=20,K=4").label
             == "planner:base=pal,K=4,H=20,estimate=queue")
+
+
+def test_backfill_base_gives_other_jobs_the_placement_gpu_sets() -> None:
+    # Backfilling changes which job goes next, never a job's GPU set: with base pal+backfill
+    # the alternatives "another slot's job" take PAL's GPU set for that job (not Random's),
+    # so they equal the alternatives of base pal at the same decision.
+    env = _toy_env(_toy((1, 100.0), (1, 200.0), (1, 300.0)))
+    env.reset(seed=0)
+    codec = env.codec
+    base_action = int(env.heuristic_action("pal", check=False))
+    assert base_action == int(env.heuristic_action("pal+backfill", check=False))
+    plain = alternatives(env, "pal", base_action, 6)
+    backfill = alternatives(env, "pal+backfill", base_action, 6)
+    assert backfill == plain
+    others = [codec.decode(a) for a in plain if a != codec.END_ROUND]
+    assert {slot for slot, _ in others} >= {1, 2}
+    assert all(m != codec.RANDOM for slot, m in others if slot > 0)

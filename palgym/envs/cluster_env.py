@@ -40,7 +40,7 @@ from palgym.envs.rewards import REWARD_NAMES, RewardTracker, episode_metrics, ep
 from palgym.envs.rounds import RoundDriver
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.io.profile_file import read_profile
-from palgym.policies import PLACEMENT_NAMES, make_queue_order
+from palgym.policies import BACKFILL_PLACEMENT_NAMES, PLACEMENT_NAMES, make_queue_order
 from palgym.policies.allocation import random_allocation
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.sim.cluster import ClusterSpec
@@ -181,7 +181,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     ) -> None:
         check_choice("task", task, ("placement", "scheduling"))
         check_choice("reward", reward, REWARD_NAMES)
-        check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES)
+        check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES + BACKFILL_PLACEMENT_NAMES)
         check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)
         check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
         self.codec = ActionCodec(num_slots, max_tiers)
