@@ -79,8 +79,9 @@ def _side_belief(side: Mapping[str, Any]) -> str:
     return str(kwargs.get("belief", "oracle"))
 
 
-def _table_rows(tables: Mapping[str, Sequence[Path]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(episode hash, ``POLICY@BELIEF``) -> table result row."""
+def _table_rows(tables: Mapping[str, Sequence[Path]], policies: Sequence[str] | None
+                ) -> dict[tuple[str, str], dict[str, Any]]:
+    """(episode hash, ``POLICY@BELIEF``) -> table result row (only ``policies``, if given)."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for belief, paths in tables.items():
         for path in paths:
@@ -88,7 +89,8 @@ def _table_rows(tables: Mapping[str, Sequence[Path]]) -> dict[tuple[str, str], d
                 for field in ("episode_hash", "policy", "censored_avg_jct_s", "truncated"):
                     if field not in row:
                         raise ConfigError(f"{path}: a result row lacks {field!r}")
-                rows[(row["episode_hash"], f"{row['policy']}@{belief}")] = row
+                if policies is None or row["policy"] in policies:
+                    rows[(row["episode_hash"], f"{row['policy']}@{belief}")] = row
     return rows
 
 
@@ -113,13 +115,14 @@ def _merged(side_paths: Sequence[Path]) -> dict[str, Any]:
 
 
 def pair(side_paths: Sequence[Path], tables: Mapping[str, Sequence[Path]],
-         rtol: float = 1e-9) -> Paired:
+         rtol: float = 1e-9, table_policies: Sequence[str] | None = None) -> Paired:
     """Join side-by-side JSONs and heuristic-table JSONs on the episode hash.
 
     Args:
         side_paths: ``evaluate.py --agent ... --json`` outputs (one run, or one per seed).
         tables: belief -> ``evaluate.py --belief BELIEF --seed S --json`` outputs.
-        rtol: relative tolerance of the Packed-Sticky parity check.
+        rtol: relative tolerance of the parity checks.
+        table_policies: the table policies to join (default: all).
 
     Raises:
         ConfigError: for a side-by-side episode missing from a table contender, or a
@@ -137,7 +140,7 @@ def pair(side_paths: Sequence[Path], tables: Mapping[str, Sequence[Path]],
         values.setdefault(label, np.full(len(hashes), np.nan))[position[row["episode_hash"]]] = (
             float(row["censored_avg_jct_s"]))
         unfinished[label] = unfinished.get(label, 0) + int(bool(row["truncated"]))
-    table = _table_rows(tables)
+    table = _table_rows(tables, table_policies)
     for label in sorted({key[1] for key in table}):
         jct = np.full(len(hashes), np.nan)
         for i, (h, episode) in enumerate(zip(hashes, episodes, strict=True)):
@@ -230,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--table", action="append", default=[], metavar="BELIEF=GLOB",
                         help="heuristic-table JSONs of one belief (repeatable)")
     parser.add_argument("--references", nargs="+", default=["pal@stale"])
+    parser.add_argument("--table-policies", nargs="+", default=None,
+                        help="table policies to join (default: all)")
     parser.add_argument("--contenders", nargs="+", default=None,
                         help="labels to report, in order (default: all)")
     args = parser.parse_args(argv)
@@ -240,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not sep or not paths:
             raise ConfigError(f"--table {spec!r}: expected BELIEF=GLOB matching JSON files")
         tables.setdefault(belief, []).extend(paths)
-    paired = pair(args.side_by_side, tables)
+    paired = pair(args.side_by_side, tables, table_policies=args.table_policies)
     print(format_rows(ratio_table(paired, args.references, args.contenders)))
 
 

@@ -71,6 +71,9 @@ def test_packed_sticky_parity_and_missing_episodes_are_errors(tmp_path: Path) ->
     partial = _table(tmp_path / "partial.json", (120.0, 200.0), hashes=("ha", "hx"))
     with pytest.raises(ConfigError, match=r"@stale: no table row for B seed 0 .*--seed 11"):
         pair([side], {"stale": [partial]})
+    only_packed = pair([side], {"stale": [_table(tmp_path / "ok.json", (120.0, 200.0))]},
+                       table_policies=["packed-sticky"])
+    assert "pal@stale" not in only_packed.avg_jct_s
     with pytest.raises(ConfigError, match="reference 'pal@oracle': not a contender"):
         ratio_table(pair([side], {}), ["pal@oracle"])
 
