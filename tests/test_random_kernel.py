@@ -59,7 +59,16 @@ def _queue(rng: np.random.Generator, total: int) -> tuple[np.ndarray, np.ndarray
     return num_gpus, rng.permutation(num_jobs).astype(np.int64)
 
 
+@pytest.fixture
+def compiled_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled non-sticky walk on a random.Random at every cluster size."""
+    from palgym.policies import random_placement
+
+    monkeypatch.setattr(random_placement, "MT_NON_STICKY_MIN_GPUS", 0)
+
+
 @pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.usefixtures("compiled_everywhere")
 def test_random_from_empty_equals_place_from_empty(shape: str) -> None:
     from palgym.policies import placement, random_placement
 
@@ -104,6 +113,20 @@ def test_sticky_random_walk_equals_place_sticky(shape: str, keep_stopped: bool) 
     assert changed > 20
 
 
+def test_small_clusters_keep_the_python_non_sticky_walk_on_random_random() -> None:
+    from palgym.policies import random_placement
+
+    order = np.array([0], np.int64)
+    for gpus, compiled in ((random_placement.MT_NON_STICKY_MIN_GPUS - 4, False),
+                           (random_placement.MT_NON_STICKY_MIN_GPUS, True)):
+        sim = _StubSim(ClusterSpec(gpus // 4, 4), np.array([2], np.int64),
+                       np.full(gpus, -1, np.int64))
+        target = random_placement.compiled_random_from_empty(sim, order, random.Random(0))  # type: ignore[arg-type]
+        assert (target is not None) == compiled
+        sticky = random_placement.compiled_sticky_random(sim, order, random.Random(0), False)  # type: ignore[arg-type]
+        assert sticky is not None and int((sticky == 0).sum()) == 2
+
+
 def test_other_samplers_keep_the_python_walk() -> None:
     """A random.Random subclass may override its draws: no compiled path. A Generator over
     another bit generator (MT19937) is drawn through its own next_uint32: still exact."""
@@ -128,6 +151,7 @@ def test_other_samplers_keep_the_python_walk() -> None:
 @pytest.mark.parametrize("policy", ["random-sticky", "random-non-sticky"])
 @pytest.mark.parametrize(("preset_name", "order"), [("pal-artifact", "fifo"),
                                                     ("pal-artifact", "las"), ("default", "srtf")])
+@pytest.mark.usefixtures("compiled_everywhere")
 def test_episode_equal_on_compiled_and_python_random(policy: str, preset_name: str, order: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from palgym.policies import random_placement

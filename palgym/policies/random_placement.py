@@ -14,6 +14,7 @@ Source: PAL, SC24, Section V-A (baselines); artifact ``placement/random_{sticky,
 from __future__ import annotations
 
 import random
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -28,7 +29,13 @@ from palgym.sim.types import BoolArray, IntArray
 from palgym.sim.views import SimView
 
 _MT_WORDS = 624
+_MT_STATE = struct.Struct(f"={_MT_WORDS + 1}I")  # the words and the index, as getstate lists them
+_MT_WORDS_ONLY = struct.Struct(f"={_MT_WORDS}I")
 _MAX_COMPILED_GPUS = 2**31  # the kernels' bounded draws take 32-bit ranges
+# Below this many GPUs the Python non-sticky walk on a random.Random is cheaper than the state
+# round trip (getstate / setstate, ~0.1 ms a round): few jobs per round, each a short sample.
+# Speed only: both paths give the same allocations and leave the same state.
+MT_NON_STICKY_MIN_GPUS = 256
 
 
 def _random(sim: SimView, job: int, free: BoolArray, sampler: Sampler) -> IntArray | None:
@@ -42,9 +49,11 @@ def _setsizes(num_gpus: int) -> np.ndarray:
     return cpython_setsizes(num_gpus)
 
 
-def _compiled_walk(sampler: Sampler, num_gpus: int, walk: Any, *args: Any) -> IntArray | None:
+def _compiled_walk(sampler: Sampler, num_gpus: int, min_mt_gpus: int, walk: Any, *args: Any
+                   ) -> IntArray | None:
     """``walk(*args, stream)`` on the sampler's stream, or None where no exact twin applies
-    (numba missing, another sampler type, a cluster beyond 32-bit draws)."""
+    (numba missing, another sampler type, a cluster beyond 32-bit draws) or, for a
+    ``random.Random``, on fewer than ``min_mt_gpus`` GPUs."""
     from palgym._numba import AVAILABLE
 
     if not AVAILABLE or num_gpus >= _MAX_COMPILED_GPUS:
@@ -52,13 +61,15 @@ def _compiled_walk(sampler: Sampler, num_gpus: int, walk: Any, *args: Any) -> In
     if type(sampler) is NumpySampler and type(sampler.generator) is np.random.Generator:
         target: IntArray = walk(*args, sampler.generator)
         return target
-    if type(sampler) is not random.Random:
+    if type(sampler) is not random.Random or num_gpus < min_mt_gpus:
         return None
     version, internal, gauss_next = sampler.getstate()
-    mt = np.array(internal[:_MT_WORDS], dtype=np.uint32)
-    index = np.array([internal[_MT_WORDS]], dtype=np.int64)
+    words = np.frombuffer(_MT_STATE.pack(*internal), dtype=np.uint32)  # through bytes: fast
+    mt = words[:_MT_WORDS].copy()
+    index = np.array([words[_MT_WORDS]], dtype=np.int64)
     target = walk(*args, (mt, index, _setsizes(num_gpus)))
-    sampler.setstate((version, (*mt.tolist(), int(index[0])), gauss_next))
+    sampler.setstate((version, (*_MT_WORDS_ONLY.unpack(mt.tobytes()), int(index[0])),
+                      gauss_next))
     return target
 
 
@@ -69,7 +80,7 @@ def compiled_random_from_empty(sim: SimView, order: IntArray, sampler: Sampler
     from palgym.policies.random_kernel import random_from_empty
 
     num_gpus = sim.cluster.num_gpus
-    return _compiled_walk(sampler, num_gpus, random_from_empty,
+    return _compiled_walk(sampler, num_gpus, MT_NON_STICKY_MIN_GPUS, random_from_empty,
                           np.ascontiguousarray(order, dtype=np.int64), sim.jobs.num_gpus,
                           num_gpus)
 
@@ -80,7 +91,7 @@ def compiled_sticky_random(sim: SimView, order: IntArray, sampler: Sampler,
     backfilling, compiled: int64 (G,) target allocation (None where it does not apply)."""
     from palgym.policies.random_kernel import sticky_random_walk
 
-    return _compiled_walk(sampler, sim.cluster.num_gpus, sticky_random_walk,
+    return _compiled_walk(sampler, sim.cluster.num_gpus, 0, sticky_random_walk,
                           np.ascontiguousarray(order, dtype=np.int64), sim.job_of_gpu,
                           sim.jobs.num_gpus, sim.num_jobs, keep_victims_stopped)
 
