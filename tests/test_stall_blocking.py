@@ -14,7 +14,7 @@ from toys import toy_profile, toy_trace
 
 from palgym import read_sia_trace
 from palgym.bundled import bundled_trace_paths
-from palgym.policies import make_placement, make_queue_order, make_sampler
+from palgym.policies import CLAIRVOYANT, make_placement, make_queue_order, make_sampler
 from palgym.policies.base import PlacementPolicy, Sampler
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.blocking import PrefixBlocking
@@ -65,7 +65,7 @@ def _drive(episode: Episode, policy: str, proof: bool, proof_every: int = 1
     stall = (StallDetector(sim, 3.0, None, prefix_order="las", proof_every=proof_every)
              if proof else None)
     placement = make_placement(policy, NO_FACTORS, episode.config)
-    order = make_queue_order("las", config=episode.config)
+    order = make_queue_order("las", CLAIRVOYANT, episode.config)
     rng = make_sampler(copy.deepcopy(episode.placement_rng))
     return sim, drive(sim, order, placement, rng, stall=stall)
 
@@ -123,7 +123,7 @@ def _thirty_ahead() -> Simulator:
     config = _config(max_rounds=1000)
     sim = Simulator(trace, toy_profile(1), ClusterSpec(1, 1), config)
     view = sim.view()
-    order = make_queue_order("las", config=config)
+    order = make_queue_order("las", CLAIRVOYANT, config)
     placement = make_placement("packed-sticky", NO_FACTORS, config)
     sim.commit(placement.place(view, order.order(view), make_sampler(np.random.default_rng())))
     sim.advance()
@@ -144,7 +144,7 @@ def test_the_bound_is_tight_on_a_job_that_completes_late() -> None:
     # the run, with the detector trying the proof every round up to the default cap
     placement = make_placement("packed-sticky", NO_FACTORS, sim.config)
     stall = StallDetector(sim, 3.0, None, prefix_order="las", proof_every=1)
-    order = make_queue_order("las", config=sim.config)
+    order = make_queue_order("las", CLAIRVOYANT, sim.config)
     assert drive(sim, order, placement, make_sampler(np.random.default_rng()),
                  stall=stall) == ""
     assert sim.jobs.completion_time_s[0] == 400.0
@@ -180,7 +180,7 @@ def test_prefix_lemma_on_the_artifact_preset(policy: str) -> None:
                            config=config)
     placement = PrefixChecked(make_placement(policy, NO_FACTORS, config))
     sim = Simulator(episode.trace, episode.profile, episode.cluster, config)
-    drive(sim, make_queue_order("las", config=config), placement,  # type: ignore[arg-type]
+    drive(sim, make_queue_order("las", CLAIRVOYANT, config), placement,  # type: ignore[arg-type]
           make_sampler(copy.deepcopy(episode.placement_rng)))
     assert placement.placements > 1000 and placement.cut_short > 100
 
