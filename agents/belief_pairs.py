@@ -185,10 +185,11 @@ def ratio_table(paired: Paired, references: Sequence[str],
     Raises:
         ConfigError: for a reference or contender that is not in ``paired``.
     """
-    for reference in [*references, *(contenders or [])]:
-        if reference not in paired.avg_jct_s:
-            raise ConfigError(f"reference {reference!r}: not a contender "
-                              f"({', '.join(paired.avg_jct_s)})")
+    for kind, labels in (("reference", references), ("contender", contenders or [])):
+        for label in labels:
+            if label not in paired.avg_jct_s:
+                raise ConfigError(f"{kind} {label!r}: not among the joined contenders "
+                                  f"({', '.join(paired.avg_jct_s)})")
     traces = list(dict.fromkeys(paired.traces))
     where = np.array(paired.traces)
     rows = []
@@ -212,7 +213,9 @@ def format_rows(rows: Sequence[Mapping[str, Any]]) -> str:
         cells = []
         for column in columns:
             value = row[column]
-            if isinstance(value, tuple):
+            if isinstance(value, tuple) and np.isnan(value[1]):  # one trace: no interval
+                cells.append(f"{value[0]:.3f} [no interval]")
+            elif isinstance(value, tuple):
                 cells.append(f"{value[0]:.3f} [{value[1]:.3f}, {value[2]:.3f}]")
             elif isinstance(value, float):
                 cells.append(f"{value:.3f}")
@@ -225,28 +228,34 @@ def format_rows(rows: Sequence[Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Command line (see the module docstring).
 
-    Raises:
-        ConfigError: for a ``--table`` spec without ``=`` or matching no file.
+    Bad input (a ``--table`` spec without ``=`` or matching no file, an unreadable JSON, an
+    unknown reference) ends with a one-line error naming it and exit status 2.
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("side_by_side", type=Path, nargs="+")
+    parser.add_argument("side_by_side", type=Path, nargs="+", metavar="SIDE_BY_SIDE_JSON",
+                        help="evaluate.py --agent ... --json outputs (one per seed)")
     parser.add_argument("--table", action="append", default=[], metavar="BELIEF=GLOB",
                         help="heuristic-table JSONs of one belief (repeatable)")
-    parser.add_argument("--references", nargs="+", default=["pal@stale"])
+    parser.add_argument("--references", nargs="+", default=["pal@stale"], metavar="LABEL",
+                        help="POLICY@BELIEF labels the ratios are taken to (default: "
+                             "pal@stale; the labels are listed if one is unknown)")
     parser.add_argument("--table-policies", nargs="+", default=None,
                         help="table policies to join (default: all)")
     parser.add_argument("--contenders", nargs="+", default=None,
                         help="labels to report, in order (default: all)")
     args = parser.parse_args(argv)
-    tables: dict[str, list[Path]] = {}
-    for spec in args.table:
-        belief, sep, pattern = spec.partition("=")
-        paths = sorted(Path(p) for p in glob.glob(pattern))
-        if not sep or not paths:
-            raise ConfigError(f"--table {spec!r}: expected BELIEF=GLOB matching JSON files")
-        tables.setdefault(belief, []).extend(paths)
-    paired = pair(args.side_by_side, tables, table_policies=args.table_policies)
-    print(format_rows(ratio_table(paired, args.references, args.contenders)))
+    try:
+        tables: dict[str, list[Path]] = {}
+        for spec in args.table:
+            belief, sep, pattern = spec.partition("=")
+            paths = sorted(Path(p) for p in glob.glob(pattern))
+            if not sep or not paths:
+                raise ConfigError(f"--table {spec!r}: expected BELIEF=GLOB matching JSON files")
+            tables.setdefault(belief, []).extend(paths)
+        paired = pair(args.side_by_side, tables, table_policies=args.table_policies)
+        print(format_rows(ratio_table(paired, args.references, args.contenders)))
+    except ConfigError as error:
+        parser.error(str(error))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.belief_pairs import format_rows, pair, ratio_table
+from agents.belief_pairs import format_rows, main, pair, ratio_table
 from palgym.errors import ConfigError
 
 
@@ -74,7 +74,7 @@ def test_packed_sticky_parity_and_missing_episodes_are_errors(tmp_path: Path) ->
     only_packed = pair([side], {"stale": [_table(tmp_path / "ok.json", (120.0, 200.0))]},
                        table_policies=["packed-sticky"])
     assert "pal@stale" not in only_packed.avg_jct_s
-    with pytest.raises(ConfigError, match="reference 'pal@oracle': not a contender"):
+    with pytest.raises(ConfigError, match="reference 'pal@oracle': not among the joined"):
         ratio_table(pair([side], {}), ["pal@oracle"])
 
 
@@ -94,3 +94,25 @@ def test_runs_of_several_seeds_merge(tmp_path: Path) -> None:
     second.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="other contenders or belief"):
         pair([first, second], {})
+
+
+def test_command_line_names_an_unknown_reference_in_one_line(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    side = _side(tmp_path / "side.json")  # no table given: the default reference pal@stale
+    with pytest.raises(SystemExit) as stop:  # is not among the joined contenders
+        main([str(side)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "reference 'pal@stale': not among the joined contenders" in err
+    assert "pal@online" in err and "Traceback" not in err
+
+
+def test_one_trace_prints_no_interval(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                      ) -> None:
+    side = _side(tmp_path / "side.json")
+    main([str(side), "--references", "pal@online", "--contenders", "agent"])
+    # two traces: an interval; the agent / PAL-online ratios 0.9 and 0.8 by hand
+    assert "0.849 [0.800, 0.900]" in capsys.readouterr().out
+    rows = [{"policy": "agent", "/ pal": (0.9, math.nan, math.nan)}]
+    assert "| agent | 0.900 [no interval] |" in format_rows(rows)
