@@ -21,6 +21,8 @@ DEFAULT_STALL_FACTOR = 3.0
 """Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
 DEFAULT_ROUND_CAP = 200_000
 """Rounds after which :class:`StallDetector` stops any unfinished episode (PAL_MODEL 6)."""
+NEVER_ROUND = 2**62
+"""A round index no episode reaches (:meth:`StallDetector.quiet_until`: nothing to wait for)."""
 PROOF_EVERY_ROUNDS = 100
 """Rounds between two tries of :class:`StallDetector`'s blocking proof (each costs a pass
 over the active jobs and the background arrivals up to the cap)."""
@@ -145,6 +147,29 @@ class StallDetector:
                 f"{float(self.overload[left].min()):.2f} x the cluster or more); none completed "
                 f"for {self.factor:g} x {self.work_s / 3600:.1f} h (their time alone on the "
                 f"slowest GPUs), stopped at t={sim.now_s / 3600:.1f} h")
+
+    def quiet_until(self, sim: Simulator) -> tuple[int, float]:
+        """Where :meth:`check` can next stop the episode, for a driver that runs rounds
+        without calling it (:mod:`palgym.driver`): call it after :meth:`check` at the current
+        boundary.
+
+        Returns:
+            (round index, time in s): until a measured job completes, :meth:`check` returns
+            ``""`` and changes nothing at every boundary whose round index is below the first
+            and whose time is at most the second (``2**62`` and inf when nothing can fire).
+        """
+        if math.isinf(self.factor):
+            return NEVER_ROUND, math.inf
+        round_index = self.round_cap
+        if self._blocking is not None:
+            round_index = min(round_index, self._next_proof)
+        if not self._may_overload:
+            return round_index, math.inf
+        jobs = sim.jobs
+        left = jobs.status[: jobs.num_measured] != _COMPLETED
+        if not np.all(self.overload[left] >= 1.0):  # the jobs left change only at completions
+            return round_index, math.inf
+        return round_index, self.deadline_s
 
     def _blocked(self, sim: Simulator) -> str:
         """The blocking proof's reason text if it holds now (tried every ``proof_every``
