@@ -10,7 +10,9 @@ after an unchanged commit: the commit-nothing rounds up to the next event,
 the round (or the stretch of idle rounds) at which:
 
 - the episode ended (every measured job completed, or ``max_rounds``): :data:`ENDED`;
-- an arrival is due (the engine admits it): :data:`ARRIVAL`;
+- an arrival is due that the loop does not admit itself (trace jobs, or background copies
+  beyond those drawn ahead or beyond the job table's rows; the engine admits them):
+  :data:`ARRIVAL`;
 - a measured job completed, the round index reached ``stop_round`` or the clock passed
   ``stop_after_s`` (the stall detector, the progress bar; :meth:`palgym.sim.stall.StallDetector.
   quiet_until`): :data:`CHECK`;
@@ -27,6 +29,7 @@ import numpy as np
 from palgym._numba import njit
 from palgym.policies.order_kernel import FAST, OrderMemo, note_round, sorted_order
 from palgym.policies.place_kernel import RuleTables, WalkState, place
+from palgym.sim.admit_kernel import admit_copies
 from palgym.sim.state import (
     ADMITTED,
     EVENTS_SINCE_COMMIT,
@@ -49,6 +52,8 @@ ORDER_CODE, MEMO_ROUNDS = 0, 1
 (deterministic placement, static order); the placement's spec follows from
 :data:`PLACE_SPEC`."""
 PLACE_SPEC = 2
+FIRST_AHEAD, COPY_NUMBER, FIRST_ID, NUM_TRACE_JOBS, TRACE_ADMITTED = range(5)
+"""Positions in the background state (:func:`run_rounds`)."""
 CHANGED = int(CommitOutcome.CHANGED)
 RUNNING = int(JobStatus.RUNNING)
 
@@ -87,8 +92,23 @@ def _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _admitted_all(jobs, counters, times, background):  # type: ignore[no-untyped-def]
+    """Admit the background copies due now if every trace job is admitted: the next arrival
+    time (s) if all due ones were admitted and it is known, else -1 (Python admits)."""
+    if not background[TRACE_ADMITTED]:
+        return -1.0
+    first = background[FIRST_AHEAD]
+    k = admit_copies(jobs, counters, times, first, background[COPY_NUMBER],
+                     background[FIRST_ID], background[NUM_TRACE_JOBS])
+    background[FIRST_AHEAD], background[COPY_NUMBER] = k, background[COPY_NUMBER] + k - first
+    if k < times.size and times[k] > counters.floats[NOW_S]:
+        return times[k]
+    return -1.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds, order_t,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-               tables_t, walk_t, stream, memo_valid):
+               tables_t, walk_t, stream, memo_valid, times, background):
     """Run rounds until Python must act (see the module docstring).
 
     Args:
@@ -103,6 +123,11 @@ def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds
             :class:`WalkState` as plain tuples (the memos updated).
         stream: the placement's random stream.
         memo_valid: int64 (1,), the loop's memo (the last commit kept the allocation).
+        times: float64 (B,), the next background arrival times (s), drawn ahead.
+        background: int64 (5,), at :data:`FIRST_AHEAD` ... :data:`TRACE_ADMITTED`: the first
+            of ``times`` not admitted, the copies admitted so far, the first copy's job id,
+            J, 1 once every trace job is admitted (the first two updated as copies are
+            admitted here, :func:`palgym.sim.admit_kernel.admit_copies`).
 
     Returns:
         (outcome, code, job, value 1, value 2): the outcome (module constants) and, for
@@ -127,9 +152,11 @@ def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds
         if ints[MEASURED_LEFT] == 0 or ints[ROUND_INDEX] >= params.max_rounds:
             outcome = ENDED
         elif floats[NOW_S] >= next_arrival_s:
-            outcome = ARRIVAL
-        elif (ints[MEASURED_LEFT] != measured_left or ints[ROUND_INDEX] >= stop_round
-              or floats[NOW_S] > stop_after_s):
+            next_arrival_s = _admitted_all(jobs, counters, times, background)
+            if next_arrival_s < 0.0:
+                outcome = ARRIVAL
+        if outcome < 0 and (ints[MEASURED_LEFT] != measured_left
+                            or ints[ROUND_INDEX] >= stop_round or floats[NOW_S] > stop_after_s):
             outcome = CHECK
         if outcome >= 0:
             return np.int64(outcome), np.int64(0), np.int64(0), np.int64(0), np.int64(0)

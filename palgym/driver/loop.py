@@ -19,8 +19,12 @@ import numpy as np
 
 from palgym.driver.plan import CompiledPlan, spec_of
 from palgym.errors import PalgymError
+from palgym.sim.admission import Admission
 from palgym.sim.engine import Simulator
 from palgym.sim.stall import NEVER_ROUND, StallDetector
+
+AHEAD = 512
+"""Background arrival times drawn ahead for one kernel call (it returns when they run out)."""
 
 
 class _Run:
@@ -56,15 +60,20 @@ class _Run:
         self.order_memo = grown_order_memo(self.order_memo, capacity)
         self.walk = grown_walk_state(self.walk, capacity)
 
-    def __call__(self, state: tuple[object, ...], next_arrival_s: float) -> tuple[int, ...]:
-        """One kernel call (what :meth:`Simulator.compiled_rounds` runs)."""
+    def __call__(self, state: tuple[object, ...], arrivals: Admission
+                 ) -> tuple[tuple[int, ...], int]:
+        """One kernel call (what :meth:`Simulator.compiled_rounds` runs): its outcome and the
+        background copies it admitted."""
         from palgym.driver.kernel import run_rounds
 
+        background = np.array([0, arrivals.background_count, arrivals.first_copy_id,
+                               arrivals.trace.num_jobs, arrivals.trace_admitted], np.int64)
+        times = arrivals.background_ahead(AHEAD if arrivals.trace_admitted else 1)
         result: tuple[int, ...] = run_rounds(
-            state, float(next_arrival_s), self.stop_round, float(self.stop_after_s),
+            state, float(arrivals.next_arrival_s), self.stop_round, float(self.stop_after_s),
             self.spec, self.thresholds, tuple(self.order_memo), self.tables, tuple(self.walk),
-            self.stream, self.memo_valid)
-        return result
+            self.stream, self.memo_valid, times, background)
+        return result, int(background[0])
 
     def close(self) -> None:
         """Write the random stream back to the ``random.Random`` it was read from."""

@@ -322,15 +322,20 @@ class Simulator:
             self._admit()
         return rounds
 
-    def compiled_rounds(self, run: Callable[[tuple[object, ...], float], T]) -> T:
+    def compiled_rounds(self, run: Callable[[tuple[object, ...], Admission], tuple[T, int]]
+                        ) -> T:
         """Rounds run by a compiled driver on the bound state, then the arrivals admitted as
         after :meth:`advance` (:mod:`palgym.driver`).
 
         Args:
-            run: ``run(kernel_args, next_arrival_s)`` advances the state with the compiled step
-                functions (:attr:`palgym.sim.step_numba.Bound.kernel_args`) and stops at the
-                first boundary at or after ``next_arrival_s`` (s; inf: no arrival left) if not
-                before; its result is returned.
+            run: ``run(kernel_args, arrivals)`` advances the state with the compiled step
+                functions (:attr:`palgym.sim.step_numba.Bound.kernel_args`), admitting only
+                background copies drawn ahead (:meth:`Admission.background_ahead`), and stops
+                at the first boundary where another arrival is due if not before; it returns
+                its result and the number of copies it admitted.
+
+        Returns:
+            What ``run`` returned first.
 
         Raises:
             ConfigError: on the numpy backend, or with a dynamic truth (its hooks run between
@@ -340,7 +345,10 @@ class Simulator:
         if args is None or self.truth is not None:
             raise ConfigError("compiled rounds need the numba backend and a static truth")
         arrivals = self._arrivals
-        result = run(args, arrivals.next_arrival_s)
+        result, copies = run(args, arrivals)
+        if copies:
+            arrivals.admitted_copies(self.jobs, copies)
+            self._job_rows[0] = self.jobs.size  # the view's num_jobs
         if self._floats[NOW_S] >= arrivals.next_arrival_s:
             self._admit()
         return result

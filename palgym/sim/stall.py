@@ -110,6 +110,7 @@ class StallDetector:
                           if sim.truth is None and _las_like(prefix_order, config) else None)
         self._next_proof, self._proof_every = 0, max(int(proof_every), 1)
         self._completed = -1
+        self._all_overloaded = False
         self.work_s = math.inf
         self.deadline_s = math.inf
         self.check(sim)
@@ -163,11 +164,7 @@ class StallDetector:
         round_index = self.round_cap
         if self._blocking is not None:
             round_index = min(round_index, self._next_proof)
-        if not self._may_overload:
-            return round_index, math.inf
-        jobs = sim.jobs
-        left = jobs.status[: jobs.num_measured] != _COMPLETED
-        if not np.all(self.overload[left] >= 1.0):  # the jobs left change only at completions
+        if not self._all_overloaded:  # the jobs left change only at completions
             return round_index, math.inf
         return round_index, self.deadline_s
 
@@ -199,6 +196,7 @@ class StallDetector:
         self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
         self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
                            + int(np.count_nonzero(left)) * sim.config.round_duration_s)
+        self._all_overloaded = self._may_overload and bool(np.all(self.overload[left] >= 1.0))
 
 
 def _background_overload(sim: Simulator, min_penalty: float, queue_order: str | None
