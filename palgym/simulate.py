@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
-from palgym.errors import PalgymError
+from palgym.driver import CompiledPlan, Driver, compiled_plan, drive_compiled
+from palgym.errors import ConfigError, PalgymError
 from palgym.io.measurements import read_measurements
 from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
 from palgym.policies.backfill import split_name
@@ -175,6 +176,7 @@ def run_episode(
     durations: Durations = CLAIRVOYANT,
     belief: str | BeliefMode | BeliefOptions | None = None,
     progress: Callable[[Simulator], int] | None = None,
+    driver: str | Driver = Driver.AUTO,
 ) -> EpisodeResult:
     """Simulate ``episode`` under one heuristic until every measured job completes, or until
     it is truncated (the :class:`StallDetector` fires, or ``config.max_rounds``).
@@ -193,6 +195,7 @@ def run_episode(
         belief: what PAL / PM-First decide on (None: ``episode.belief``); ``factors`` is
             used if the initial belief equals the profile, else the belief is fitted.
         progress: see :func:`drive` (e.g. a :class:`palgym.progress.EpisodeProgress`).
+        driver: which loop runs the rounds (see :func:`drive`).
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
@@ -223,7 +226,7 @@ def run_episode(
     placement = watched or placement
     reason = drive(sim, order, placement, make_sampler(rng), stall=stall,
                    on_event=_belief_events(watched) if watched and watched.belief.changes
-                   else None, progress=progress)
+                   else None, progress=progress, driver=driver)
     return EpisodeResult(
         trace=episode.trace.name, policy=policy, queue_order=order.name,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
@@ -295,6 +298,34 @@ def _reject_unplaceable(episode: Episode, placement: PlacementPolicy) -> None:
         )
 
 
+def _check_not_stuck(sim: Simulator, name: str) -> None:
+    """Raise if placement ``name`` left queued jobs on an idle cluster with no arrivals left."""
+    if not sim.has_future_arrivals() and not sim.running_jobs().size and sim.active_jobs().size:
+        raise PalgymError(
+            f"{name} placed no job on an idle cluster at t={sim.now_s:g} s "
+            "with no arrivals left: the episode could never end"
+        )
+
+
+def _compiled(driver: str | Driver, sim: Simulator, order: QueueOrder,
+              placement: PlacementPolicy, sampler: Sampler,
+              on_event: Callable[[Simulator], None] | None) -> CompiledPlan | None:
+    """The compiled loop's plan if ``driver`` and the episode choose it (:func:`drive`)."""
+    try:
+        choice = Driver(driver)
+    except ValueError:
+        known = [d.value for d in Driver]
+        raise ConfigError(f"driver must be one of {known}, got {driver!r}") from None
+    if choice is Driver.PYTHON:
+        return None
+    plan = compiled_plan(sim, order, placement, sampler, on_event)
+    if isinstance(plan, CompiledPlan):
+        return plan
+    if choice is Driver.COMPILED:
+        raise ConfigError(f"the compiled driver does not serve this episode: {plan}")
+    return None
+
+
 def drive(
     sim: Simulator,
     order: QueueOrder,
@@ -303,6 +334,7 @@ def drive(
     on_event: Callable[[Simulator], None] | None = None,
     stall: StallDetector | None = None,
     progress: Callable[[Simulator], int] | None = None,
+    driver: str | Driver = Driver.AUTO,
 ) -> str:
     """The heuristic loop: place, commit, advance, until every measured job completes, or the
     episode is truncated (``sim.truncated``: ``max_rounds``; or ``stall`` fires).
@@ -319,6 +351,9 @@ def drive(
             checks, :mod:`palgym.testing`).
         stall: checked after every advance (None: only ``max_rounds`` truncates).
         progress: reads ``sim`` (a progress bar), returns the round index to call it next at.
+        driver: which loop runs the rounds (:class:`palgym.driver.Driver`; ``auto``: the
+            compiled one where :func:`palgym.driver.compiled_plan` serves the episode, with
+            the same result bit for bit).
 
     Returns:
         ``""`` if every measured job completed, else why the episode stopped.
@@ -326,7 +361,12 @@ def drive(
     Raises:
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
+        ConfigError: for an unknown ``driver``, or ``compiled`` for an episode it does not
+            serve (naming why).
     """
+    plan = _compiled(driver, sim, order, placement, sampler, on_event)
+    if plan is not None:
+        return drive_compiled(sim, plan, stall, progress)
     memo_valid, next_progress = False, 0
     while not sim.done and not sim.truncated:
         if progress is not None and sim.round_index >= next_progress:
@@ -342,12 +382,7 @@ def drive(
             view = sim.view()
             target = placement.place(view, order.order(view), sampler)
             memo_valid = not sim.commit(target)  # the one call that applies the allocation
-            if (not sim.has_future_arrivals() and not sim.running_jobs().size
-                    and sim.active_jobs().size):
-                raise PalgymError(
-                    f"{placement.name} placed no job on an idle cluster at t={sim.now_s:g} s "
-                    "with no arrivals left: the episode could never end"
-                )
+            _check_not_stuck(sim, placement.name)
         if on_event is not None:
             on_event(sim)
         sim.advance()

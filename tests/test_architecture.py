@@ -125,7 +125,7 @@ def test_policies_import_only_lower_layers() -> None:
 def test_io_and_simulate_do_not_reach_up() -> None:
     # palgym.io (file formats) and palgym.simulate (L3) never import the env layer, RL or plots.
     allowed = ("numpy", "sklearn", "palgym.sim", "palgym.errors", "palgym.policies", "palgym.io",
-               "palgym.bundled")
+               "palgym.bundled", "palgym.driver")
     files = [*python_files(PALGYM / "io"), PALGYM / "simulate.py", PALGYM / "bundled.py"]
     found = violations([f for f in files if f.exists()], allowed)
     assert not found, found
@@ -188,8 +188,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L0", ("palgym.errors", "palgym.sim.types", "palgym._numba")),
     ("L1", ("palgym.sim",)),
     ("L2", ("palgym.policies", "palgym.io", "palgym.bundled")),
-    ("L3", ("palgym.simulate", "palgym.testing", "palgym.tracesets", "palgym.report",
-            "palgym.plots", "palgym.sweep", "palgym.progress")),
+    ("L3", ("palgym.simulate", "palgym.driver", "palgym.testing", "palgym.tracesets",
+            "palgym.report", "palgym.plots", "palgym.sweep", "palgym.progress")),
     ("L4", ("palgym.envs",)),
     ("L5", ("palgym",)),
     ("L6", ("traces",)),

@@ -31,7 +31,7 @@ from palgym.sim.views import SimView
 _MT_WORDS = 624
 _MT_STATE = struct.Struct(f"={_MT_WORDS + 1}I")  # the words and the index, as getstate lists them
 _MT_WORDS_ONLY = struct.Struct(f"={_MT_WORDS}I")
-_MAX_COMPILED_GPUS = 2**31  # the kernels' bounded draws take 32-bit ranges
+MAX_COMPILED_GPUS = 2**31  # the kernels' bounded draws take 32-bit ranges
 # Below this many GPUs the Python non-sticky walk on a random.Random is cheaper than the state
 # round trip (getstate / setstate, ~0.1 ms a round): few jobs per round, each a short sample.
 # Speed only: both paths give the same allocations and leave the same state.
@@ -56,21 +56,40 @@ def _compiled_walk(sampler: Sampler, num_gpus: int, min_mt_gpus: int, walk: Any,
     ``random.Random``, on fewer than ``min_mt_gpus`` GPUs."""
     from palgym._numba import AVAILABLE
 
-    if not AVAILABLE or num_gpus >= _MAX_COMPILED_GPUS:
+    if not AVAILABLE or num_gpus >= MAX_COMPILED_GPUS:
         return None
     if type(sampler) is NumpySampler and type(sampler.generator) is np.random.Generator:
         target: IntArray = walk(*args, sampler.generator)
         return target
     if type(sampler) is not random.Random or num_gpus < min_mt_gpus:
         return None
-    version, internal, gauss_next = sampler.getstate()
-    words = np.frombuffer(_MT_STATE.pack(*internal), dtype=np.uint32)  # through bytes: fast
-    mt = words[:_MT_WORDS].copy()
-    index = np.array([words[_MT_WORDS]], dtype=np.int64)
-    target = walk(*args, (mt, index, _setsizes(num_gpus)))
-    sampler.setstate((version, (*_MT_WORDS_ONLY.unpack(mt.tobytes()), int(index[0])),
-                      gauss_next))
+    stream = mt_stream(sampler, num_gpus)
+    target = walk(*args, stream)
+    write_back(sampler, stream)
     return target
+
+
+MtStream = tuple[np.ndarray, IntArray, IntArray]
+"""A ``random.Random``'s state as the kernels draw from it: uint32 (624,) MT19937 words,
+int64 (1,) the index, and int64 (G + 1,)
+:func:`~palgym.policies.random_streams.cpython_setsizes`."""
+
+
+def mt_stream(rng: random.Random, num_gpus: int) -> MtStream:
+    """The state of ``rng`` as the kernels take it (a copy; see :func:`write_back`), for
+    samples of at most ``num_gpus``."""
+    internal = rng.getstate()[1]
+    words = np.frombuffer(_MT_STATE.pack(*internal), dtype=np.uint32)  # through bytes: fast
+    return (words[:_MT_WORDS].copy(), np.array([words[_MT_WORDS]], dtype=np.int64),
+            _setsizes(num_gpus))
+
+
+def write_back(rng: random.Random, stream: MtStream) -> None:
+    """Set ``rng`` to the state the kernels left in ``stream`` (later Python draws continue
+    the same stream)."""
+    version, _, gauss_next = rng.getstate()
+    mt, index, _ = stream
+    rng.setstate((version, (*_MT_WORDS_ONLY.unpack(mt.tobytes()), int(index[0])), gauss_next))
 
 
 def compiled_random_from_empty(sim: SimView, order: IntArray, sampler: Sampler

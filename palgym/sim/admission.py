@@ -10,7 +10,9 @@ round whose end reaches :attr:`Admission.next_arrival_s`.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import deque
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from palgym.sim.background import BackgroundArrivals
 from palgym.sim.config import SimConfig
 from palgym.sim.jobs import JobTable
 from palgym.sim.state import ADMITTED, COUNTING_USAGE, EVENTS_SINCE_COMMIT, NOW_S, Counters
-from palgym.sim.types import JobStatus
+from palgym.sim.types import FloatArray, JobStatus
 from palgym.sim.workload import Trace
 
 _QUEUED = np.int8(JobStatus.QUEUED)
@@ -46,6 +48,7 @@ class Admission:
                                               config.background_seed)
         self.next_background_s = math.inf
         self.background_count = 0
+        self._ahead: deque[float] = deque()  # drawn ahead, the arrivals after the next one
         if config.background_jobs_per_hour > 0:
             self.next_background_s = self._background.next_after(float(trace.submit_time_s[-1]))
 
@@ -94,4 +97,46 @@ class Admission:
         counters.ints[ADMITTED] = index + 1
         counters.ints[EVENTS_SINCE_COMMIT] = True
         self.background_count += 1
-        self.next_background_s = self._background.next_after(self.next_background_s)
+        self.next_background_s = self._following()
+
+    def _following(self) -> float:
+        """The background arrival after ``next_background_s`` (s)."""
+        if self._ahead:
+            return self._ahead.popleft()
+        return self._background.next_after(self.next_background_s)
+
+    @property
+    def trace_admitted(self) -> bool:
+        """Every trace job has been admitted (only background copies arrive from now on)."""
+        return self.next_arrival == self.trace.num_jobs
+
+    @property
+    def first_copy_id(self) -> int:
+        """The job id of the first background copy (the next one's is this plus
+        :attr:`background_count`)."""
+        return int(self.trace.job_id.max()) + 1
+
+    def background_ahead(self, count: int) -> FloatArray:
+        """float64 (count,): the next ``count`` background arrival times (s), from
+        ``next_background_s`` on (inf without copies). Drawn ahead from the stream, in its
+        order: the copies arrive exactly as without it."""
+        if not math.isfinite(self.next_background_s):
+            return np.full(count, math.inf)
+        last = self._ahead[-1] if self._ahead else self.next_background_s
+        while len(self._ahead) < count - 1:
+            last = self._background.next_after(last)
+            self._ahead.append(last)
+        return np.array([self.next_background_s, *itertools.islice(self._ahead, count - 1)])
+
+    def admitted_copies(self, jobs: JobTable, copies: int) -> None:
+        """Account ``copies`` background copies that a compiled driver admitted
+        (:func:`palgym.sim.admit_kernel.admit_copies`: the next rows of ``jobs``, arriving at
+        the next :meth:`background_ahead` times): the table's size and this cursor move on as
+        :meth:`admit` moves them."""
+        for _ in range(copies):
+            self.background_count += 1
+            self.next_background_s = self._following()
+        jobs.size += copies
+        next_trace_s = (math.inf if self.trace_admitted
+                        else float(jobs.submit_time_s[self.next_arrival]))
+        self.next_arrival_s = min(next_trace_s, self.next_background_s)

@@ -42,6 +42,10 @@ class BoundStep(Protocol):
     def idle_rounds(self, next_arrival_s: float) -> int:
         """``idle_rounds(state, params, next_arrival_s)`` of the bound state."""
 
+    @property
+    def kernel_args(self) -> tuple[object, ...] | None:
+        """The bound state as the compiled kernels take it (None on the numpy backend)."""
+
 
 class StepBackend(Protocol):
     """The functions of a step backend (see :mod:`palgym.sim.step_numpy` for their contracts)."""

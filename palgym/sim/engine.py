@@ -30,9 +30,12 @@ argument), which updates the state's arrays in place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import numpy as np
 
-from palgym.errors import InvalidActionError, TraceFormatError
+from palgym.errors import ConfigError, InvalidActionError, TraceFormatError
 from palgym.sim.admission import Admission
 from palgym.sim.backend import Backend, BackendName, resolve_backend, step_backend
 from palgym.sim.cluster import ClusterSpec
@@ -63,6 +66,7 @@ from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView, view_of
 from palgym.sim.workload import Trace
 
+T = TypeVar("T")
 _RUNNING = np.int8(JobStatus.RUNNING)
 _QUEUED = np.int8(JobStatus.QUEUED)
 
@@ -317,6 +321,37 @@ class Simulator:
         if self._counters.floats[NOW_S] >= arrivals.next_arrival_s:
             self._admit()
         return rounds
+
+    def compiled_rounds(self, run: Callable[[tuple[object, ...], Admission], tuple[T, int]]
+                        ) -> T:
+        """Rounds run by a compiled driver on the bound state, then the arrivals admitted as
+        after :meth:`advance` (:mod:`palgym.driver`).
+
+        Args:
+            run: ``run(kernel_args, arrivals)`` advances the state with the compiled step
+                functions (:attr:`palgym.sim.step_numba.Bound.kernel_args`), admitting only
+                background copies drawn ahead (:meth:`Admission.background_ahead`), and stops
+                at the first boundary where another arrival is due if not before; it returns
+                its result and the number of copies it admitted.
+
+        Returns:
+            What ``run`` returned first.
+
+        Raises:
+            ConfigError: on the numpy backend, or with a dynamic truth (its hooks run between
+                rounds).
+        """
+        args = self._bound.kernel_args
+        if args is None or self.truth is not None:
+            raise ConfigError("compiled rounds need the numba backend and a static truth")
+        arrivals = self._arrivals
+        result, copies = run(args, arrivals)
+        if copies:
+            arrivals.admitted_copies(self.jobs, copies)
+            self._job_rows[0] = self.jobs.size  # the view's num_jobs
+        if self._floats[NOW_S] >= arrivals.next_arrival_s:
+            self._admit()
+        return result
 
     # ----------------------------------------------------------------- admission
     def _admit(self) -> None:

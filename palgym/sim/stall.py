@@ -21,6 +21,8 @@ DEFAULT_STALL_FACTOR = 3.0
 """Slack F of :class:`StallDetector` (PAL_MODEL section 6, "Unfinished episodes")."""
 DEFAULT_ROUND_CAP = 200_000
 """Rounds after which :class:`StallDetector` stops any unfinished episode (PAL_MODEL 6)."""
+NEVER_ROUND = 2**62
+"""A round index no episode reaches (:meth:`StallDetector.quiet_until`: nothing to wait for)."""
 PROOF_EVERY_ROUNDS = 100
 """Rounds between two tries of :class:`StallDetector`'s blocking proof (each costs a pass
 over the active jobs and the background arrivals up to the cap)."""
@@ -108,6 +110,7 @@ class StallDetector:
                           if sim.truth is None and _las_like(prefix_order, config) else None)
         self._next_proof, self._proof_every = 0, max(int(proof_every), 1)
         self._completed = -1
+        self._all_overloaded = False
         self.work_s = math.inf
         self.deadline_s = math.inf
         self.check(sim)
@@ -146,6 +149,25 @@ class StallDetector:
                 f"for {self.factor:g} x {self.work_s / 3600:.1f} h (their time alone on the "
                 f"slowest GPUs), stopped at t={sim.now_s / 3600:.1f} h")
 
+    def quiet_until(self, sim: Simulator) -> tuple[int, float]:
+        """Where :meth:`check` can next stop the episode, for a driver that runs rounds
+        without calling it (:mod:`palgym.driver`): call it after :meth:`check` at the current
+        boundary.
+
+        Returns:
+            (round index, time in s): until a measured job completes, :meth:`check` returns
+            ``""`` and changes nothing at every boundary whose round index is below the first
+            and whose time is at most the second (``2**62`` and inf when nothing can fire).
+        """
+        if math.isinf(self.factor):
+            return NEVER_ROUND, math.inf
+        round_index = self.round_cap
+        if self._blocking is not None:
+            round_index = min(round_index, self._next_proof)
+        if not self._all_overloaded:  # the jobs left change only at completions
+            return round_index, math.inf
+        return round_index, self.deadline_s
+
     def _blocked(self, sim: Simulator) -> str:
         """The blocking proof's reason text if it holds now (tried every ``proof_every``
         rounds), else ``""``."""
@@ -174,6 +196,7 @@ class StallDetector:
         self.work_s = float(np.sum(remaining * self._worst_s_per_iteration[left]))
         self.deadline_s = (max(sim.now_s, self._last_submit_s) + self.factor * self.work_s
                            + int(np.count_nonzero(left)) * sim.config.round_duration_s)
+        self._all_overloaded = self._may_overload and bool(np.all(self.overload[left] >= 1.0))
 
 
 def _background_overload(sim: Simulator, min_penalty: float, queue_order: str | None

@@ -17,6 +17,8 @@ Inside, every array is reached by name. Importing this module imports numba (see
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from palgym._numba import njit
@@ -58,8 +60,10 @@ BAD_INDEX = int(CommitOutcome.BAD_INDEX)
 INACTIVE = int(CommitOutcome.INACTIVE)
 BAD_COUNT = int(CommitOutcome.BAD_COUNT)
 
+KernelArgs = tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], IntArray]
+"""(job blocks, allocation, counters, params) as plain tuples, and the active list."""
 _locality_penalty = njit(cache=True, nogil=True, error_model="numpy")(locality.locality_penalty)
-_columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.columns_of)
+compiled_columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.columns_of)
 
 
 def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
@@ -118,12 +122,19 @@ class Bound:
                 True)
         if code >= 0:
             return APPLIED if code == CHANGED else KEPT
-        return _rejected(code, job, value_1, value_2)
+        return rejected(code, job, value_1, value_2)
 
     def advance(self) -> IntArray:
         """:func:`advance` of the bound state."""
         return _advance(  # type: ignore[no-any-return]
             self._jobs, self._alloc, self._counters, self._params, self._active)
+
+    @property
+    def kernel_args(self) -> KernelArgs:
+        """The bound state as the kernels take it: (job blocks, allocation, counters, params)
+        as plain tuples and the active list (a compiled driver rebuilds the bundles with
+        :func:`compiled_columns_of`, ``Allocation(*...)``, ... as the entry points do)."""
+        return self._jobs, self._alloc, self._counters, self._params, self._active
 
     def idle_rounds(self, next_arrival_s: float) -> int:
         """:func:`idle_rounds` of the bound state (``next_arrival_s`` in s)."""
@@ -131,7 +142,7 @@ class Bound:
                                 self._active, float(next_arrival_s)))
 
 
-def _rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
+def rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
     """The :class:`Committed` of a rejection code returned by :func:`_commit`."""
     outcome = CommitOutcome(code)
     if outcome is CommitOutcome.INACTIVE:
@@ -145,24 +156,29 @@ def _rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
 # ----------------------------------------------------------------------- kernels: entry points
 @njit(cache=True, nogil=True, error_model="numpy")
 def _commit(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]
-    return _commit_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
+    return commit_step(compiled_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
                         KernelParams(*params), active, target, apply)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _advance(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
-    return _advance_step(_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
+    return advance_step(compiled_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
                          KernelParams(*params), active)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, active, next_arrival_s):  # type: ignore[no-untyped-def]  # noqa: E501
-    jobs, alloc = _columns_of(*jobs_t), Allocation(*alloc_t)
-    counters, params = Counters(*counters_t), KernelParams(*params_t)
+    return idle_steps(compiled_columns_of(*jobs_t), Allocation(*alloc_t), Counters(*counters_t),
+                      KernelParams(*params_t), active, next_arrival_s)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def idle_steps(jobs, alloc, counters, params, active, next_arrival_s):  # type: ignore[no-untyped-def]
+    """Commit-nothing rounds (:func:`idle_rounds`) on the state's bundles; returns how many."""
     rounds = 0
     while counters.ints[ROUND_INDEX] < params.max_rounds:
-        _commit_step(jobs, alloc, counters, params, active, alloc.job_of_gpu, False)
-        _advance_step(jobs, alloc, counters, params, active)
+        commit_step(jobs, alloc, counters, params, active, alloc.job_of_gpu, False)
+        advance_step(jobs, alloc, counters, params, active)
         rounds += 1
         if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
                 or counters.ints[MEASURED_LEFT] == 0):
@@ -172,7 +188,7 @@ def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, active, next_arrival_s):
 
 # ----------------------------------------------------------------------- kernels: commit
 @njit(cache=True, nogil=True, error_model="numpy")
-def _commit_step(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def commit_step(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]  # noqa: PLR0913
     """Apply ``target`` (if ``apply``), then account waiting (if ``params.starvation``).
 
     Returns:
@@ -200,7 +216,7 @@ def _commit_step(jobs, alloc, counters, params, active, target, apply):  # type:
 @njit(cache=True, nogil=True, error_model="numpy")
 def _apply(jobs, alloc, params, target, admitted, now_s):  # type: ignore[no-untyped-def]
     """Stop and start the jobs whose GPU sets change, then copy ``target`` into the allocation:
-    (code, job, value_1, value_2) as :func:`_commit_step`, then the touched jobs (int64,
+    (code, job, value_1, value_2) as :func:`commit_step`, then the touched jobs (int64,
     ascending) and their status before (int8). All checks come before any write."""
     job_of_gpu = alloc.job_of_gpu
     changed, bad = _scan(target, job_of_gpu, admitted)
@@ -273,7 +289,7 @@ def _touched(target, job_of_gpu):  # type: ignore[no-untyped-def]
 @njit(cache=True, nogil=True, error_model="numpy")
 def _first_error(touched, held, status, num_gpus):  # type: ignore[no-untyped-def]
     """The first touched job (ascending index) that is not active, or else is given a GPU count
-    other than 0 and ``num_gpus``: (code, job, value_1, value_2) as :func:`_commit_step`, or
+    other than 0 and ``num_gpus``: (code, job, value_1, value_2) as :func:`commit_step`, or
     (CHANGED, -1, 0, 0) if there is none."""
     for k in range(touched.size):
         j = touched[k]
@@ -311,7 +327,7 @@ def _gather(target, touched, perf_class, alloc):  # type: ignore[no-untyped-def]
 
 # ----------------------------------------------------------------------- kernels: advance
 @njit(cache=True, nogil=True, error_model="numpy")
-def _advance_step(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
+def advance_step(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
     """Account the round [t, t + R) of the running jobs, move to t + R, complete the finished
     ones (as :func:`palgym.sim.step_numpy.advance`; the usage sum as ``np.sum`` does).
 

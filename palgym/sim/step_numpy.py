@@ -283,3 +283,9 @@ class Bound:
     def idle_rounds(self, next_arrival_s: float) -> int:
         """:func:`idle_rounds` of the bound state (``next_arrival_s`` in s)."""
         return idle_rounds(self._state, self._params, next_arrival_s)
+
+    @property
+    def kernel_args(self) -> None:
+        """None: this backend has no compiled kernels (see
+        :attr:`palgym.sim.step_numba.Bound.kernel_args`)."""
+        return None

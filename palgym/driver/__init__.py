@@ -1,0 +1,15 @@
+"""The compiled heuristic driver: whole heuristic episodes in a compiled loop.
+
+:func:`palgym.simulate.drive` chooses, once per episode, between its Python loop and the
+compiled one (:func:`drive_compiled`), by the rule of :mod:`palgym.driver.plan`
+(:func:`compiled_plan` returns the plan, or why the Python loop runs the episode); its
+``driver`` argument (:class:`Driver`) can ask for either. Both give the same episode bit for
+bit. The kernel is :mod:`palgym.driver.kernel`; importing this package does not import numba.
+"""
+
+from __future__ import annotations
+
+from palgym.driver.loop import drive_compiled
+from palgym.driver.plan import CompiledPlan, Driver, compiled_plan
+
+__all__ = ["CompiledPlan", "Driver", "compiled_plan", "drive_compiled"]

@@ -1,0 +1,162 @@
+"""The compiled heuristic episode loop: :func:`palgym.simulate.drive`'s rounds in one numba call.
+
+:func:`run_rounds` repeats what the Python loop does each round, with the compiled twins of
+each step: the queue order (:func:`palgym.policies.order_kernel.sorted_order`), the placement
+(:func:`palgym.policies.place_kernel.place`), the commit and the advance
+(:func:`palgym.sim.step_numba.commit_step`, :func:`~palgym.sim.step_numba.advance_step`), and
+the loop's memo of a deterministic placement under a static order (a round without events
+after an unchanged commit: the commit-nothing rounds up to the next event,
+:func:`palgym.sim.step_numba.idle_steps`). It returns to Python where Python must act, after
+the round (or the stretch of idle rounds) at which:
+
+- the episode ended (every measured job completed, or ``max_rounds``): :data:`ENDED`;
+- an arrival is due that the loop does not admit itself (trace jobs, or background copies
+  beyond those drawn ahead or beyond the job table's rows; the engine admits them):
+  :data:`ARRIVAL`;
+- a measured job completed, the round index reached ``stop_round`` or the clock passed
+  ``stop_after_s`` (the stall detector, the progress bar; :meth:`palgym.sim.stall.StallDetector.
+  quiet_until`): :data:`CHECK`;
+
+or right after a commit that left the cluster idle with queued jobs and no arrival left
+(:data:`IDLE_CLUSTER`; the episode could never end), or a target the engine rejects
+(:data:`REJECTED`). Importing this module imports numba (see :mod:`palgym._numba`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from palgym._numba import njit
+from palgym.policies.order_kernel import FAST, OrderMemo, note_round, sorted_order
+from palgym.policies.place_kernel import RuleTables, WalkState, place
+from palgym.sim.admit_kernel import admit_copies
+from palgym.sim.state import (
+    ADMITTED,
+    EVENTS_SINCE_COMMIT,
+    MEASURED_LEFT,
+    NOW_S,
+    ROUND_INDEX,
+    Allocation,
+    CommitOutcome,
+    Counters,
+    KernelParams,
+)
+from palgym.sim.step_active import listed as listed_active
+from palgym.sim.step_numba import advance_step, commit_step, compiled_columns_of, idle_steps
+from palgym.sim.types import JobStatus
+
+ENDED, ARRIVAL, CHECK, IDLE_CLUSTER, REJECTED = range(5)
+"""Why :func:`run_rounds` returned (see the module docstring)."""
+ORDER_CODE, MEMO_ROUNDS = 0, 1
+"""Positions in the driver spec: the order's key code, 1 if the loop's memo applies
+(deterministic placement, static order); the placement's spec follows from
+:data:`PLACE_SPEC`."""
+PLACE_SPEC = 2
+FIRST_AHEAD, COPY_NUMBER, FIRST_ID, NUM_TRACE_JOBS, TRACE_ADMITTED = range(5)
+"""Positions in the background state (:func:`run_rounds`)."""
+CHANGED = int(CommitOutcome.CHANGED)
+RUNNING = int(JobStatus.RUNNING)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _any_running(status, listed):  # type: ignore[no-untyped-def]
+    for j in listed:
+        if status[j] == RUNNING:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec, thresholds,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+                   order_memo, tables, walk, stream, memo_valid):
+    """Order, place, commit and advance one round: (outcome or -1 to go on, job, value 1,
+    value 2), as :func:`run_rounds` returns."""
+    listed = listed_active(active, counters.ints[ADMITTED])
+    order = sorted_order(spec[ORDER_CODE], jobs, listed, counters.ints[ADMITTED], thresholds,
+                         order_memo)
+    num_jobs = max(params.num_measured, counters.ints[ADMITTED])
+    target = place(spec[PLACE_SPEC:], order, jobs, alloc.job_of_gpu, num_jobs, tables, walk,
+                   stream)
+    code, job, value_1, value_2 = commit_step(jobs, alloc, counters, params, active, target,
+                                              True)
+    if code < 0:
+        return (np.int64(REJECTED), np.int64(code), np.int64(job), np.int64(value_1),
+                np.int64(value_2))
+    memo_valid[0] = code != CHANGED
+    note_round(order_memo, alloc.job_of_gpu, counters.ints[EVENTS_SINCE_COMMIT] != 0)
+    listed = listed_active(active, counters.ints[ADMITTED])
+    if next_arrival_s == np.inf and listed.size and not _any_running(jobs.status, listed):
+        return np.int64(IDLE_CLUSTER), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+    advance_step(jobs, alloc, counters, params, active)
+    return np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _admitted_all(jobs, counters, times, background):  # type: ignore[no-untyped-def]
+    """Admit the background copies due now if every trace job is admitted: the next arrival
+    time (s) if all due ones were admitted and it is known, else -1 (Python admits)."""
+    if not background[TRACE_ADMITTED]:
+        return -1.0
+    first = background[FIRST_AHEAD]
+    k = admit_copies(jobs, counters, times, first, background[COPY_NUMBER],
+                     background[FIRST_ID], background[NUM_TRACE_JOBS])
+    background[FIRST_AHEAD], background[COPY_NUMBER] = k, background[COPY_NUMBER] + k - first
+    if k < times.size and times[k] > counters.floats[NOW_S]:
+        return times[k]
+    return -1.0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds, order_t,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+               tables_t, walk_t, stream, memo_valid, times, background):
+    """Run rounds until Python must act (see the module docstring).
+
+    Args:
+        state: the bound state (:attr:`palgym.sim.step_numba.Bound.kernel_args`; updated).
+        next_arrival_s: the next arrival (s; inf if none is left).
+        stop_round, stop_after_s: stop at a round index reaching the first or a clock beyond
+            the second.
+        spec: int64: the order's key code, the loop's memo flag, then the placement's spec
+            (:func:`palgym.policies.place_kernel.place`).
+        thresholds: float64 (T,) Tiresias' 2D-LAS thresholds.
+        order_t, tables_t, walk_t: the :class:`OrderMemo`, :class:`RuleTables` and
+            :class:`WalkState` as plain tuples (the memos updated).
+        stream: the placement's random stream.
+        memo_valid: int64 (1,), the loop's memo (the last commit kept the allocation).
+        times: float64 (B,), the next background arrival times (s), drawn ahead.
+        background: int64 (5,), at :data:`FIRST_AHEAD` ... :data:`TRACE_ADMITTED`: the first
+            of ``times`` not admitted, the copies admitted so far, the first copy's job id,
+            J, 1 once every trace job is admitted (the first two updated as copies are
+            admitted here, :func:`palgym.sim.admit_kernel.admit_copies`).
+
+    Returns:
+        (outcome, code, job, value 1, value 2): the outcome (module constants) and, for
+        :data:`REJECTED`, the commit's rejection (see :func:`palgym.sim.step_numba.rejected`).
+    """
+    jobs_t, alloc_t, counters_t, params_t, active = state
+    jobs, alloc = compiled_columns_of(*jobs_t), Allocation(*alloc_t)
+    counters, params = Counters(*counters_t), KernelParams(*params_t)
+    order_memo, tables, walk = OrderMemo(*order_t), RuleTables(*tables_t), WalkState(*walk_t)
+    ints, floats = counters.ints, counters.floats
+    measured_left = ints[MEASURED_LEFT]
+    while True:
+        if spec[MEMO_ROUNDS] and memo_valid[0] and not ints[EVENTS_SINCE_COMMIT]:
+            idle_steps(jobs, alloc, counters, params, active, next_arrival_s)
+            order_memo.counts[FAST] = 0  # a promotion may have ended the stretch
+        else:
+            result = _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec,
+                                    thresholds, order_memo, tables, walk, stream, memo_valid)
+            if result[0] >= 0:
+                return result
+        outcome = -1
+        if ints[MEASURED_LEFT] == 0 or ints[ROUND_INDEX] >= params.max_rounds:
+            outcome = ENDED
+        elif floats[NOW_S] >= next_arrival_s:
+            next_arrival_s = _admitted_all(jobs, counters, times, background)
+            if next_arrival_s < 0.0:
+                outcome = ARRIVAL
+        if outcome < 0 and (ints[MEASURED_LEFT] != measured_left
+                            or ints[ROUND_INDEX] >= stop_round or floats[NOW_S] > stop_after_s):
+            outcome = CHECK
+        if outcome >= 0:
+            return np.int64(outcome), np.int64(0), np.int64(0), np.int64(0), np.int64(0)

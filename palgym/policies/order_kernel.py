@@ -1,0 +1,363 @@
+"""Compiled (numba) twins of the queue orders (:mod:`palgym.policies.ordering`), kept sorted
+from one round to the next.
+
+Every order of :mod:`palgym.policies.ordering` sorts the active jobs by (priority, key 1,
+key 2) with ``np.lexsort``, stably, so ties keep admission order: the result is the one
+ordering of the jobs by (priority, key 1, key 2, job index). :func:`keys_of` computes the keys
+exactly as the numpy orders do (the same operations in the same order); :func:`sorted_order`
+returns that ordering, NaN keys last as numpy sorts them. It starts from the last round's
+ordering: the jobs whose keys are unchanged since then stay in that relative order, the few
+others (running jobs whose service grew, new arrivals, promoted jobs) are sorted and merged in,
+so a round costs a pass over the active jobs, not a sort of them.
+``tests/test_driver_kernels.py`` checks it against the numpy orders.
+
+Key codes (:data:`ORDER_CODES`, by order name and option): FIFO (submit time); LAS by wall
+clock or GPU time (the artifact's Tiresias is wall-clock LAS); SRTF and SRSF, nominal or ideal,
+with clairvoyant durations (the true ``total_iterations``); Tiresias' 2D-LAS (queue of the
+attained GPU-seconds, then submit time).
+Importing this module imports numba (see :mod:`palgym._numba`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from palgym._numba import njit
+from palgym.sim.types import IntArray, JobStatus
+
+COMPLETED = int(JobStatus.COMPLETED)
+FIFO_KEY, LAS_WALL_KEY, LAS_GPU_KEY, SRTF_NOMINAL_KEY, SRTF_IDEAL_KEY = range(5)
+SRSF_NOMINAL_KEY, SRSF_IDEAL_KEY, TIRESIAS_2D_KEY = range(5, 8)
+
+
+LENGTH, NUM_DIRTY, FAST, ADMITTED_AT_SORT = range(4)
+"""Positions in :attr:`OrderMemo.counts`."""
+PROMOTED = 2
+"""``counts[FAST]`` after a round that promoted jobs (their priorities are read too)."""
+
+
+class OrderMemo(NamedTuple):
+    """The last ordering and the keys it was sorted on (per job, by job index).
+
+    Attributes:
+        order: int64 (>= A,), the last ordering in its first ``counts[LENGTH]`` entries.
+        counts: int64 (4,): the ordering's length; the jobs in ``dirty``; 1 if only those and
+            the jobs admitted since may have changed keys, :data:`PROMOTED` if priorities may
+            have changed too, 0 if anything may have (:func:`note_round`); the admitted count
+            at the last sort.
+        priority: int64 (>= J,), each sorted job's priority at that sort.
+        key_1, key_2: float64 (>= J,), its keys at that sort.
+        sorted_once: bool (>= J,), True once the job has been sorted.
+        dirty: int64 (G,), the jobs that ran in the round after the last sort.
+        scratch: int64 (>= 2 A,) scratch.
+        fresh_1, fresh_2: float64 (>= A,) scratch (this round's keys).
+    """
+
+    order: IntArray
+    counts: IntArray
+    priority: IntArray
+    key_1: np.ndarray
+    key_2: np.ndarray
+    sorted_once: np.ndarray
+    dirty: IntArray
+    scratch: IntArray
+    fresh_1: np.ndarray
+    fresh_2: np.ndarray
+
+
+def new_order_memo(capacity: int, num_gpus: int) -> OrderMemo:
+    """An empty memo for a job table of ``capacity`` rows on ``num_gpus`` GPUs."""
+    return OrderMemo(np.empty(capacity, np.int64), np.zeros(4, np.int64),
+                     np.empty(capacity, np.int64), np.empty(capacity), np.empty(capacity),
+                     np.zeros(capacity, np.bool_), np.empty(num_gpus, np.int64),
+                     np.empty(2 * capacity + 2, np.int64), np.empty(capacity), np.empty(capacity))
+
+
+def grown_order_memo(memo: OrderMemo, capacity: int) -> OrderMemo:
+    """``memo`` for a job table grown to ``capacity`` rows (its content kept)."""
+    if memo.sorted_once.size >= capacity:
+        return memo
+    grown = new_order_memo(capacity, memo.dirty.size)
+    for old, new in zip(memo, grown, strict=True):
+        size = min(old.size, new.size)
+        new[:size] = old[:size]
+    return grown
+
+
+@njit(cache=True, nogil=True)
+def note_round(memo, job_of_gpu, promoted):  # type: ignore[no-untyped-def]
+    """After a commit: the jobs holding GPUs run the round (their keys change); other keys
+    stay, and priorities too unless the commit promoted a job (``promoted``: the next sort
+    reads every job's priority)."""
+    count = 0
+    dirty, marks = memo.dirty, memo.sorted_once
+    for g in range(job_of_gpu.size):
+        j = job_of_gpu[g]
+        if j >= 0 and marks[j]:
+            marks[j] = False  # listed once; restored below
+            dirty[count] = j
+            count += 1
+    for i in range(count):
+        marks[dirty[i]] = True
+    memo.counts[NUM_DIRTY] = count
+    memo.counts[FAST] = PROMOTED if promoted else 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def keys_of(code, jobs, listed, thresholds, key_1, key_2):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """The keys of the jobs ``listed`` under order ``code`` into ``key_1[:A]``, ``key_2[:A]``
+    (float64; key 2 is 0 where the order has one key), as :mod:`palgym.policies.ordering` and
+    :func:`palgym.policies.durations.remaining_time_s` compute them (clairvoyant)."""
+    submit, attained, gpu_service = jobs.submit_time_s, jobs.attained_service_s, jobs.gpu_service_s
+    iteration_s, total, done = jobs.iteration_time_s, jobs.total_iterations, jobs.iterations_done
+    num_gpus = jobs.num_gpus
+    for i in range(listed.size):
+        j = listed[i]
+        second = 0.0
+        if code == FIFO_KEY:
+            first = submit[j]
+        elif code == LAS_WALL_KEY:
+            first = attained[j]
+        elif code == LAS_GPU_KEY:
+            first = gpu_service[j]
+        elif code == TIRESIAS_2D_KEY:
+            service = gpu_service[j]
+            first = 0.0  # np.searchsorted(thresholds, service, side="right"), as a float
+            for t in range(thresholds.size):
+                if thresholds[t] <= service or service != service:  # NaN after every one
+                    first += 1.0
+            second = submit[j]
+        else:
+            first = _remaining(code, iteration_s[j], total[j], done[j], attained[j],
+                               num_gpus[j])
+        key_1[i], key_2[i] = first, second
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _remaining(code, iteration_s, total, done, attained, num_gpus):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """SRTF's (or SRSF's, x ``num_gpus``) key of one job, nominal or ideal."""
+    if code == SRTF_NOMINAL_KEY or code == SRSF_NOMINAL_KEY:
+        left = iteration_s * total - attained
+    else:
+        undone = total - done
+        if undone < 0.0:  # np.maximum(undone, 0.0), NaN kept
+            undone = 0.0
+        left = iteration_s * undone
+    if code == SRSF_NOMINAL_KEY or code == SRSF_IDEAL_KEY:
+        return left * num_gpus
+    return left
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _float_less(a, b):  # type: ignore[no-untyped-def]
+    """numpy's sort order of floats: ascending, NaN last."""
+    return a < b or (b != b and a == a)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _less(priority, key_1, key_2, a, b):  # type: ignore[no-untyped-def]
+    """Job ``a`` before job ``b`` by (priority, key 1, key 2, index), on the memo's keys."""
+    if priority[a] != priority[b]:
+        return priority[a] < priority[b]
+    a1, b1 = key_1[a], key_1[b]
+    if _float_less(a1, b1):
+        return True
+    if _float_less(b1, a1):
+        return False
+    a2, b2 = key_2[a], key_2[b]
+    if _float_less(a2, b2):
+        return True
+    if _float_less(b2, a2):
+        return False
+    return a < b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same(a, b):  # type: ignore[no-untyped-def]
+    """Equal floats or both NaN (a key that sorts the same)."""
+    return a == b or (a != a and b != b)
+
+
+@njit(cache=True, nogil=True)
+def _sort(priority, key_1, key_2, items, scratch):  # type: ignore[no-untyped-def]
+    """Sort ``items`` (job indices) in place by :func:`_less`: insertion sort for a few,
+    merge sort (bottom-up, through ``scratch``) for more."""
+    n = items.size
+    if n <= 16:
+        for i in range(1, n):
+            job = items[i]
+            k = i
+            while k > 0 and _less(priority, key_1, key_2, job, items[k - 1]):
+                items[k] = items[k - 1]
+                k -= 1
+            items[k] = job
+        return
+    width = 1
+    other = scratch[:n]
+    in_items = True  # where the sorted runs of the current width are
+    while width < n:
+        source, target = (items, other) if in_items else (other, items)
+        for start in range(0, n, 2 * width):
+            middle, end = min(start + width, n), min(start + 2 * width, n)
+            _merge(priority, key_1, key_2, source[start:middle], source[middle:end],
+                   target[start:end])
+        in_items = not in_items
+        width *= 2
+    if not in_items:
+        items[:] = other
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _merge(priority, key_1, key_2, left, right, out):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """Merge the sorted ``left`` and ``right`` into ``out``."""
+    i = k = 0
+    for n in range(out.size):
+        if k == right.size or (i < left.size
+                               and not _less(priority, key_1, key_2, right[k], left[i])):
+            out[n] = left[i]
+            i += 1
+        else:
+            out[n] = right[k]
+            k += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sorted_order(code, jobs, listed, admitted, thresholds, memo):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """The active jobs ``listed`` (int64 (A,), ascending) in queue order ``code``: int64 (A,),
+    a view of ``memo.order`` (valid until the next call).
+
+    After :func:`note_round` without a promotion, only the jobs that ran since the last sort
+    and the ones admitted since are sorted again and merged in; otherwise every job's keys are
+    read (those unchanged keep their relative order).
+
+    Args:
+        code: the order's key code (module constants).
+        jobs: the job columns.
+        listed: int64 (A,) the active jobs, ascending index.
+        admitted: the job-table rows admitted (``listed`` holds every active one of them).
+        thresholds: float64 (T,) Tiresias' 2D-LAS thresholds (GPU-s, ascending).
+        memo: the :class:`OrderMemo` of the episode (updated).
+    """
+    counts = memo.counts
+    if counts[FAST]:
+        merged = _resorted(code, jobs, listed, thresholds, memo)
+    else:
+        merged = _sorted_afresh(code, jobs, listed, thresholds, memo)
+    counts[LENGTH], counts[FAST], counts[ADMITTED_AT_SORT] = merged.size, 0, admitted
+    return merged
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-def]
+    """The fast path of :func:`sorted_order`: the dirty jobs, the promoted and the new ones
+    re-keyed, sorted and merged into the last ordering (the others keep their keys and
+    places)."""
+    order, keep = memo.order, memo.sorted_once
+    priority, key_1, key_2 = memo.priority, memo.key_1, memo.key_2
+    m = _moved(jobs, listed, memo)
+    kept = 0
+    for i in range(memo.counts[LENGTH]):  # drop the moved (and the completed) jobs
+        j = order[i]
+        if keep[j] and jobs.status[j] != COMPLETED:
+            order[kept] = j
+            kept += 1
+    moved = memo.scratch[:m]
+    fresh_1, fresh_2 = memo.fresh_1[:m], memo.fresh_2[:m]
+    keys_of(code, jobs, moved, thresholds, fresh_1, fresh_2)
+    for i in range(m):
+        j = moved[i]
+        priority[j], key_1[j], key_2[j] = jobs.priority[j], fresh_1[i], fresh_2[i]
+        keep[j] = True
+    _sort(priority, key_1, key_2, moved, memo.scratch[m : 2 * m])
+    _insert(priority, key_1, key_2, moved, order, kept)
+    return order[: kept + m]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _moved(jobs, listed, memo):  # type: ignore[no-untyped-def]
+    """Collect into ``memo.scratch`` the jobs :func:`_resorted` moves (marked unsorted in
+    ``memo.sorted_once``): the dirty ones not completed, the promoted ones (after a
+    :data:`PROMOTED` round) and the ones admitted since the last sort; returns how many."""
+    counts, keep, moved = memo.counts, memo.sorted_once, memo.scratch
+    m = 0
+    for i in range(counts[NUM_DIRTY]):
+        j = memo.dirty[i]
+        keep[j] = False
+        if jobs.status[j] != COMPLETED:
+            moved[m] = j
+            m += 1
+    first_new = listed.size
+    while first_new > 0 and listed[first_new - 1] >= counts[ADMITTED_AT_SORT]:
+        first_new -= 1
+    if counts[FAST] == PROMOTED:  # the jobs whose priority changed: promoted ones
+        job_priority, priority = jobs.priority, memo.priority
+        for i in range(first_new):
+            j = listed[i]
+            if keep[j] and job_priority[j] != priority[j]:
+                keep[j] = False
+                moved[m] = j
+                m += 1
+    for i in range(first_new, listed.size):
+        moved[m] = listed[i]
+        m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _insert(priority, key_1, key_2, moved, order, kept):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """Merge the sorted ``moved`` into the sorted ``order[:kept]`` in place, from the back
+    (binary search for each; ``order`` has room for both)."""
+    end = kept  # order[:end] is not placed yet
+    for k in range(moved.size - 1, -1, -1):
+        job = moved[k]
+        low, high = 0, end  # the first of order[:end] after job
+        while low < high:
+            middle = (low + high) // 2
+            if _less(priority, key_1, key_2, job, order[middle]):
+                high = middle
+            else:
+                low = middle + 1
+        for t in range(end - 1, low - 1, -1):
+            order[t + k + 1] = order[t]
+        order[low + k] = job
+        end = low
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _sorted_afresh(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-def]
+    """The full path of :func:`sorted_order`: every listed job's keys read; the unchanged
+    ones keep their relative order, the others are sorted and merged in."""
+    size = listed.size
+    count = memo.counts[LENGTH]
+    fresh_1, fresh_2 = memo.fresh_1[:size], memo.fresh_2[:size]
+    keys_of(code, jobs, listed, thresholds, fresh_1, fresh_2)
+    priority, key_1, key_2 = memo.priority, memo.key_1, memo.key_2
+    keep, status, job_priority = memo.sorted_once, jobs.status, jobs.priority
+    changed = memo.scratch[:size]
+    num_changed = 0
+    for i in range(size):  # keep[j]: j sorted before and its keys unchanged since
+        j = listed[i]
+        if (keep[j] and priority[j] == job_priority[j] and _same(key_1[j], fresh_1[i])
+                and _same(key_2[j], fresh_2[i])):
+            continue
+        priority[j], key_1[j], key_2[j] = job_priority[j], fresh_1[i], fresh_2[i]
+        keep[j] = False  # changed (or new): not taken from the old ordering
+        changed[num_changed] = j
+        num_changed += 1
+    stayed = memo.scratch[size : size + count]
+    num_stayed = 0
+    order = memo.order
+    for i in range(count):  # the old ordering, without completed and changed jobs
+        j = order[i]
+        if keep[j] and status[j] != COMPLETED:
+            stayed[num_stayed] = j
+            num_stayed += 1
+    moved = changed[:num_changed]
+    _sort(priority, key_1, key_2, moved, order[:num_changed])
+    for j in moved:
+        keep[j] = True
+    merged = order[: num_stayed + num_changed]
+    _merge(priority, key_1, key_2, stayed[:num_stayed], moved, merged)
+    return merged
