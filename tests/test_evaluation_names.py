@@ -196,3 +196,16 @@ def test_best_runs_beside_the_others_on_the_measured_split(tmp_path: Path,
     measured = next(r for r in chosen["rows"] if r["label"] == winner)["evaluation_episodes"]
     side = [r["censored_avg_jct_s"] for r in data["results"] if r["policy"] == winner]
     assert side == pytest.approx([e["avg_jct_s"] for e in measured], rel=1e-12)
+
+
+def test_table_takes_suffixed_placements_and_crosses_plain_ones() -> None:
+    from agents.evaluation.args import build_parser
+    from agents.evaluation.cli import table_policies
+
+    def policies(*argv: str) -> list[str]:
+        return table_policies(build_parser().parse_args(list(argv)))
+
+    assert policies("--policy", "pal+easy", "pm-first") == ["pal+easy", "pm-first"]
+    assert policies("--policy", "pal", "--backfill", "none", "first-fit") == [
+        "pal", "pal+backfill"]
+    assert len(policies()) == 6

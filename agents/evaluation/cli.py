@@ -9,7 +9,9 @@ result; :func:`~agents.evaluation.report.format_result` is printed and
   ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill`` under every
   ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no learned
   contender (:func:`agents.evaluation.comparison.heuristic_table`);
-- **side by side**: learned agents, planners and heuristics on the env's identical episodes
+- **side by side**: learned agents, planners and heuristics (any ``[ORDER/]PLACEMENT[+SUFFIX]``
+  name, :mod:`agents.evaluation.names`, and ``best``, chosen on ``--selection-split`` by
+  :mod:`agents.evaluation.best_contender`) on the env's identical episodes
   (:func:`agents.evaluation.comparison.run_side_by_side`);
 - **the best heuristic** (``--best-heuristic``): the field chosen on ``--selection-split``,
   measured on ``--split`` (:func:`agents.evaluation.best.run_best`).
