@@ -227,7 +227,7 @@ def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dic
                           "--trace-set or --seeds)")
     orders = list(dict.fromkeys(args.queue_order or []))
     if queue_order and (len(orders) > 1 or args.backfill):
-        raise ConfigError("side-by-side evaluation runs one --queue-order and no --backfill: "
+        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill: "
                           "name other combinations as contenders, e.g. --policy "
                           "srsf/pal+backfill las/pm-first+easy (or choose: --best-heuristic)")
     given = {
