@@ -182,8 +182,9 @@ def table_name(text: str, argument: str) -> str:
         ConfigError: naming the argument and the value.
     """
     if text == BEST:
-        raise ConfigError(f"{argument} {BEST!r} is a side-by-side contender: give --trace-set "
-                          "(the choice is made on its --selection-split)")
+        raise ConfigError(f"{argument} {BEST!r} is a side-by-side contender (chosen on "
+                          "--selection-split of --trace-set), not a placement of the heuristic "
+                          "table or of --best-heuristic's field")
     name = parse_heuristic(text, argument)
     if name.queue_order is not None:
         raise ConfigError(
