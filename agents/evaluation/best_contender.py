@@ -96,6 +96,29 @@ def choose_for_side_by_side(
                        evaluation, runner)
 
 
+def resolve_best(
+    args: argparse.Namespace, heuristics: Sequence[str], env_id: str,
+    overrides: Mapping[str, Any], evaluation: Sequence[Trace], seeds: Sequence[int],
+    runner: Runner | None,
+) -> tuple[BestHeuristic | None, tuple[list[str], str, str]]:
+    """The choice behind ``best`` (None if no contender is ``best``) and the heuristics,
+    reference and baseline with ``best`` replaced by the winner's label.
+
+    Raises:
+        ConfigError: as :func:`choose_for_side_by_side`, or for ``--best-field`` without
+            ``best``.
+    """
+    names = (list(heuristics), args.reference, args.baseline)
+    if not uses_best(args):
+        if args.best_field:
+            raise ConfigError(f"--best-field is the field '{BEST}' is chosen among: give "
+                              f"--policy {BEST} (or --reference {BEST})")
+        return None, names
+    choice = choose_for_side_by_side(args, env_id, overrides, evaluation, seeds, runner)
+    return choice, (substitute(names[0], choice.winner), substitute([names[1]], choice.winner)[0],
+                    substitute([names[2]], choice.winner)[0])
+
+
 def substitute(names: Sequence[str], winner: str) -> list[str]:
     """``names`` with ``best`` replaced by the winner's label (duplicates dropped)."""
     return list(dict.fromkeys(winner if name == BEST else name for name in names))

@@ -277,7 +277,7 @@ def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> No
 
 
 def _side_by_side(args: argparse.Namespace) -> Any:
-    from agents.evaluation.best_contender import choose_for_side_by_side, substitute, uses_best
+    from agents.evaluation.best_contender import resolve_best
     from agents.evaluation.comparison import SideBySide, heuristic_names, run_side_by_side
     from agents.evaluation.parallel import check_parallel_contenders
 
@@ -291,17 +291,8 @@ def _side_by_side(args: argparse.Namespace) -> Any:
     traces, source = _comparison_traces(args)
     _note_whole_trace_windows(args.window, traces)
     seeds, overrides = tuple(args.seeds or [args.seed]), episode_overrides(args)
-    heuristics, reference, baseline = list(args.policy or PLACEMENT_NAMES), args.reference, \
-        args.baseline
-    choice = None
-    if uses_best(args):
-        choice = choose_for_side_by_side(args, env_id, overrides, traces, seeds, runner)
-        heuristics = substitute(heuristics, choice.winner)
-        reference, baseline = substitute([reference], choice.winner)[0], substitute(
-            [baseline], choice.winner)[0]
-    elif args.best_field:
-        raise ConfigError(f"--best-field is the field '{BEST}' is chosen among: give "
-                          f"--policy {BEST} (or --reference {BEST})")
+    choice, (heuristics, reference, baseline) = resolve_best(
+        args, [*(args.policy or PLACEMENT_NAMES)], env_id, overrides, traces, seeds, runner)
     request = SideBySide(
         env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
         heuristics=tuple(heuristics), traces=tuple(traces),
