@@ -21,6 +21,11 @@ for ``--agent``).
 latter. ``--backfill`` also crosses ``--policy`` in the
 heuristic table (``pal+backfill`` first-fit, ``pal+easy`` EASY).
 
+**Names** (:mod:`agents.evaluation.names`): ``[ORDER/]PLACEMENT[+backfill|+easy]``, e.g.
+``srsf/pal+backfill``; side by side any such name is a contender, ``--reference`` or
+``--baseline``, and ``best`` is the ``--best-field`` combination chosen on
+``--selection-split`` (never ``test``), run beside the others on ``--split``.
+
 Examples::
 
     python evaluate.py

@@ -229,7 +229,7 @@ def test_failed_run_keeps_the_existing_output(
     ("args", "message"),
     [
         (("--profile", "p.csv", "--variability-data", "d"), "not allowed with"),
-        (("--policy", "fastest"), "invalid choice"),
+        (("--policy", "fastest"), "argument --policy: 'fastest': unknown placement"),
         (("--cluster", "16by4"), "cluster must look like"),
     ],
 )

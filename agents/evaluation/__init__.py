@@ -3,6 +3,8 @@
 - :mod:`agents.evaluation.defaults`: every default of an evaluation, defined once;
 - :mod:`agents.evaluation.traces`: the one trace resolver (paths of any format, bundled names,
   ``bundled``, ``SET:SPLIT``) of ``evaluate.py`` and ``train.py``;
+- :mod:`agents.evaluation.names`: the one parser of heuristic names
+  ``[ORDER/]PLACEMENT[+SUFFIX]`` (and ``best``);
 - :mod:`agents.evaluation.contenders`: :class:`Contender`, one abstraction for heuristics (also
   ``ORDER/PLACEMENT`` combinations), learned models and planners;
 - :mod:`agents.evaluation.comparison`: :func:`run_contenders` on identical episodes (checked by
@@ -12,7 +14,8 @@
   :data:`palgym.sweep.Runner` (:mod:`agents.evaluation.parallel`: ``--workers`` / ``--ray``);
 - :mod:`agents.evaluation.summary`: :class:`Comparison`, paired ratios with bootstrap intervals
   (:mod:`agents.evaluation.stats`); :mod:`agents.evaluation.best`: the best heuristic chosen on
-  one split and measured on another;
+  one split and measured on another (:mod:`agents.evaluation.best_output`: its text, CSV and
+  JSON; :mod:`agents.evaluation.best_contender`: ``best`` as a side-by-side contender);
 - :mod:`agents.evaluation.report`: the one report path (text, CSV, JSON) of every result, the
   heuristic table's :class:`palgym.report.Evaluation` included; :mod:`agents.evaluation.plots`:
   the one :func:`write_plots`;

@@ -24,6 +24,7 @@ from agents.evaluation.defaults import (
     HEURISTICS_VIA,
     SPLIT_NAMES,
 )
+from agents.evaluation.names import BEST, heuristic_arg
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.policies.belief import BELIEF_NAMES
@@ -71,8 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     add("--trace", nargs="+", action="extend", metavar="PATH",
         help="trace file(s) of any --trace-format, bundled trace names, 'bundled' or SET:SPLIT "
              "(default: every bundled trace; side by side: the bundled set's --split)")
-    add("--policy", nargs="+", action="extend", choices=PLACEMENT_NAMES, metavar="NAME",
-        help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}")
+    add("--policy", nargs="+", action="extend", type=heuristic_arg("", allow_best=True),
+        metavar="NAME",
+        help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}; side by side "
+             "any heuristic [ORDER/]PLACEMENT[+backfill|+easy] (e.g. srsf/pal+backfill, "
+             f"las/pm-first+easy) or '{BEST}', the --best-field combination chosen on "
+             "--selection-split")
     add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
         help=f"queue order(s) (default: fifo; --best-heuristic: all): "
              f"{', '.join(QUEUE_ORDER_NAMES)}")
@@ -103,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_duration_knowledge(add)
     add("--belief", choices=BELIEF_NAMES, default=None,
         help="heuristic table: what PAL / PM-First read (default: oracle, the truth)")
-    add("--baseline", choices=PLACEMENT_NAMES, default=DEFAULT_BASELINE, metavar="NAME",
-        help="placement the improvements are relative to (default: %(default)s)")
+    add("--baseline", type=heuristic_arg("", allow_best=True), default=DEFAULT_BASELINE,
+        metavar="NAME",
+        help="placement the improvements are relative to (default: %(default)s; side by "
+             f"side any heuristic name or '{BEST}', as --policy)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
     add("--plot", type=Path, metavar="DIR", help="write JCT CDF and normalised-JCT PNGs here")
     add("--quiet", action="store_true",
@@ -171,8 +178,14 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--window", type=_bounded(int, "window", 1), metavar="JOBS",
         help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
              "whole traces; a window as long as a trace or longer is that whole trace)")
-    add("--reference", choices=PLACEMENT_NAMES, default=DEFAULT_REFERENCE, metavar="NAME",
-        help="second policy every policy is paired with (default: %(default)s)")
+    add("--reference", type=heuristic_arg("", allow_best=True), default=DEFAULT_REFERENCE,
+        metavar="NAME",
+        help="second policy every policy is paired with (default: %(default)s): any "
+             f"heuristic name or '{BEST}', as --policy")
+    add("--best-field", nargs="+", action="extend", type=heuristic_arg(""), metavar="NAME",
+        help=f"the ORDER/PLACEMENT[+SUFFIX] combinations '{BEST}' is chosen among (default: "
+             "every queue order x placement x backfill mode, as --best-heuristic), e.g. "
+             "{fifo,srsf}/{pal,pm-first}{,+backfill,+easy}")
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
     add("--json", type=Path, metavar="FILE",
         help="everything as JSON (also for the heuristic table)")

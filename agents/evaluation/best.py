@@ -12,28 +12,28 @@ choose. The best combination without backfilling is chosen the same way, so the 
 what backfilling adds. An episode with unfinished jobs counts with its censored average JCT (a
 lower bound, PAL_MODEL section 6) and is counted in the ``unfinished`` columns.
 
-Labels: ``ORDER/PLACEMENT`` with the placement's backfill suffix, e.g. ``srtf/pal+easy``.
+Labels: ``ORDER/PLACEMENT`` with the placement's backfill suffix, e.g. ``srtf/pal+easy``
+(:mod:`agents.evaluation.names`). :func:`choose_best` runs the selection split alone (the
+``best`` contender of a side-by-side run); every row keeps each episode's average JCT, so a
+reader can recompute every geomean and the choice (the JSON layout:
+:mod:`agents.evaluation.best_output`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from agents.evaluation.comparison import run_contenders
 from agents.evaluation.contenders import heuristic_contender
+from agents.evaluation.names import format_label, parse_heuristic
 from agents.evaluation.stats import geomean
 from agents.rollout import EpisodeOutcome
 from palgym.errors import ConfigError
-from palgym.io.atomic import atomic_write_text
 from palgym.policies.backfill import check_mode, split_name, with_backfill
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
@@ -41,11 +41,6 @@ from palgym.sweep import Runner
 SELECTION_RULE = ("lowest geomean over the selection split's episodes of the average JCT "
                   "(censored for unfinished episodes); ties: the label, alphabetically")
 """The rule printed beside the winner and written to every output."""
-CSV_COLUMNS: tuple[str, ...] = (
-    "label", "queue_order", "placement", "backfill", "selection_geomean_avg_jct_s",
-    "evaluation_geomean_avg_jct_s", "selection_unfinished", "evaluation_unfinished",
-    "chosen",
-)
 
 
 @dataclass(frozen=True)
@@ -57,8 +52,8 @@ class Combination:
 
     @property
     def label(self) -> str:
-        """``ORDER/PLACEMENT``."""
-        return f"{self.queue_order}/{self.placement}"
+        """``ORDER/PLACEMENT`` (:func:`agents.evaluation.names.format_label`)."""
+        return format_label(self.queue_order, self.placement)
 
     @property
     def backfill(self) -> str:
@@ -80,7 +75,29 @@ def field_of(orders: Sequence[str], placements: Sequence[str], backfills: Sequen
                           "backfill mode")
     names = [with_backfill(p, b) for b in dict.fromkeys(backfills)
              for p in dict.fromkeys(placements)]
-    return [Combination(o, n) for o in dict.fromkeys(orders) for n in names]
+    field = [Combination(o, n) for o in dict.fromkeys(orders) for n in names]
+    for combination in field:
+        parse_heuristic(combination.label, "heuristic field")
+    return field
+
+
+def field_of_names(names: Sequence[str], argument: str) -> list[Combination]:
+    """The field of explicit ``ORDER/PLACEMENT[+SUFFIX]`` names (duplicates dropped).
+
+    Raises:
+        ConfigError: naming ``argument`` and the name, for a bad name or one without a queue
+            order.
+    """
+    field = []
+    for text in dict.fromkeys(names):
+        name = parse_heuristic(text, argument)
+        if name.queue_order is None:
+            raise ConfigError(f"{argument} {text!r}: a combination of the field names its queue "
+                              f"order, e.g. 'srsf/{text}'")
+        field.append(Combination(name.queue_order, name.placement_name))
+    if not field:
+        raise ConfigError(f"{argument}: the heuristic field is empty")
+    return field
 
 
 def run_field(
@@ -127,8 +144,46 @@ def select_best(scores: Mapping[str, float]) -> str:
 
 
 @dataclass(frozen=True)
+class EpisodeFigure:
+    """One episode of one combination: what its split's geomean is computed from.
+
+    Attributes:
+        trace: the trace id (with the job window, if any, e.g. ``workload-4[0:30]``).
+        seed: the reset seed.
+        episode_hash: the episode's hash (equal for every combination).
+        avg_jct_s: the average JCT (s) the geomean uses (:func:`avg_jct_s`: censored when
+            jobs are unfinished).
+        num_jobs: measured jobs (None if the env did not report them).
+        num_completed: of those, completed.
+        truncated: True if the episode ended with jobs unfinished.
+    """
+
+    trace: str
+    seed: int
+    episode_hash: str
+    avg_jct_s: float
+    num_jobs: int | None
+    num_completed: int | None
+    truncated: bool
+
+
+def episode_figures(outcomes: Sequence[EpisodeOutcome], seeds: Sequence[int]
+                    ) -> tuple[EpisodeFigure, ...]:
+    """The :class:`EpisodeFigure` of each outcome (outcomes trace-major, then ``seeds``)."""
+    def count(value: Any) -> int | None:
+        return None if value is None else int(value)
+
+    return tuple(
+        EpisodeFigure(o.trace, int(seeds[i % len(seeds)]), o.episode_hash, avg_jct_s(o),
+                      count(o.metrics.get("num_jobs")), count(o.metrics.get("num_completed")),
+                      bool(o.metrics.get("truncated")))
+        for i, o in enumerate(outcomes))
+
+
+@dataclass(frozen=True)
 class FieldRow:
-    """One combination's figures on both splits."""
+    """One combination's figures on both splits (``*_episodes``: every episode the geomean
+    is taken over, in order)."""
 
     label: str
     queue_order: str
@@ -139,6 +194,8 @@ class FieldRow:
     selection_unfinished: int
     evaluation_unfinished: int
     chosen: str
+    selection_episodes: tuple[EpisodeFigure, ...] = ()
+    evaluation_episodes: tuple[EpisodeFigure, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,10 +221,12 @@ def _unfinished(outcomes: Sequence[EpisodeOutcome]) -> int:
 
 def summarise_field(
     field: Sequence[Combination], selection: Mapping[str, Sequence[EpisodeOutcome]],
-    evaluation: Mapping[str, Sequence[EpisodeOutcome]], selection_source: str,
+    evaluation: Mapping[str, Sequence[EpisodeOutcome]] | None, selection_source: str,
     evaluation_source: str, seeds: Sequence[int],
 ) -> BestHeuristic:
-    """Choose on ``selection`` alone, then attach the ``evaluation`` figures."""
+    """Choose on ``selection`` alone, then attach the ``evaluation`` figures (None: the
+    evaluation split was not run; its geomeans are NaN, its episodes empty)."""
+    evaluation = evaluation if evaluation is not None else {c.label: [] for c in field}
     scores = {c.label: geomean_avg_jct_s(selection[c.label]) for c in field}
     winner = select_best(scores)
     plain = {c.label: scores[c.label] for c in field if c.backfill == "none"}
@@ -177,49 +236,12 @@ def summarise_field(
                  scores[c.label], geomean_avg_jct_s(evaluation[c.label]),
                  _unfinished(selection[c.label]), _unfinished(evaluation[c.label]),
                  "best" if c.label == winner else
-                 "best without backfill" if c.label == plain_winner else "")
+                 "best without backfill" if c.label == plain_winner else "",
+                 episode_figures(selection[c.label], seeds),
+                 episode_figures(evaluation[c.label], seeds))
         for c in field)
     return BestHeuristic(SELECTION_RULE, selection_source, evaluation_source, tuple(seeds),
                          winner, plain_winner, rows)
-
-
-def format_best(report: BestHeuristic) -> str:
-    """The field table (hours) and the chosen combination with its rule."""
-    lines = [f"heuristic field: chosen on {report.selection_source}, measured on "
-             f"{report.evaluation_source} (seeds {list(report.seeds)})",
-             f"{'combination':<36} {'select (h)':>11} {'eval (h)':>10} {'unfinished':>10}"]
-    for r in sorted(report.rows, key=lambda r: (r.selection_geomean_avg_jct_s, r.label)):
-        lines.append(f"{r.label:<36} {r.selection_geomean_avg_jct_s / 3600:>11.3f} "
-                     f"{r.evaluation_geomean_avg_jct_s / 3600:>10.3f} "
-                     f"{r.selection_unfinished:>4}/{r.evaluation_unfinished:<5} {r.chosen}")
-    lines.append(f"selection rule: {report.rule}")
-    best = report.row(report.winner)
-    lines.append(f"best heuristic: {best.label}: {best.evaluation_geomean_avg_jct_s / 3600:.3f} h "
-                 f"geomean avg JCT on {report.evaluation_source}")
-    if report.winner_without_backfill is not None:
-        plain = report.row(report.winner_without_backfill)
-        ratio = best.evaluation_geomean_avg_jct_s / plain.evaluation_geomean_avg_jct_s
-        lines.append(f"best without backfill: {plain.label}: "
-                     f"{plain.evaluation_geomean_avg_jct_s / 3600:.3f} h (best / it = "
-                     f"{ratio:.3f})")
-    return "\n".join(lines)
-
-
-def write_best_json(report: BestHeuristic, path: str | Path) -> Path:
-    """Everything as JSON (atomically)."""
-    return atomic_write_text(path, json.dumps(asdict(report), indent=2, allow_nan=True) + "\n")
-
-
-def write_best_csv(report: BestHeuristic, path: str | Path) -> Path:
-    """One row per combination, then the rule as a comment line (atomically)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    for row in report.rows:
-        writer.writerow(asdict(row))
-    buffer.write(f"# chosen: {report.winner} on {report.selection_source}; rule: "
-                 f"{report.rule}\n")
-    return atomic_write_text(path, buffer.getvalue())
 
 
 def run_best(
@@ -242,3 +264,35 @@ def run_best(
                            on_episode, runner)
     return summarise_field(field, selection, evaluation, sources["selection"],
                            sources["evaluation"], seeds)
+
+
+def choose_best(
+    env_id: str, episode_kwargs: Mapping[str, Any], field: Sequence[Combination],
+    selection: Sequence[Trace], source: str, seeds: Sequence[int],
+    evaluation: Sequence[Trace] = (), runner: Runner | None = None,
+) -> BestHeuristic:
+    """Run ``field`` on the ``selection`` traces alone and choose (no evaluation figures).
+
+    Args:
+        evaluation: the traces the choice will be measured on: none may be a selection trace.
+
+    Raises:
+        ConfigError: if a selection trace is also an evaluation trace, or for a bad field.
+    """
+    shared = sorted({t.name for t in selection} & {t.name for t in evaluation})
+    if shared:
+        raise ConfigError(f"the selection and evaluation splits share traces {shared}")
+    outcomes = run_field(env_id, episode_kwargs, field, selection, seeds, runner=runner)
+    return summarise_field(field, outcomes, None, source, "", seeds)
+
+
+_OUTPUT_NAMES = ("CSV_COLUMNS", "format_best", "write_best_csv", "write_best_json")
+
+
+def __getattr__(name: str) -> Any:
+    """The output names of :mod:`agents.evaluation.best_output`, also importable from here."""
+    if name in _OUTPUT_NAMES:
+        import agents.evaluation.best_output as output
+
+        return getattr(output, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,9 @@ result; :func:`~agents.evaluation.report.format_result` is printed and
   ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill`` under every
   ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no learned
   contender (:func:`agents.evaluation.comparison.heuristic_table`);
-- **side by side**: learned agents, planners and heuristics on the env's identical episodes
+- **side by side**: learned agents, planners and heuristics (any ``[ORDER/]PLACEMENT[+SUFFIX]``
+  name, :mod:`agents.evaluation.names`, and ``best``, chosen on ``--selection-split`` by
+  :mod:`agents.evaluation.best_contender`) on the env's identical episodes
   (:func:`agents.evaluation.comparison.run_side_by_side`);
 - **the best heuristic** (``--best-heuristic``): the field chosen on ``--selection-split``,
   measured on ``--split`` (:func:`agents.evaluation.best.run_best`).
@@ -22,6 +24,7 @@ Traces come from the one resolver (:mod:`agents.evaluation.traces`), defaults fr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -37,15 +40,13 @@ from agents.evaluation.defaults import (
     DEFAULT_PRESET,
     DEFAULT_QUEUE_ORDER,
 )
+from agents.evaluation.names import BEST, parse_heuristic
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
 from palgym.io import read_profile
 from palgym.plots import require_matplotlib
 from palgym.policies import (
-    BACKFILL_MODES,
-    DURATION_ORDER_NAMES,
     PLACEMENT_NAMES,
-    QUEUE_ORDER_NAMES,
 )
 from palgym.policies.backfill import with_backfill
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
@@ -164,14 +165,49 @@ def _heuristic_table(args: argparse.Namespace) -> Evaluation:
 
     setup = table_setup(args)
     traces = resolve_traces(args.trace or [ALL_BUNDLED], args.trace_format, args.duration_unit)
-    policies = policies_to_run([with_backfill(name, mode) for mode in args.backfill or ["none"]
-                                for name in args.policy or PLACEMENT_NAMES], args.baseline)
+    policies = policies_to_run(table_policies(args), table_name(args.baseline, "--baseline"))
     orders = list(dict.fromkeys(args.queue_order or [DEFAULT_QUEUE_ORDER]))
     runner = runner_of(args)
     return _with_bar(len(traces) * len(orders) * len(policies), args.quiet,
                      lambda step: heuristic_table(traces, policies, orders, setup,
                                                   args.baseline, on_result=step,
                                                   runner=runner))
+
+
+def table_name(text: str, argument: str) -> str:
+    """A heuristic name the heuristic table (or the field of ``--best-heuristic``) can run:
+    ``PLACEMENT[+SUFFIX]``, with no ``ORDER/`` (it crosses ``--queue-order``) and not ``best``.
+
+    Raises:
+        ConfigError: naming the argument and the value.
+    """
+    if text == BEST:
+        raise ConfigError(f"{argument} {BEST!r} is a side-by-side contender (chosen on "
+                          "--selection-split of --trace-set), not a placement of the heuristic "
+                          "table or of --best-heuristic's field")
+    name = parse_heuristic(text, argument)
+    if name.queue_order is not None:
+        raise ConfigError(
+            f"{argument} {text!r}: here queue orders come from --queue-order (give "
+            f"--queue-order {name.queue_order} {argument} {name.placement_name}); "
+            "ORDER/PLACEMENT names are side-by-side contenders (--trace-set)")
+    return text
+
+
+def table_policies(args: argparse.Namespace) -> list[str]:
+    """``--policy`` (default: every placement) crossed with ``--backfill``; a name with a
+    backfill suffix is taken as it is, and refused beside ``--backfill``.
+
+    Raises:
+        ConfigError: naming the argument and the value.
+    """
+    names = [table_name(text, "--policy") for text in args.policy or PLACEMENT_NAMES]
+    suffixed = [n for n in names if parse_heuristic(n).backfill != "none"]
+    if suffixed and args.backfill:
+        raise ConfigError(f"--policy {suffixed[0]!r} names its backfill mode: leave out "
+                          "--backfill, or give the placement without its suffix")
+    return [with_backfill(name, mode) if parse_heuristic(name).backfill == "none" else name
+            for mode in args.backfill or ["none"] for name in names]
 
 
 # --------------------------------------------------------------------------- side by side
@@ -192,8 +228,9 @@ def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dic
                           "--trace-set or --seeds)")
     orders = list(dict.fromkeys(args.queue_order or []))
     if queue_order and (len(orders) > 1 or args.backfill):
-        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill; "
-                          "several of each: --best-heuristic")
+        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill: "
+                          "name other combinations as contenders, e.g. --policy "
+                          "srsf/pal+backfill las/pm-first+easy (or choose: --best-heuristic)")
     given = {
         "preset": args.preset, "queue_order": orders[0] if orders and queue_order else None,
         "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
@@ -240,7 +277,8 @@ def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> No
 
 
 def _side_by_side(args: argparse.Namespace) -> Any:
-    from agents.evaluation.comparison import SideBySide, run_side_by_side
+    from agents.evaluation.best_contender import resolve_best
+    from agents.evaluation.comparison import SideBySide, heuristic_names, run_side_by_side
     from agents.evaluation.parallel import check_parallel_contenders
 
     check_parallel_contenders(args.workers, args.ray, args.agent or (), args.heuristics_via)
@@ -252,20 +290,25 @@ def _side_by_side(args: argparse.Namespace) -> Any:
         torch.set_num_threads(args.num_threads)
     traces, source = _comparison_traces(args)
     _note_whole_trace_windows(args.window, traces)
+    seeds, overrides = tuple(args.seeds or [args.seed]), episode_overrides(args)
+    choice, (heuristics, reference, baseline) = resolve_best(
+        args, [*(args.policy or PLACEMENT_NAMES)], env_id, overrides, traces, seeds, runner)
     request = SideBySide(
         env_id=env_id, agents=tuple(dict.fromkeys(args.agent or [])),
-        heuristics=tuple(args.policy or PLACEMENT_NAMES), traces=tuple(traces),
-        trace_source=source, seeds=tuple(args.seeds or [args.seed]),
-        overrides=episode_overrides(args), reference=args.reference, baseline=args.baseline,
+        heuristics=tuple(heuristics), traces=tuple(traces),
+        trace_source=source, seeds=seeds,
+        overrides=overrides, reference=reference, baseline=baseline,
         confidence=args.confidence, resamples=args.bootstrap_resamples,
         bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
         device=args.device, heuristics_via=args.heuristics_via,
         planners=tuple(args.planner or ()),
     )
-    heuristics = {*policies_to_run(request.heuristics, request.baseline), request.reference}
-    per_episode = len(request.agents) + len(request.planners) + len(heuristics)
-    return _with_bar(len(traces) * len(request.seeds) * per_episode, args.quiet,
-                     lambda step: run_side_by_side(request, on_episode=step, runner=runner))
+    per_episode = len(request.agents) + len(request.planners) + len(heuristic_names(request))
+    comparison = _with_bar(len(traces) * len(request.seeds) * per_episode, args.quiet,
+                           lambda step: run_side_by_side(request, on_episode=step,
+                                                         runner=runner))
+    return comparison if choice is None else dataclasses.replace(comparison,
+                                                                 best_heuristic=choice)
 
 
 # --------------------------------------------------------------------------- best heuristic
@@ -276,31 +319,36 @@ def _best_heuristic(args: argparse.Namespace) -> Any:
     Raises:
         ConfigError: with ``--agent``, ``--trace`` or ``--belief``, or equal splits.
     """
-    from agents.evaluation.best import field_of, run_best
+    from agents.evaluation.best import field_of_names, run_best
+    from agents.evaluation.best_contender import check_selection_split, default_field
 
-    if args.agent or args.trace:
+    if args.agent or args.trace or args.planner:
         raise ConfigError("--best-heuristic compares heuristics on trace-set splits: give "
-                          "--trace-set (not --trace) and no --agent")
+                          "--trace-set (not --trace) and no --agent or --planner; to run the "
+                          f"choice beside them: --policy {BEST}")
     if args.belief is not None:
         raise ConfigError("--belief applies to the heuristic table only (the env's heuristics "
                           "decide on the truth): leave it out with --best-heuristic")
-    if args.selection_split == args.split:
-        raise ConfigError(f"--selection-split and --split are both {args.split!r}: the best "
-                          "heuristic must be chosen on other traces than it is measured on")
+    check_selection_split(args.selection_split, args.split)
     sets, selection_source = split_source(args.trace_set, args.selection_split)
     _, evaluation_source = split_source(args.trace_set, args.split)
     splits = {"selection": split_of_sets(sets, args.selection_split, args.duration_unit),
               "evaluation": split_of_sets(sets, args.split, args.duration_unit)}
     sources = {"selection": selection_source, "evaluation": evaluation_source}
-    orders, backfills = args.queue_order or QUEUE_ORDER_NAMES, args.backfill or BACKFILL_MODES
-    if args.duration_knowledge == "unknown":  # what needs durations leaves the default field
-        orders = args.queue_order or [o for o in QUEUE_ORDER_NAMES
-                                      if o not in DURATION_ORDER_NAMES]
-        backfills = args.backfill or [b for b in BACKFILL_MODES if b != "easy"]
-        if not (args.queue_order and args.backfill):
-            print("duration_knowledge 'unknown': the field leaves out srtf, srsf and EASY "
-                  "backfilling (all need job durations)")
-    field = field_of(orders, args.policy or PLACEMENT_NAMES, backfills)
+    if args.best_field:
+        if args.queue_order or args.policy or args.backfill:
+            raise ConfigError("--best-field names the field's combinations: leave out "
+                              "--queue-order, --policy and --backfill")
+        field = field_of_names(args.best_field, "--best-field")
+    else:
+        placements = [table_name(text, "--policy") for text in args.policy or []]
+        if any(parse_heuristic(p).backfill != "none" for p in placements):
+            raise ConfigError("--best-heuristic crosses --policy with --backfill: give "
+                              "placements without a backfill suffix")
+        field, note = default_field(args.queue_order, placements, args.backfill,
+                                    args.duration_knowledge)
+        if note:
+            print(note)
     return run_best(args.env or BEST_HEURISTIC_ENV_ID, episode_overrides(args, queue_order=False),
                     field, splits, sources, tuple(args.seeds or [args.seed]),
                     runner=runner_of(args))

@@ -58,12 +58,13 @@ from agents.evaluation.direct import (
     seed_episodes,
 )
 from agents.evaluation.env_args import HEURISTIC_KWARGS
+from agents.evaluation.names import parse_heuristic
 from agents.evaluation.summary import Comparison, summarise
 from agents.ids import gym_id
 from agents.rollout import EpisodeOutcome, rollout
 from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES
-from palgym.report import Evaluation, EvaluationSetup, policies_to_run
+from palgym.report import Evaluation, EvaluationSetup, policies_to_run, reference_baselines
 from palgym.sim.workload import Trace
 from palgym.simulate import EpisodeResult
 from palgym.sweep import Runner
@@ -194,7 +195,8 @@ class SideBySide:
     Attributes:
         env_id: the env all contenders act in.
         agents: model specs (zip, run folder or ``pretrained[:NAME]``), in table order.
-        heuristics: placement names (the reference and baselines are added if missing).
+        heuristics: heuristic names ``[ORDER/]PLACEMENT[+SUFFIX]`` (:mod:`agents.evaluation.names`;
+            the reference and baselines are added if missing).
         traces: evaluation traces (unique names).
         trace_source: where they came from (for the report).
         seeds: reset seeds; every (trace, seed) is one episode.
@@ -234,13 +236,37 @@ def contenders_of(request: SideBySide) -> list[Contender]:
     learned = [learned_contender(spec, request.env_id, request.overrides, request.device)
                for spec in request.agents]
     base = base_episode_kwargs(learned, request.overrides)
-    names = list(policies_to_run(request.heuristics, request.baseline))
-    if request.reference not in names:
-        names.insert(0, request.reference)
     from agents.planner import planner_contender
 
     planners = [planner_contender(spec, base) for spec in dict.fromkeys(request.planners)]
-    return [*learned, *planners, *(heuristic_contender(name, base) for name in names)]
+    return [*learned, *planners, *heuristic_contenders(request, base)]
+
+
+def heuristic_names(request: SideBySide) -> list[str]:
+    """The heuristics of a side-by-side run: the requested ones (duplicates dropped), then the
+    reported baselines, with the reference first if it is missing."""
+    names = list(dict.fromkeys(request.heuristics))
+    for extra in reference_baselines(request.baseline):
+        if extra not in names:
+            names.append(extra)
+    if request.reference not in names:
+        names.insert(0, request.reference)
+    return names
+
+
+def heuristic_contenders(request: SideBySide, base: Mapping[str, Any]) -> list[Contender]:
+    """One contender per :func:`heuristic_names` name, parsed by
+    :func:`agents.evaluation.names.parse_heuristic` (``ORDER/``: its own queue order).
+
+    Raises:
+        ConfigError: naming a bad heuristic name.
+    """
+    contenders = []
+    for text in heuristic_names(request):
+        name = parse_heuristic(text, "heuristic")
+        contenders.append(heuristic_contender(name.placement_name, base,
+                                              queue_order=name.queue_order))
+    return contenders
 
 
 def run_side_by_side(

@@ -27,6 +27,7 @@ from typing import Any
 
 from agents.base import Agent, HeuristicAgent
 from agents.evaluation.env_args import EPISODE_SOURCE_KWARGS, env_config, episode_kwargs
+from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
@@ -87,7 +88,7 @@ def heuristic_contender(name: str, base_kwargs: Mapping[str, Any],
     agent = HeuristicAgent(name)
     own = {} if queue_order is None else {"queue_order": queue_order}
     kwargs = {"max_tiers": HEURISTIC_MAX_TIERS, **dict(base_kwargs), **own, **agent.env_kwargs}
-    label = name if queue_order is None else f"{queue_order}/{name}"
+    label = format_label(queue_order, name)
     return Contender(label, "heuristic", agent, kwargs)
 
 

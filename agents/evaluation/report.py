@@ -30,7 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation.best import BestHeuristic, format_best, write_best_csv, write_best_json
+from agents.evaluation.best import BestHeuristic
+from agents.evaluation.best_output import (
+    best_json_data,
+    format_best,
+    write_best_csv,
+    write_best_json,
+)
 from agents.evaluation.stats import RatioSummary
 from agents.evaluation.summary import (
     EPISODE_COLUMNS,
@@ -81,6 +87,8 @@ def format_result(result: Result) -> str:
     if isinstance(result, BestHeuristic):
         return format_best(result)
     text = format_comparison(result)
+    if result.best_heuristic is not None:
+        text = "\n\n".join([format_best(result.best_heuristic), text])
     if any(c.kind == "planner" for c in result.contenders):
         from agents.planner import format_planner_costs
 
@@ -164,6 +172,8 @@ def comparison_json(comparison: Comparison) -> str:
         "results": plain(episode_rows(comparison)),
         "summary": plain(summary_rows(comparison)),
     }
+    if comparison.best_heuristic is not None:  # the choice behind the ``best`` contender
+        content["best_heuristic"] = best_json_data(comparison.best_heuristic)
     return json.dumps(_json_ready(plain(content)), indent=1) + "\n"
 
 

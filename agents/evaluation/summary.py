@@ -88,6 +88,8 @@ class Comparison:
         baseline: policy of the ``vs baseline`` ratios.
         bootstrap: ``{"confidence", "resamples", "seed", "method"}``.
         summaries: label -> summary.
+        best_heuristic: the :class:`~agents.evaluation.best.BestHeuristic` choice behind a
+            ``best`` contender (chosen on the selection split only), or None.
     """
 
     env_id: str
@@ -100,6 +102,7 @@ class Comparison:
     baseline: str
     bootstrap: Mapping[str, Any]
     summaries: Mapping[str, PolicySummary]
+    best_heuristic: Any = None
 
     def source_trace(self, position: int) -> str:
         """The evaluation trace episode ``position`` comes from (episodes are trace-major;
