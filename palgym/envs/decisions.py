@@ -113,7 +113,7 @@ class DecisionRound:
 
     def fits(self, job: int) -> bool:
         """Whether ``job`` fits the currently free GPUs (by count)."""
-        return int(self.sim.jobs.num_gpus[job]) <= self.num_free
+        return self.sim.jobs.num_gpus.item(job) <= self.num_free
 
     @property
     def can_end(self) -> bool:
@@ -128,11 +128,12 @@ class DecisionRound:
         """Give ``gpus`` (int64 (N,), free) to pending ``job``."""
         self.target[gpus] = job
         self.free[gpus] = False
-        self.num_free -= int(gpus.size)
+        self.num_free -= gpus.size
         self._running[job] = True
         self.pending.remove(job)
         self.placed.append(job)
-        self._prepare_head()
+        if self.sticky or self.task == "scheduling":  # else nothing to prepare
+            self._prepare_head()
 
     def end(self) -> None:
         """End the round (remaining jobs wait): the agent's deferral, so the next round offers
