@@ -71,7 +71,7 @@ class EnvQueries(EnvAccess):
 
     def action_masks(self) -> np.ndarray:
         """bool (K*M+1,): valid actions now (a fresh array); never all False."""
-        return self._current().mask.copy()
+        return (self._decision or self._current()).mask.copy()
 
     def heuristic_action(self, name: str, check: bool = True) -> int:
         """The action the named placement policy takes now.
