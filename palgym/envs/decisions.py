@@ -75,7 +75,8 @@ class DecisionRound:
             self.start: tuple[int, ...] = ()
         else:
             num_gpus = sim.cluster.num_gpus
-            self.target = np.full(num_gpus, FREE, dtype=np.int64)
+            self.target = np.empty(num_gpus, np.int64)
+            self.target.fill(FREE)  # (np.full's Python wrapper costs more than the fill)
             self._running = np.zeros(sim.jobs.size, dtype=bool)
             # the placement task's round is the longest prefix of the order that fits, which
             # class_reordered keeps in front (reordered within itself)
