@@ -16,6 +16,7 @@ the top tier. Source: PAL, SC24, Section IV.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -157,6 +158,19 @@ class EpisodeTables:
         """T, tiers per class."""
         return self.codec.max_tiers
 
+    @functools.cached_property
+    def kernel_args(self) -> tuple[object, ...]:
+        """The arguments of :func:`palgym.envs.obs_kernel.decision` from ``sf`` to ``keeps``
+        (these tables, the codec's candidate indices and M, the buffers), in its order; built
+        once per tables (a refit builds new tables)."""
+        codec, out = self.codec, self.buffers
+        return (
+            self.sf, self.rank, self.labels, self.tiers, self.num_tiers, codec.max_tiers,
+            self.gpus_per_node, self.strict_total, self.lf_by_class, self.larger_rule,
+            codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates,
+            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
+        )
+
     @classmethod
     def build(
         cls,
@@ -214,8 +228,8 @@ class WindowCandidates:
 
     def gpus(self, slot: int, candidate: int) -> IntArray:
         """int64 (N,): the GPU set of a deterministic candidate (must be feasible)."""
-        shape = int(self.shape_of_slot[slot])
-        return self.sets[shape, candidate, : int(self.shape_gpus[shape])].copy()
+        shape = self.shape_of_slot.item(slot)
+        return self.sets[shape, candidate, : self.shape_gpus.item(shape)].copy()
 
     def slot_feasible(self) -> BoolArray:
         """bool (K', M): the feasibility of every slot's candidates."""

@@ -269,7 +269,9 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
                 forbids it and the env is ``strict``.
             PalgymError: the episode has ended (call ``reset``).
         """
-        current = self._current()
+        current = self._decision
+        if current is None:
+            current = self._current()
         if current is self._final:
             raise PalgymError("the episode has ended: call reset() before step()")
         action = self.codec.check(action)
@@ -279,13 +281,14 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
                 raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
             self._invalid += 1
             action = self.heuristic_action(self.fallback_policy, check=False)
-        terms = self._apply(action)
-        sim = self._rounds.sim
-        terminated = sim.done
-        truncated = not terminated and sim.truncated
+        terms = self._apply(action, current)
         info: dict[str, Any] = {"invalid_action": invalid, "reward_terms": terms,
                                 "num_invalid_actions": self._invalid}
-        if terminated or truncated:
+        terminated = truncated = False
+        if self._rounds.over:  # as of the last advance (none when the round is still open)
+            sim = self._rounds.sim
+            terminated = sim.done
+            truncated = not terminated and sim.truncated
             info["episode_metrics"] = metrics = episode_metrics(sim, self._invalid)
             info["episode_note"] = episode_note(metrics)
         return (self._current().observation, float(sum(terms.values())), terminated, truncated,
@@ -302,17 +305,20 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
             )
         return decision
 
-    def _apply(self, action: int) -> dict[str, float]:
-        """Apply a valid action and advance to the next decision; returns the reward terms."""
+    def _apply(self, action: int, current: Decision) -> dict[str, float]:
+        """Apply a valid action of the ``current`` decision and advance to the next decision
+        (the engine moves only once the round has nothing left to decide); returns the
+        reward terms."""
         decision = self._rounds.round
-        if action == self.codec.END_ROUND:
+        codec = self.codec
+        if action == codec.END_ROUND:
             decision.end()
         else:
-            slot, candidate = self.codec.decode(action)
-            candidates = self._current().candidates
+            slot, candidate = codec.decode(action)
+            candidates = current.candidates
             assert candidates is not None
             job = int(candidates.jobs[slot])
-            if candidate == self.codec.RANDOM:
+            if candidate == codec.RANDOM:
                 gpus = random_allocation(
                     decision.free, int(self._rounds.sim.jobs.num_gpus[job]), self._ctx.sampler
                 )
@@ -322,7 +328,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
             decision.place(job, gpus)
         self._decision = None  # the round changed: the decision is stale
         terms, self._pending = self._pending, {}
-        return self._advance(terms)
+        return self._advance(terms) if decision.done else terms
 
     def _advance(self, terms: dict[str, float]) -> dict[str, float]:
         """Advance to the next decision (the context on the belief's factors then)."""

@@ -125,48 +125,44 @@ def decide_numba(
     builder: ObservationBuilder,
 ) -> Decision:
     """The current decision in one compiled call (:func:`palgym.envs.obs_kernel.decision`);
-    equal to :func:`decide_numpy`. ``factors`` is unused (the tables hold them)."""
+    equal to :func:`decide_numpy`. ``factors`` is unused (the tables hold them).
+
+    The three keys are views of one fresh float32 buffer, made read-only once filled; the
+    episode's kernel arguments are bundled once per tables (:attr:`EpisodeTables.kernel_args`).
+    """
     del factors
-    shapes = builder.logical_shapes
-    codec = builder.codec
-    a, b, size = builder.offsets  # one buffer holds the three keys, made read-only once filled
+    a, b, size = builder.offsets
     buffer = np.zeros(size, np.float32)
-    job_rows = buffer[:a].reshape(shapes["jobs"])
-    candidate_rows = buffer[a:b].reshape(shapes["candidates"])
-    cluster = buffer[b:]
-    mask = np.zeros(codec.n, np.bool_)
-    jobs = np.array(decision.window(codec.num_slots), dtype=np.int64)
+    mask = np.zeros(builder.num_actions, np.bool_)
+    pending = decision.pending
+    num_slots = builder.num_slots
+    jobs = np.array(pending[:num_slots], dtype=np.int64)
     table = sim.jobs
-    out = tables.buffers
-    pending_frac, queued_frac, log_now = builder.round_features(sim, decision)
     known = builder.durations_known  # the scheduler's total iterations (true when clairvoyant)
     total_iterations = (table.total_iterations if builder.clairvoyant or not known
                         else builder.durations.total_iterations(table))
-    best0, packed, random, num_candidates = builder.candidate_layout
+    queued_frac, log_now = builder.round_constants(sim, decision)
     num_shapes = obs_kernel.decision(
         decision.free, jobs, sim.job_of_gpu,
         table.perf_class, table.num_gpus, table.iteration_time_s, total_iterations,
         table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
-        tables.sf, tables.rank, tables.labels, tables.tiers, tables.num_tiers,
-        codec.max_tiers, tables.gpus_per_node, tables.strict_total, tables.lf_by_class,
-        tables.larger_rule, best0, packed, random, num_candidates,
-        out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
+        *tables.kernel_args,
         sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", LOG_HORIZON,
-        pending_frac, queued_frac, log_now, known,
-        job_rows, candidate_rows, cluster, mask,
+        min(len(pending) / num_slots, 1.0), queued_frac, log_now, known, buffer, mask,
     )
     size = jobs.size
+    out = tables.buffers
     candidates = WindowCandidates(
         jobs, out.shape_of_slot[:size], out.shape_gpus[:num_shapes],
         out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
         out.keeps[:size],
     )
-    buffer.setflags(write=False)
+    buffer.setflags(write=False)  # (cheaper than assigning flags.writeable)
     observation = {"jobs": buffer[:a], "candidates": buffer[a:b], "cluster": buffer[b:]}
     gpus = builder.gpu_observation(sim, decision)
     if gpus is not None:  # observed_rates: per round, shared with the reference
         observation["gpus"] = gpus
-    return Decision(candidates, observation, mask)
+    return Decision._make((candidates, observation, mask))  # (cheaper than Decision(...))
 
 
 def choose_backend(backend: str, pal_node_order: str) -> DecideFn:

@@ -75,7 +75,8 @@ class DecisionRound:
             self.start: tuple[int, ...] = ()
         else:
             num_gpus = sim.cluster.num_gpus
-            self.target = np.full(num_gpus, FREE, dtype=np.int64)
+            self.target = np.empty(num_gpus, np.int64)
+            self.target.fill(FREE)  # (np.full's Python wrapper costs more than the fill)
             self._running = np.zeros(sim.jobs.size, dtype=bool)
             # the placement task's round is the longest prefix of the order that fits, which
             # class_reordered keeps in front (reordered within itself)
@@ -113,7 +114,7 @@ class DecisionRound:
 
     def fits(self, job: int) -> bool:
         """Whether ``job`` fits the currently free GPUs (by count)."""
-        return int(self.sim.jobs.num_gpus[job]) <= self.num_free
+        return self.sim.jobs.num_gpus.item(job) <= self.num_free
 
     @property
     def can_end(self) -> bool:
@@ -128,11 +129,12 @@ class DecisionRound:
         """Give ``gpus`` (int64 (N,), free) to pending ``job``."""
         self.target[gpus] = job
         self.free[gpus] = False
-        self.num_free -= int(gpus.size)
+        self.num_free -= gpus.size
         self._running[job] = True
         self.pending.remove(job)
         self.placed.append(job)
-        self._prepare_head()
+        if self.sticky or self.task == "scheduling":  # else nothing to prepare
+            self._prepare_head()
 
     def end(self) -> None:
         """End the round (remaining jobs wait): the agent's deferral, so the next round offers

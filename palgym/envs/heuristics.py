@@ -89,14 +89,15 @@ def heuristic_slot(
         num_slots: K.
         durations: what EASY's reservation knows of job durations.
     """
-    window = decision.window(num_slots)
-    if not window:
+    pending = decision.pending
+    if not pending:
         return None
-    mode = _split_name(name)[1]
-    if decision.fits(window[0]):
+    if decision.fits(pending[0]):
         return 0
+    mode = _split_name(name)[1]
     if mode == "none":
         return None
+    window = pending[:num_slots]
     reservation = replayed_reservation(decision, durations) if mode == "easy" else None
     sim = decision.sim
     for slot in range(1, len(window)):
@@ -253,11 +254,12 @@ def window_action(
     if slot is None:
         return codec.END_ROUND
     job = decision.pending[slot]
-    jobs = decision.sim.jobs
-    perf_class = int(jobs.perf_class[job])
+    sim = decision.sim
+    jobs = sim.jobs
+    perf_class = jobs.perf_class.item(job)
     choice = heuristic_candidate(
-        _split_name(name)[0], candidates.feasible[candidates.shape_of_slot[slot]],
-        int(jobs.num_gpus[job]), factors.tiers[perf_class].size, orders[perf_class],
-        decision.sim.cluster.gpus_per_node, codec,
+        _split_name(name)[0], candidates.feasible[candidates.shape_of_slot.item(slot)],
+        jobs.num_gpus.item(job), factors.tiers[perf_class].size, orders[perf_class],
+        sim.cluster.gpus_per_node, codec,
     )
     return codec.END_ROUND if choice is None else codec.encode(slot, choice)

@@ -170,14 +170,15 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     larger_rule, best0, packed, random, num_candidates,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
     now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
-    remaining_known, obs_jobs, obs_candidates, obs_cluster, mask,
+    remaining_known, obs, mask,
 ):
     """Everything one decision needs, in one call.
 
     Fills the candidate buffers (as :func:`palgym.envs.kernel.window_candidates`,
-    :func:`candidate_features` and :func:`keeps_gpus`), the observation: ``obs_jobs`` float32
-    (K, F_j), ``obs_candidates`` float32 (K, M, F_c) and ``obs_cluster`` float32 (F_k,), and
-    the action mask ``mask`` bool (K * M + 1,), all zero on entry.
+    :func:`candidate_features` and :func:`keeps_gpus`), the observation ``obs``, float32
+    (K x F_j + K x M x F_c + F_k,): the ``jobs`` (K, F_j), ``candidates`` (K, M, F_c) and
+    ``cluster`` (F_k,) keys one after the other (K = (mask.size - 1) / M), and the action mask
+    ``mask`` bool (K * M + 1,), both zero on entry.
 
     The mask is :func:`palgym.envs.decide.action_mask`: the selectable slots' feasibility, and
     "end round" when the task is scheduling or nothing else is valid. (In the placement task a
@@ -201,6 +202,13 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     Returns:
         S, the number of window shapes.
     """
+    num_slots = (mask.size - 1) // num_candidates
+    jobs_end = num_slots * len(JOB)
+    candidates_end = jobs_end + num_slots * num_candidates * len(CANDIDATE)
+    obs_jobs = obs[:jobs_end].reshape((num_slots, len(JOB)))
+    obs_candidates = obs[jobs_end:candidates_end].reshape((num_slots, num_candidates,
+                                                           len(CANDIDATE)))
+    obs_cluster = obs[candidates_end:]
     num_shapes = window_candidates(
         free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
         gpus_per_node, strict_total, best0, packed, random,

@@ -85,6 +85,7 @@ class ObservationBuilder:
         num_slots = codec.num_slots
         self.codec = codec
         self.num_slots = num_slots
+        self.num_actions = codec.n
         self.max_tiers = codec.max_tiers
         self.num_candidates = codec.num_candidates
         self.gpus_per_node = gpus_per_node
@@ -101,8 +102,6 @@ class ObservationBuilder:
         self._rows = np.zeros((0, len(JOB_FEATURES)), np.float32)
         self._constants_round: DecisionRound | None = None
         self._constants = (0.0, 0.0)
-        self.candidate_layout = (codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates)
-        """The codec's indices the compiled kernel takes: best[0], Packed, Random, and M."""
         sizes = [int(np.prod(self.logical_shapes[key])) for key in ("jobs", "candidates",
                                                                     "cluster")]
         self.offsets = (sizes[0], sizes[0] + sizes[1], sum(sizes))
@@ -167,14 +166,19 @@ class ObservationBuilder:
             for key, space in self.space.spaces.items()
         }
 
-    def round_features(self, sim: Simulator, decision: DecisionRound) -> tuple[float, ...]:
-        """pending / K, queued / 4K and log time: the cluster row's last three entries (the
-        last two are constant during a round and computed once per round)."""
+    def round_constants(self, sim: Simulator, decision: DecisionRound) -> tuple[float, float]:
+        """queued / 4K and log time, the cluster row's last two entries: constant during a
+        round, computed once per round."""
         if self._constants_round is not decision:
             queued = min(decision.num_active / (4.0 * self.num_slots), 1.0)
             self._constants_round = decision
             self._constants = (queued, log_time(sim.now_s))
-        return (min(len(decision.pending) / self.num_slots, 1.0), *self._constants)
+        return self._constants
+
+    def round_features(self, sim: Simulator, decision: DecisionRound) -> tuple[float, ...]:
+        """pending / K, queued / 4K and log time: the cluster row's last three entries."""
+        return (min(len(decision.pending) / self.num_slots, 1.0),
+                *self.round_constants(sim, decision))
 
     def build(
         self,

@@ -40,6 +40,7 @@ class EnvQueries(EnvAccess):
     _recorder: GanttRecorder | None
     _sim: Simulator | None
     _final: Decision
+    _decision: Decision | None
 
     @property
     def feature_names(self) -> dict[str, tuple[str, ...]]:
@@ -70,7 +71,7 @@ class EnvQueries(EnvAccess):
 
     def action_masks(self) -> np.ndarray:
         """bool (K*M+1,): valid actions now (a fresh array); never all False."""
-        return self._current().mask.copy()
+        return (self._decision or self._current()).mask.copy()
 
     def heuristic_action(self, name: str, check: bool = True) -> int:
         """The action the named placement policy takes now.
@@ -84,12 +85,13 @@ class EnvQueries(EnvAccess):
         """
         if check:
             check_heuristic(name, self.sticky, self.class_reorder, self.task, self.num_slots)
-        candidates = self._current().candidates  # None outside an episode
+        candidates = (self._decision or self._current()).candidates  # None outside an episode
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
-        return window_action(name, self._rounds.round, candidates, self._ctx.factors,
-                             self._ctx.pal_orders, self.codec, self._observations.durations)
+        ctx = self._ctx
+        return window_action(name, self._rounds.round, candidates, ctx.factors, ctx.pal_orders,
+                             self.codec, self._observations.durations)
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""
