@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import heapq
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +88,11 @@ class _Horizon:
 
     def check(self, sim: Simulator) -> str:
         return "horizon" if sim.round_index >= self.end_round else ""
+
+    def quiet_until(self, sim: Simulator) -> tuple[int, float]:
+        """(round index, time in s) before which :meth:`check` returns ``""``: the horizon's
+        round, at any time (the compiled loop of :mod:`palgym.driver` runs up to it)."""
+        return self.end_round, math.inf
 
 
 def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True) -> float:

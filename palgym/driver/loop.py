@@ -105,8 +105,7 @@ def drive_compiled(sim: Simulator, plan: CompiledPlan, stall: StallDetector | No
         while not sim.done and not sim.truncated:
             if progress is not None and sim.round_index >= next_progress:
                 next_progress = progress(sim)
-            run.stop_round, run.stop_after_s = (
-                (NEVER_ROUND, math.inf) if stall is None else stall.quiet_until(sim))
+            run.stop_round, run.stop_after_s = _quiet_until(stall, sim)
             if progress is not None:
                 run.stop_round = min(run.stop_round, next_progress)
             run.fit(sim.jobs.capacity)
@@ -123,3 +122,13 @@ def drive_compiled(sim: Simulator, plan: CompiledPlan, stall: StallDetector | No
     finally:
         run.close()
     return f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
+
+
+def _quiet_until(stall: Any, sim: Simulator) -> tuple[int, float]:
+    """Where ``stall`` can next stop the episode: its ``quiet_until(sim)`` if it has one (as
+    :class:`palgym.sim.stall.StallDetector` does), else the next boundary, so that a ``stall``
+    with only ``check`` is asked at every round as in the Python loop."""
+    if stall is None:
+        return NEVER_ROUND, math.inf
+    quiet = getattr(stall, "quiet_until", None)
+    return quiet(sim) if quiet is not None else (sim.round_index + 1, math.inf)
