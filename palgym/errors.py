@@ -6,7 +6,11 @@ type. Errors about files name the file, the (1-based, header = line 1) line and 
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
+from typing import TypeVar
+
+E = TypeVar("E", bound=Enum)
 
 
 class PalgymError(Exception):
@@ -15,6 +19,19 @@ class PalgymError(Exception):
 
 class ConfigError(PalgymError, ValueError):
     """An invalid configuration value (cluster shape, option name, preset, ...)."""
+
+
+def coerce_enum(enum: type[E], value: object, name: str) -> E:
+    """``enum(value)``, or a :class:`ConfigError` naming ``name``, the value and the allowed ones.
+
+    Raises:
+        ConfigError: ``"{name} must be one of [...], got {value!r}"``.
+    """
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = [m.value for m in enum]
+        raise ConfigError(f"{name} must be one of {allowed}, got {value!r}") from None
 
 
 class InvalidActionError(PalgymError, ValueError):

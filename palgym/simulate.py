@@ -27,7 +27,7 @@ import numpy as np
 
 from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
 from palgym.driver import CompiledPlan, Driver, compiled_plan, drive_compiled
-from palgym.errors import ConfigError, PalgymError
+from palgym.errors import ConfigError, PalgymError, coerce_enum
 from palgym.io.measurements import read_measurements
 from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
 from palgym.policies.backfill import split_name
@@ -311,11 +311,7 @@ def _compiled(driver: str | Driver, sim: Simulator, order: QueueOrder,
               placement: PlacementPolicy, sampler: Sampler,
               on_event: Callable[[Simulator], None] | None) -> CompiledPlan | None:
     """The compiled loop's plan if ``driver`` and the episode choose it (:func:`drive`)."""
-    try:
-        choice = Driver(driver)
-    except ValueError:
-        known = [d.value for d in Driver]
-        raise ConfigError(f"driver must be one of {known}, got {driver!r}") from None
+    choice = coerce_enum(Driver, driver, "driver")
     if choice is Driver.PYTHON:
         return None
     plan = compiled_plan(sim, order, placement, sampler, on_event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal, Protocol
 
-from palgym.errors import ConfigError
+from palgym.errors import ConfigError, coerce_enum
 from palgym.sim.state import Committed, KernelParams, SimState
 from palgym.sim.types import IntArray
 
@@ -73,11 +73,7 @@ def resolve_backend(backend: BackendName | None) -> Backend:
         from palgym._numba import AVAILABLE  # imports numba (slow): only here
 
         return Backend.NUMBA if AVAILABLE else Backend.NUMPY
-    try:
-        chosen = Backend(backend)
-    except ValueError:
-        known = [b.value for b in Backend]
-        raise ConfigError(f"backend must be one of {known}, got {backend!r}") from None
+    chosen = coerce_enum(Backend, backend, "backend")
     if chosen is Backend.NUMBA:
         from palgym._numba import AVAILABLE
 

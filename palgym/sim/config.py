@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum, StrEnum
 from typing import Any
 
-from palgym.errors import ConfigError
+from palgym.errors import ConfigError, coerce_enum
 from palgym.sim.dynamics import VariabilityDynamics
 
 
@@ -101,7 +101,7 @@ class PolicyOptions:
     def __post_init__(self) -> None:
         for name, enum in (("las_service", AttainedService), ("srtf_remaining", RemainingTime),
                            ("pal_node_order", PalNodeOrder)):
-            object.__setattr__(self, name, _coerce(enum, getattr(self, name), name))
+            object.__setattr__(self, name, coerce_enum(enum, getattr(self, name), name))
 
 
 POLICY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PolicyOptions))
@@ -210,7 +210,7 @@ class SimConfig:
             ("profile_sampling", ProfileSampling),
             ("slowdown_clusters", ClusterCountRule),
         ):
-            object.__setattr__(self, name, _coerce(enum, getattr(self, name), name))
+            object.__setattr__(self, name, coerce_enum(enum, getattr(self, name), name))
 
     @property
     def locality_penalties(self) -> tuple[float, float, float, float]:
@@ -242,14 +242,6 @@ class SimConfig:
 def _check_dynamics(dynamics: object) -> None:
     if dynamics is not None and not isinstance(dynamics, VariabilityDynamics):
         raise ConfigError(f"dynamics must be a VariabilityDynamics or None, got {dynamics!r}")
-
-
-def _coerce(enum: type[Enum], value: object, name: str) -> Enum:
-    try:
-        return enum(value)
-    except ValueError:
-        allowed = [m.value for m in enum]
-        raise ConfigError(f"{name} must be one of {allowed}, got {value!r}") from None
 
 
 ENGINE_FIELDS: tuple[str, ...] = tuple(
