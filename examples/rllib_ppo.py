@@ -7,9 +7,12 @@ iterations take a minute or two on a laptop core::
 
 The env is wrapped by :class:`agents.rllib_env.RLlibActionMaskEnv` (``{"observations",
 "action_mask"}``) and the policy is RLlib's own ``ActionMaskingTorchRLModule``, which adds
-``log(mask)`` to the logits. Each iteration prints the episode return and the number of actions
-outside the mask (from the env's ``info["invalid_action"]``), which must stay 0; the script
-exits with status 1 otherwise.
+``log(mask)`` to the logits. Each iteration prints the env steps sampled, the episodes that
+finished in it and their mean return (``n/a`` when none finished: a 40-job episode is longer
+than one 512-step iteration), the mean reward per sampled step (always defined: the signal to
+watch across iterations), the learner's policy loss and action entropy (the entropy falls as
+the policy sharpens), and the number of actions outside the mask (from the env's
+``info["invalid_action"]``), which must stay 0; the script exits with status 1 otherwise.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ from agents.rllib_env import make_rllib_env
 ENV_NAME = "palgym-masked"
 INVALID_KEY = "palgym_invalid_actions"
 STEPS_KEY = "palgym_steps_seen"
+REWARD_KEY = "palgym_reward_sum"
 
 
 class CountInvalidActions(RLlibCallback):
-    """Sums the env's ``info["invalid_action"]`` and the steps seen over every sampled step."""
+    """Sums the env's ``info["invalid_action"]``, the steps seen and their rewards over every
+    sampled step."""
 
     def on_episode_step(self, *, episode: Any, metrics_logger: Any = None,
                         **kwargs: Any) -> None:
@@ -41,6 +46,7 @@ class CountInvalidActions(RLlibCallback):
         if metrics_logger is not None and "invalid_action" in info:
             metrics_logger.log_value(INVALID_KEY, int(bool(info["invalid_action"])), reduce="sum")
             metrics_logger.log_value(STEPS_KEY, 1, reduce="sum")
+            metrics_logger.log_value(REWARD_KEY, float(episode.get_rewards(-1)), reduce="sum")
 
 
 def build_config(args: argparse.Namespace) -> PPOConfig:
@@ -69,6 +75,28 @@ def check_counted(runners: dict[str, Any]) -> None:
     seen = int(runners.get(STEPS_KEY, -2))
     if INVALID_KEY not in runners or seen != sampled:
         raise RuntimeError(f"the invalid-action counter saw {seen} of {sampled} sampled steps")
+
+
+def iteration_line(iteration: int, result: dict[str, Any], invalid: int) -> str:
+    """One iteration's figures: steps, finished episodes and their mean return (``n/a`` when
+    none finished), mean reward per sampled step, the learner's policy loss and entropy (``n/a``
+    if RLlib reported none), and the invalid actions so far."""
+    runners = result.get("env_runners", {})
+    steps = int(runners.get("num_env_steps_sampled", 0))
+    episodes = int(runners.get("num_episodes", 0))
+    ret = runners.get("episode_return_mean")
+    ret_text = f"{ret:.4f}" if episodes and ret is not None else "n/a"
+    per_step = float(runners.get(REWARD_KEY, 0.0)) / steps if steps else float("nan")
+    learner = result.get("learners", {}).get("default_policy", {})
+
+    def fmt(key: str) -> str:
+        value = learner.get(key)
+        return "n/a" if value is None else f"{float(value):.4f}"
+
+    return (f"iteration {iteration}: env steps {steps}, episodes finished {episodes}, "
+            f"mean return {ret_text}, mean reward per step {per_step:.5f}, "
+            f"policy loss {fmt('policy_loss')}, entropy {fmt('entropy')}, "
+            f"invalid actions {invalid}")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -102,10 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             runners = result.get("env_runners", {})
             check_counted(runners)
             invalid += int(runners[INVALID_KEY])
-            print(f"iteration {iteration}: env steps {runners.get('num_env_steps_sampled', 0)}, "
-                  f"episodes {runners.get('num_episodes', 0)}, "
-                  f"mean return {runners.get('episode_return_mean', float('nan')):.4f}, "
-                  f"invalid actions {invalid}", flush=True)
+            print(iteration_line(iteration, result, invalid), flush=True)
     finally:
         algo.stop()
         ray.shutdown()

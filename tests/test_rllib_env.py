@@ -122,4 +122,8 @@ def test_rllib_ppo_trains_with_no_invalid_action(capsys: pytest.CaptureFixture[s
     printed = capsys.readouterr().out
     assert "iteration 2: env steps 128," in printed
     assert "invalid actions over 2 iterations: 0" in printed
+    # every iteration made a learner update: RLlib reported its policy loss and entropy
+    lines = [line for line in printed.splitlines() if line.startswith("iteration ")]
+    assert len(lines) == 2 and all("policy loss n/a" not in line for line in lines)
+    assert all("entropy n/a" not in line for line in lines)
     assert status == 0
