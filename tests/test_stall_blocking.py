@@ -264,23 +264,19 @@ def _holds_everywhere(start: float, steps: np.ndarray, deficits: np.ndarray, ste
 
 @pytest.mark.parametrize("whole", [True, False])
 def test_bound_tested_between_joinings_is_the_bound_tested_everywhere(whole: bool) -> None:
-    from palgym.sim.blocking import _holds
+    from palgym.sim.blocking import bound_holds
 
     rng = np.random.default_rng(5 if whole else 6)
     outcomes = set()
     for _ in range(400):
         rounds_left = int(rng.integers(1, 60))
-        steps = rng.integers(1, rounds_left + 1, int(rng.integers(0, 12)))
-        steps = steps[steps < rounds_left]
-        deficits = rng.integers(0, 40, steps.size) * 360.0
+        steps = rng.integers(-3, rounds_left + 3, int(rng.integers(0, 14)))
+        deficit = rng.integers(0, 40, steps.size) * 360.0
         start, step_s, bar = float(rng.integers(0, 200)) * 360.0, 4 * 360.0, 360.0 * 3
         if not whole:
-            deficits, start = deficits + rng.random(steps.size), start + 0.5
-        bins, at = np.unique(steps, return_inverse=True)
-        ends = np.append(bins - 1, rounds_left - 1)
-        joined = np.searchsorted(bins, ends, side="right")
-        joining = np.cumsum(np.bincount(at, weights=deficits, minlength=bins.size))
-        want = _holds_everywhere(start, steps, deficits, step_s, bar, rounds_left)
-        assert _holds(start, joining, ends, joined, step_s, bar, rounds_left) == want
+            deficit, start = deficit + rng.random(steps.size), start + 0.5
+        later = (steps > 0) & (steps < rounds_left)
+        want = _holds_everywhere(start, steps[later], deficit[later], step_s, bar, rounds_left)
+        assert bound_holds(start, steps, deficit, later, step_s, bar, rounds_left) == want
         outcomes.add(want)
     assert outcomes == {True, False}

@@ -88,36 +88,40 @@ def run_time_lower_bounds(sim: Simulator) -> FloatArray:
     return bound
 
 
-def _holds(start: float, joining: FloatArray, ends: IntArray, joined: IntArray,
-           step_s: float, bar: float, rounds_left: int) -> bool:
+def bound_holds(start: float, steps: IntArray, deficit: FloatArray, later: np.ndarray,
+                step_s: float, bar: float, rounds_left: int) -> bool:
     """``L(n) > bar`` (with the margin) for every placement n in ``0 .. rounds_left - 1``,
-    ``L(n) = start + J(n) - n x step_s``, J(n) the deficits joined by n: ``joining`` at each
-    placement where some join (cumulative, in order), 0 before the first.
+    ``L(n) = start + J(n) - n x step_s``, J(n) the deficits of the jobs joining by n (those
+    of ``later``, at their ``steps``).
 
-    Between two joinings only the work term changes, so it suffices to test the last
-    placement before each (``ends``, with ``joined`` bins joined by each) and the last one,
-    when every value is a whole number below 2**52 (deficits, services and the work are
-    whole multiples of the round length): the sums are exact, ``L(n)`` falls by ``step_s``
-    at each placement and the margin's term ``|L(n)| + n x step_s`` stays the same while
-    ``L(n) >= 0``, so a placement that fails the test is followed by failing ones up to the
-    next joining. Otherwise every placement is tested."""
-    with_none = np.concatenate(([0.0], joining))
-    base = start + with_none
-    exact = (step_s >= 1.0 and step_s * rounds_left < _EXACT and bar < _EXACT
-             and bool(np.all((base >= 0.0) & (base < _EXACT) & (base == np.floor(base))))
-             and step_s == math.floor(step_s) and bar == math.floor(bar))
-    if exact:
-        work = ends * step_s
-        bound = base[joined] - work
-    else:  # every placement, as cumulated over all of them
+    When every value is a whole number and every sum stays below 2**52 (deficits, services and
+    the work are whole multiples of the round length), the sums are exact in any order,
+    ``L(n)`` falls by ``step_s`` at each placement between two joinings and the margin's term
+    ``|L(n)| + n x step_s`` does not fall, so a placement that fails the test is followed by
+    failing ones up to the next joining: the last placement before each joining and the last
+    one decide (the last one first, where most tries fail). Otherwise the deficits are summed
+    per placement and every placement tested."""
+    weights = deficit[later]
+    exact = (1.0 <= step_s == np.floor(step_s) and step_s * rounds_left < _EXACT
+             and 0.0 <= bar == np.floor(bar) and 0.0 <= start == np.floor(start)
+             and bool(np.all((weights >= 0.0) & (weights == np.floor(weights))))
+             and start + float(weights.sum()) + bar < _EXACT / 2)
+    if not exact:
+        joining = np.cumsum(np.bincount(steps[later], weights=weights, minlength=rounds_left))
         work = np.arange(rounds_left) * step_s
-        per_round = np.zeros(rounds_left)
-        ends_all = np.append(ends[:-1] + 1, rounds_left)  # where each segment's value starts
-        starts = np.concatenate(([0], ends_all[:-1]))
-        for first, last, index in zip(starts.tolist(), ends_all.tolist(), joined.tolist(),
-                                      strict=True):
-            per_round[first:last] = with_none[index]
-        bound = start + per_round - work
+        bound = start + joining - work
+        return bool(np.all(bound > bar + _MARGIN * (np.abs(bound) + work + bar)))
+    last_work = (rounds_left - 1) * step_s
+    last = start + weights.sum() - last_work
+    if not last > bar + _MARGIN * (abs(last) + last_work + bar):
+        return False
+    bins, at = np.unique(steps[later], return_inverse=True)
+    ends = np.append(bins - 1, rounds_left - 1)  # steps are >= 1
+    joined = np.searchsorted(bins, ends, side="right")  # the bins joined by each end
+    base = start + np.concatenate(([0.0], np.cumsum(np.bincount(at, weights=weights,
+                                                                 minlength=bins.size))))
+    work = ends * step_s
+    bound = base[joined] - work
     return bool(np.all(bound > bar + _MARGIN * (np.abs(bound) + work + bar)))
 
 
@@ -201,18 +205,14 @@ class PrefixBlocking:
                                 [active], np.zeros(starts.size)))
         now = steps <= 0
         later = (steps > 0) & (steps < rounds_left)
-        bins, at = np.unique(steps[later], return_inverse=True)
-        # the placements n at which L(n) is tested: the last before each joining, the last
-        ends = np.append(bins[bins > 0] - 1, rounds_left - 1)
-        joined = np.searchsorted(bins, ends, side="right")  # bins joined by each end
         step_s = sim.cluster.num_gpus * self._round_s
         own = jobs.attained_service_s if self._wall else jobs.gpu_service_s
         for job in jobs_to_prove.tolist():
             a = float(own[job])
             deficit = weight * np.maximum(np.minimum(need, a) - level, 0.0)
-            joining = np.cumsum(np.bincount(at, weights=deficit[later], minlength=bins.size))
             bar = (sim.cluster.num_gpus - int(jobs.num_gpus[job])) * a
-            if not _holds(deficit[now].sum(), joining, ends, joined, step_s, bar, rounds_left):
+            if not bound_holds(deficit[now].sum(), steps, deficit, later, step_s, bar,
+                               rounds_left):
                 return False
         return True
 
