@@ -251,3 +251,32 @@ def test_every_claim_holds_when_the_episode_is_run_on_to_the_cap() -> None:
             np.testing.assert_array_equal(capped.records().completion_time_s,
                                           sim.records().completion_time_s)
     assert fired >= 3 and finished >= 3
+
+
+def _holds_everywhere(start: float, steps: np.ndarray, deficits: np.ndarray, step_s: float,
+                      bar: float, rounds_left: int) -> bool:
+    """The bound tested at every placement, as the module's docstring states it."""
+    joining = np.cumsum(np.bincount(steps, weights=deficits, minlength=rounds_left))
+    work = np.arange(rounds_left) * step_s
+    bound = start + joining - work
+    return bool(np.all(bound > bar + 1e-9 * (np.abs(bound) + work + bar)))
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_bound_tested_between_joinings_is_the_bound_tested_everywhere(whole: bool) -> None:
+    from palgym.sim.blocking import bound_holds
+
+    rng = np.random.default_rng(5 if whole else 6)
+    outcomes = set()
+    for _ in range(400):
+        rounds_left = int(rng.integers(1, 60))
+        steps = rng.integers(-3, rounds_left + 3, int(rng.integers(0, 14)))
+        deficit = rng.integers(0, 40, steps.size) * 360.0
+        start, step_s, bar = float(rng.integers(0, 200)) * 360.0, 4 * 360.0, 360.0 * 3
+        if not whole:
+            deficit, start = deficit + rng.random(steps.size), start + 0.5
+        later = (steps > 0) & (steps < rounds_left)
+        want = _holds_everywhere(start, steps[later], deficit[later], step_s, bar, rounds_left)
+        assert bound_holds(start, steps, deficit, later, step_s, bar, rounds_left) == want
+        outcomes.add(want)
+    assert outcomes == {True, False}

@@ -4,7 +4,8 @@
 compiled one (:func:`drive_compiled`), by the rule of :mod:`palgym.driver.plan`
 (:func:`compiled_plan` returns the plan, or why the Python loop runs the episode); its
 ``driver`` argument (:class:`Driver`) can ask for either. Both give the same episode bit for
-bit. The kernel is :mod:`palgym.driver.kernel`; importing this package does not import numba.
+bit. The kernel is :mod:`palgym.driver.kernel`, its lazy starvation account
+:mod:`palgym.driver.waiting`; importing this package does not import numba.
 """
 
 from __future__ import annotations

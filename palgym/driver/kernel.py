@@ -24,9 +24,12 @@ or right after a commit that left the cluster idle with queued jobs and no arriv
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from palgym._numba import njit
+from palgym.driver.waiting import LazyWaiting, account, applies, write_back
 from palgym.policies.order_kernel import FAST, OrderMemo, note_round, sorted_order
 from palgym.policies.place_kernel import RuleTables, WalkState, place
 from palgym.sim.admit_kernel import admit_copies
@@ -41,8 +44,16 @@ from palgym.sim.state import (
     Counters,
     KernelParams,
 )
+from palgym.sim.step_active import holders_run, running_of
 from palgym.sim.step_active import listed as listed_active
-from palgym.sim.step_numba import advance_step, commit_step, compiled_columns_of, idle_steps
+from palgym.sim.step_numba import (
+    advance_over,
+    advance_step,
+    apply_target,
+    commit_step,
+    compiled_columns_of,
+    idle_steps,
+)
 from palgym.sim.types import JobStatus
 
 ENDED, ARRIVAL, CHECK, IDLE_CLUSTER, REJECTED = range(5)
@@ -66,9 +77,72 @@ def _any_running(status, listed):  # type: ignore[no-untyped-def]
     return False
 
 
+class Scratch(NamedTuple):
+    """What :func:`run_rounds` keeps between rounds beside the memos.
+
+    Attributes:
+        lazy: the lazy waiting account (:class:`palgym.driver.waiting.LazyWaiting`).
+        marks: bool (>= J,), all False between calls; held: int64 (G,) (the running jobs,
+            :func:`palgym.sim.step_active.running_of`).
+        modes: int64 (2,): 1 at [0] while the rounds read the running jobs only (the jobs
+            holding GPUs are the running ones), at [1] while the lazy account is on.
+    """
+
+    lazy: LazyWaiting
+    marks: np.ndarray
+    held: np.ndarray
+    modes: np.ndarray
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _commit_and_advance(jobs, alloc, counters, params, active, target, apply, scratch):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """Commit ``target`` (if ``apply``, else keep the allocation) and, if the commit was not
+    rejected, account waiting; (code, job, value 1, value 2) as
+    :func:`palgym.sim.step_numba.commit_step`."""
+    if not scratch.modes[1]:
+        return commit_step(jobs, alloc, counters, params, active, target, apply)
+    touched = np.empty(0, np.int64)
+    code, job, value_1, value_2 = np.int64(0), np.int64(-1), np.int64(0), np.int64(0)
+    if apply:
+        code, job, value_1, value_2, touched = apply_target(jobs, alloc, counters, params,
+                                                            target)
+        if code < 0:
+            return code, job, value_1, value_2
+    counters.ints[EVENTS_SINCE_COMMIT] = account(jobs, params, counters, scratch.lazy,
+                                                 touched)
+    return code, job, value_1, value_2
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _advance(jobs, alloc, counters, params, active, scratch):  # type: ignore[no-untyped-def]
+    """:func:`palgym.sim.step_numba.advance_step`, reading the running jobs only when
+    ``scratch.modes[0]``."""
+    if scratch.modes[0]:
+        advance_over(jobs, alloc, counters, params, active,
+                     running_of(alloc.job_of_gpu, scratch.marks, scratch.held))
+    else:
+        advance_step(jobs, alloc, counters, params, active)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _idle(jobs, alloc, counters, params, active, next_arrival_s, scratch):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """:func:`palgym.sim.step_numba.idle_steps` with the round's account and advance of
+    :func:`_commit_and_advance` and :func:`_advance`."""
+    if not scratch.modes[0] and not scratch.modes[1]:
+        idle_steps(jobs, alloc, counters, params, active, next_arrival_s)
+        return
+    while counters.ints[ROUND_INDEX] < params.max_rounds:
+        _commit_and_advance(jobs, alloc, counters, params, active, alloc.job_of_gpu, False,
+                            scratch)
+        _advance(jobs, alloc, counters, params, active, scratch)
+        if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
+                or counters.ints[MEASURED_LEFT] == 0):
+            break
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec, thresholds,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-                   order_memo, tables, walk, stream, memo_valid):
+                   order_memo, tables, walk, stream, memo_valid, scratch):
     """Order, place, commit and advance one round: (outcome or -1 to go on, job, value 1,
     value 2), as :func:`run_rounds` returns."""
     listed = listed_active(active, counters.ints[ADMITTED])
@@ -77,17 +151,18 @@ def _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec, 
     num_jobs = max(params.num_measured, counters.ints[ADMITTED])
     target = place(spec[PLACE_SPEC:], order, jobs, alloc.job_of_gpu, num_jobs, tables, walk,
                    stream)
-    code, job, value_1, value_2 = commit_step(jobs, alloc, counters, params, active, target,
-                                              True)
+    code, job, value_1, value_2 = _commit_and_advance(jobs, alloc, counters, params, active,
+                                                      target, True, scratch)
     if code < 0:
         return (np.int64(REJECTED), np.int64(code), np.int64(job), np.int64(value_1),
                 np.int64(value_2))
     memo_valid[0] = code != CHANGED
     note_round(order_memo, alloc.job_of_gpu, counters.ints[EVENTS_SINCE_COMMIT] != 0)
-    listed = listed_active(active, counters.ints[ADMITTED])
-    if next_arrival_s == np.inf and listed.size and not _any_running(jobs.status, listed):
-        return np.int64(IDLE_CLUSTER), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
-    advance_step(jobs, alloc, counters, params, active)
+    if next_arrival_s == np.inf:
+        listed = listed_active(active, counters.ints[ADMITTED])
+        if listed.size and not _any_running(jobs.status, listed):
+            return np.int64(IDLE_CLUSTER), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+    _advance(jobs, alloc, counters, params, active, scratch)
     return np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
 
@@ -108,7 +183,7 @@ def _admitted_all(jobs, counters, times, background):  # type: ignore[no-untyped
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds, order_t,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-               tables_t, walk_t, stream, memo_valid, times, background):
+               tables_t, walk_t, stream, memo_valid, times, background, scratch_t):
     """Run rounds until Python must act (see the module docstring).
 
     Args:
@@ -128,6 +203,8 @@ def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds
             of ``times`` not admitted, the copies admitted so far, the first copy's job id,
             J, 1 once every trace job is admitted (the first two updated as copies are
             admitted here, :func:`palgym.sim.admit_kernel.admit_copies`).
+        scratch_t: the :class:`Scratch` as a plain tuple, its lazy account a plain tuple too
+            (its waiting times are written back to the job table before returning).
 
     Returns:
         (outcome, code, job, value 1, value 2): the outcome (module constants) and, for
@@ -137,15 +214,33 @@ def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds
     jobs, alloc = compiled_columns_of(*jobs_t), Allocation(*alloc_t)
     counters, params = Counters(*counters_t), KernelParams(*params_t)
     order_memo, tables, walk = OrderMemo(*order_t), RuleTables(*tables_t), WalkState(*walk_t)
+    lazy_t, marks, held, modes = scratch_t
+    scratch = Scratch(LazyWaiting(*lazy_t), marks, held, modes)
+    listed = listed_active(active, counters.ints[ADMITTED])
+    modes[0] = holders_run(jobs.status, listed, alloc.job_of_gpu, marks, held)
+    modes[1] = applies(jobs, params, counters, listed, scratch.lazy)
+    result = _rounds(jobs, alloc, counters, params, active, next_arrival_s, stop_round,
+                     stop_after_s, spec, thresholds, order_memo, tables, walk, stream,
+                     memo_valid, times, background, scratch)
+    write_back(jobs, params, listed_active(active, counters.ints[ADMITTED]), scratch.lazy)
+    return result
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _rounds(jobs, alloc, counters, params, active, next_arrival_s, stop_round, stop_after_s,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+            spec, thresholds, order_memo, tables, walk, stream, memo_valid, times, background,
+            scratch):
+    """The loop of :func:`run_rounds` on the rebuilt bundles."""
     ints, floats = counters.ints, counters.floats
     measured_left = ints[MEASURED_LEFT]
     while True:
         if spec[MEMO_ROUNDS] and memo_valid[0] and not ints[EVENTS_SINCE_COMMIT]:
-            idle_steps(jobs, alloc, counters, params, active, next_arrival_s)
+            _idle(jobs, alloc, counters, params, active, next_arrival_s, scratch)
             order_memo.counts[FAST] = 0  # a promotion may have ended the stretch
         else:
             result = _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec,
-                                    thresholds, order_memo, tables, walk, stream, memo_valid)
+                                    thresholds, order_memo, tables, walk, stream, memo_valid,
+                                    scratch)
             if result[0] >= 0:
                 return result
         outcome = -1

@@ -32,6 +32,7 @@ class _Run:
     call to the next."""
 
     def __init__(self, sim: Simulator, plan: CompiledPlan) -> None:
+        from palgym.driver.waiting import DUE_AFTER, new_lazy_waiting, promotion_rounds
         from palgym.policies.order_kernel import new_order_memo
         from palgym.policies.place_kernel import new_walk_state, rule_tables
         from palgym.policies.random_placement import mt_stream
@@ -51,14 +52,25 @@ class _Run:
         elif self.stream is None:  # a deterministic rule draws nothing: any stream type
             self.stream = mt_stream(random.Random(0), 1)
         self.stop_round, self.stop_after_s = NEVER_ROUND, math.inf
+        params = sim.params
+        due_after = promotion_rounds(params.round_duration_s, params.starvation_threshold_s)
+        self.lazy = new_lazy_waiting(capacity, due_after + 1)
+        self.lazy.counts[DUE_AFTER] = due_after
+        self.marks = np.zeros(capacity, np.bool_)
+        self.held = np.empty(cluster.num_gpus, np.int64)
+        self.modes = np.zeros(2, np.int64)
 
     def fit(self, capacity: int) -> None:
         """Grow the memos with the job table (``capacity`` rows)."""
+        from palgym.driver.waiting import grown_lazy_waiting
         from palgym.policies.order_kernel import grown_order_memo
         from palgym.policies.place_kernel import grown_walk_state
 
         self.order_memo = grown_order_memo(self.order_memo, capacity)
         self.walk = grown_walk_state(self.walk, capacity)
+        self.lazy = grown_lazy_waiting(self.lazy, capacity)
+        if self.marks.size < capacity:
+            self.marks = np.zeros(capacity, np.bool_)
 
     def __call__(self, state: tuple[object, ...], arrivals: Admission
                  ) -> tuple[tuple[int, ...], int]:
@@ -72,7 +84,8 @@ class _Run:
         result: tuple[int, ...] = run_rounds(
             state, float(arrivals.next_arrival_s), self.stop_round, float(self.stop_after_s),
             self.spec, self.thresholds, tuple(self.order_memo), self.tables, tuple(self.walk),
-            self.stream, self.memo_valid, times, background)
+            self.stream, self.memo_valid, times, background,
+            (tuple(self.lazy), self.marks, self.held, self.modes))
         return result, int(background[0])
 
     def close(self) -> None:

@@ -253,16 +253,29 @@ def sorted_order(code, jobs, listed, admitted, thresholds, memo):  # type: ignor
 def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-def]
     """The fast path of :func:`sorted_order`: the dirty jobs, the promoted and the new ones
     re-keyed, sorted and merged into the last ordering (the others keep their keys and
-    places)."""
+    places).
+
+    Without a promotion the jobs taken out are the dirty ones only (every job that completed
+    ran, so it is dirty), found from the front of the ordering, and the others move only up to
+    the place of the last re-sorted job (and by the count difference behind it): the cost
+    grows with how far into the ordering the changes reach, not with its length."""
     order, keep = memo.order, memo.sorted_once
     priority, key_1, key_2 = memo.priority, memo.key_1, memo.key_2
+    length, to_find = memo.counts[LENGTH], memo.counts[NUM_DIRTY]
+    promoted = memo.counts[FAST] == PROMOTED
     m = _moved(jobs, listed, memo)
     kept = 0
-    for i in range(memo.counts[LENGTH]):  # drop the moved (and the completed) jobs
+    scanned = 0
+    for i in range(length):  # drop the moved (and the completed) jobs
+        if not promoted and to_find == 0:
+            break
         j = order[i]
+        scanned = i + 1
         if keep[j] and jobs.status[j] != COMPLETED:
             order[kept] = j
             kept += 1
+        elif not keep[j]:
+            to_find -= 1
     moved = memo.scratch[:m]
     fresh_1, fresh_2 = memo.fresh_1[:m], memo.fresh_2[:m]
     keys_of(code, jobs, moved, thresholds, fresh_1, fresh_2)
@@ -271,8 +284,31 @@ def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-
         priority[j], key_1[j], key_2[j] = jobs.priority[j], fresh_1[i], fresh_2[i]
         keep[j] = True
     _sort(priority, key_1, key_2, moved, memo.scratch[m : 2 * m])
-    _insert(priority, key_1, key_2, moved, order, kept)
-    return order[: kept + m]
+    reach = scanned  # order[scanned:length] is sorted; the moved jobs go before order[reach]
+    if m:
+        last, high = moved[m - 1], length
+        while reach < high:
+            middle = (reach + high) // 2
+            if _less(priority, key_1, key_2, last, order[middle]):
+                high = middle
+            else:
+                reach = middle + 1
+    front = kept + reach - scanned
+    _move(order, scanned, reach, kept)  # close the gap left by the dropped jobs
+    _move(order, reach, length, front + m)  # the rest, behind the moved jobs' room
+    _insert(priority, key_1, key_2, moved, order, front)
+    return order[: front + m + length - reach]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move(order, start, end, to):  # type: ignore[no-untyped-def]
+    """``order[to : to + end - start] = order[start:end]`` (overlap allowed)."""
+    if to < start:
+        for i in range(end - start):
+            order[to + i] = order[start + i]
+    elif to > start:
+        for i in range(end - start - 1, -1, -1):
+            order[to + i] = order[start + i]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

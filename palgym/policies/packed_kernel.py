@@ -122,9 +122,7 @@ def sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, gpus_per_node,  # 
     target = job_of_gpu.copy()
     free = target == _FREE
     running = np.zeros(num_jobs, np.bool_)
-    for g in range(target.size):
-        if target[g] != _FREE:
-            running[target[g]] = True
+    last = last_running_at(order, target, running)
     counts = np.empty(free.size // gpus_per_node, np.int64)
     out = np.empty(free.size, np.int64)
     stopped = np.empty(order.size, np.int64)
@@ -133,8 +131,9 @@ def sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, gpus_per_node,  # 
         if running[job]:
             continue
         need = num_gpus[job]
-        found, num_stopped = _fit_with_victims(order, position, target, free, running, need,
-                                               gpus_per_node, strict_total, counts, out, stopped)
+        found, num_stopped = _fit_with_victims(order, position, last, target, free, running,
+                                               need, gpus_per_node, strict_total, counts, out,
+                                               stopped)
         if not found:
             if not keep_victims_stopped:
                 _restore(job_of_gpu, target, free, running, stopped[:num_stopped])
@@ -147,13 +146,37 @@ def sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, gpus_per_node,  # 
 
 
 @njit(cache=True, nogil=True)
-def _fit_with_victims(order, position, target, free, running, need, gpus_per_node,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def last_running_at(order, job_of_gpu, running):  # type: ignore[no-untyped-def]
+    """Mark the jobs holding GPUs in ``running`` (bool (J,), all False) and return the last
+    position of ``order`` holding one of them (-1 if none): a sticky walk's victims (running
+    jobs after a position, from the last) are all at or before it, as the walk only starts
+    jobs at or before the position it is at. The scan stops at the last of them, so it reads
+    the front of the order when the running jobs lead it."""
+    left = 0
+    for g in range(job_of_gpu.size):
+        j = job_of_gpu[g]
+        if j != _FREE and not running[j]:
+            running[j] = True
+            left += 1
+    last = -1
+    for position in range(order.size):
+        if left == 0:
+            break
+        if running[order[position]]:
+            left -= 1
+            last = position
+    return last
+
+
+@njit(cache=True, nogil=True)
+def _fit_with_victims(order, position, last, target, free, running, need, gpus_per_node,  # type: ignore[no-untyped-def]  # noqa: PLR0913
                       strict_total, counts, out, stopped):
-    """Packed for the job at ``position``, stopping running jobs after it (the last first)
-    until it fits; returns (found, victims stopped, listed in ``stopped``)."""
+    """Packed for the job at ``position``, stopping running jobs after it (the last first,
+    none after ``last``) until it fits; returns (found, victims stopped, listed in
+    ``stopped``)."""
     found = packed_pick(free, need, gpus_per_node, strict_total, counts, out)
     num_stopped = 0
-    victim_at = order.size - 1
+    victim_at = last
     while not found and victim_at > position:
         victim = order[victim_at]
         victim_at -= 1

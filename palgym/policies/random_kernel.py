@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from palgym._numba import njit, overload, types
+from palgym.policies.packed_kernel import last_running_at
 from palgym.policies.random_streams import cpython_sample, numpy_sample
 
 _FREE = -1
@@ -156,9 +157,7 @@ def sticky_random_walk(order, job_of_gpu, num_gpus, num_jobs, keep_victims_stopp
     target = job_of_gpu.copy()
     free = target == _FREE
     running = np.zeros(num_jobs, np.bool_)
-    for g in range(target.size):
-        if target[g] != _FREE:
-            running[target[g]] = True
+    last = last_running_at(order, target, running)
     size = free.size
     pool, out = np.empty(size, np.int64), np.empty(size, np.int64)
     scratch = np.empty(size, np.int64)
@@ -168,7 +167,7 @@ def sticky_random_walk(order, job_of_gpu, num_gpus, num_jobs, keep_victims_stopp
         job = order[position]
         if running[job]:
             continue
-        found, num_stopped = _fit_with_victims(order, position, target, free, running,
+        found, num_stopped = _fit_with_victims(order, position, last, target, free, running,
                                                num_gpus[job], stream, pool, out, scratch,
                                                marks, stopped)
         if not found:
@@ -185,13 +184,14 @@ def sticky_random_walk(order, job_of_gpu, num_gpus, num_jobs, keep_victims_stopp
 
 
 @njit(cache=True, nogil=True)
-def _fit_with_victims(order, position, target, free, running, need, stream, pool, out,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-                      scratch, marks, stopped):
-    """Random for the job at ``position``, stopping running jobs after it (the last first)
-    until it fits; returns (found, victims stopped, listed in ``stopped``)."""
+def _fit_with_victims(order, position, last, target, free, running, need, stream, pool,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+                      out, scratch, marks, stopped):
+    """Random for the job at ``position``, stopping running jobs after it (the last first,
+    none after ``last``, :func:`palgym.policies.packed_kernel.last_running_at`) until it
+    fits; returns (found, victims stopped, listed in ``stopped``)."""
     found = _random_pick(free, need, stream, pool, out, scratch, marks)
     num_stopped = 0
-    victim_at = order.size - 1
+    victim_at = last
     while not found and victim_at > position:
         victim = order[victim_at]
         victim_at -= 1

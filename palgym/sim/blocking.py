@@ -58,6 +58,8 @@ from palgym.sim.types import FloatArray, IntArray, JobStatus
 _QUEUED, _RUNNING = np.int8(JobStatus.QUEUED), np.int8(JobStatus.RUNNING)
 _MARGIN = 1e-9
 """Relative margin of the comparison ``L(n) > (G - N_j) x a`` (covers float rounding)."""
+_EXACT = float(2**52)
+"""Whole numbers below this and their sums are exact in float64."""
 
 
 def run_time_lower_bounds(sim: Simulator) -> FloatArray:
@@ -84,6 +86,43 @@ def run_time_lower_bounds(sim: Simulator) -> FloatArray:
     round_s = params.round_duration_s
     bound: FloatArray = round_s * np.ceil(run_s / round_s - 1e-6)
     return bound
+
+
+def bound_holds(start: float, steps: IntArray, deficit: FloatArray, later: np.ndarray,
+                step_s: float, bar: float, rounds_left: int) -> bool:
+    """``L(n) > bar`` (with the margin) for every placement n in ``0 .. rounds_left - 1``,
+    ``L(n) = start + J(n) - n x step_s``, J(n) the deficits of the jobs joining by n (those
+    of ``later``, at their ``steps``).
+
+    When every value is a whole number and every sum stays below 2**52 (deficits, services and
+    the work are whole multiples of the round length), the sums are exact in any order,
+    ``L(n)`` falls by ``step_s`` at each placement between two joinings and the margin's term
+    ``|L(n)| + n x step_s`` does not fall, so a placement that fails the test is followed by
+    failing ones up to the next joining: the last placement before each joining and the last
+    one decide (the last one first, where most tries fail). Otherwise the deficits are summed
+    per placement and every placement tested."""
+    weights = deficit[later]
+    exact = (1.0 <= step_s == np.floor(step_s) and step_s * rounds_left < _EXACT
+             and 0.0 <= bar == np.floor(bar) and 0.0 <= start == np.floor(start)
+             and bool(np.all((weights >= 0.0) & (weights == np.floor(weights))))
+             and start + float(weights.sum()) + bar < _EXACT / 2)
+    if not exact:
+        joining = np.cumsum(np.bincount(steps[later], weights=weights, minlength=rounds_left))
+        work = np.arange(rounds_left) * step_s
+        bound = start + joining - work
+        return bool(np.all(bound > bar + _MARGIN * (np.abs(bound) + work + bar)))
+    last_work = (rounds_left - 1) * step_s
+    last = start + weights.sum() - last_work
+    if not last > bar + _MARGIN * (abs(last) + last_work + bar):
+        return False
+    bins, at = np.unique(steps[later], return_inverse=True)
+    ends = np.append(bins - 1, rounds_left - 1)  # steps are >= 1
+    joined = np.searchsorted(bins, ends, side="right")  # the bins joined by each end
+    base = start + np.concatenate(([0.0], np.cumsum(np.bincount(at, weights=weights,
+                                                                 minlength=bins.size))))
+    work = ends * step_s
+    bound = base[joined] - work
+    return bool(np.all(bound > bar + _MARGIN * (np.abs(bound) + work + bar)))
 
 
 class PrefixBlocking:
@@ -166,16 +205,14 @@ class PrefixBlocking:
                                 [active], np.zeros(starts.size)))
         now = steps <= 0
         later = (steps > 0) & (steps < rounds_left)
-        at = steps[later]
-        work = np.arange(rounds_left) * (sim.cluster.num_gpus * self._round_s)
+        step_s = sim.cluster.num_gpus * self._round_s
         own = jobs.attained_service_s if self._wall else jobs.gpu_service_s
         for job in jobs_to_prove.tolist():
             a = float(own[job])
             deficit = weight * np.maximum(np.minimum(need, a) - level, 0.0)
-            joining = np.cumsum(np.bincount(at, weights=deficit[later], minlength=rounds_left))
-            bound = deficit[now].sum() + joining - work  # L(n), n = 0 .. rounds_left - 1
             bar = (sim.cluster.num_gpus - int(jobs.num_gpus[job])) * a
-            if not np.all(bound > bar + _MARGIN * (np.abs(bound) + work + bar)):
+            if not bound_holds(deficit[now].sum(), steps, deficit, later, step_s, bar,
+                               rounds_left):
                 return False
         return True
 

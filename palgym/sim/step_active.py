@@ -1,5 +1,6 @@
-"""The active-job list of the compiled step backend (:mod:`palgym.sim.step_numba`), and the
-waiting account that reads it.
+"""The active-job list of the compiled step backend (:mod:`palgym.sim.step_numba`), the
+waiting account that reads it, the running jobs as the allocation lists them
+(:func:`running_of`, what the compiled loop's advance reads) and the completion of jobs.
 
 A round's kernels read the active (admitted, uncompleted) jobs only, not every job ever
 admitted: behind an endless background stream the admitted jobs grow with simulated time
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from palgym._numba import njit
-from palgym.sim.types import IntArray, JobStatus
+from palgym.sim.types import FREE, IntArray, JobStatus
 
 COMPLETED = int(JobStatus.COMPLETED)
 QUEUED = int(JobStatus.QUEUED)
@@ -81,3 +82,59 @@ def account_waiting(jobs, params, listed, touched, before):  # type: ignore[no-u
         else:
             waiting_s[j] = 0.0
     return promoted
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def running_of(job_of_gpu, marks, out):  # type: ignore[no-untyped-def]
+    """The distinct jobs holding GPUs, ascending: int64 (R,), a view of ``out`` (int64 (>= G,)
+    scratch). ``marks``: bool (>= J,) scratch, all False (left so). These are the running jobs
+    (a job runs exactly while it holds its GPUs), found without reading the active list."""
+    count = 0
+    for g in range(job_of_gpu.size):
+        j = job_of_gpu[g]
+        if j >= 0 and not marks[j]:
+            marks[j] = True
+            k = count
+            while k > 0 and out[k - 1] > j:  # insertion sort: a few jobs
+                out[k] = out[k - 1]
+                k -= 1
+            out[k] = j
+            count += 1
+    for i in range(count):
+        marks[out[i]] = False
+    return out[:count]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def holders_run(status, listed, job_of_gpu, marks, out):  # type: ignore[no-untyped-def]
+    """Whether the jobs holding GPUs (:func:`running_of`) are exactly the running jobs of
+    ``listed`` (what lets a round read those only)."""
+    holders = running_of(job_of_gpu, marks, out)
+    for j in holders:
+        if status[j] != RUNNING:
+            return False
+    running = 0
+    for j in listed:
+        running += status[j] == RUNNING
+    return running == holders.size
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def complete_jobs(jobs, alloc, finished, now_s, num_measured):  # type: ignore[no-untyped-def]
+    """Complete the jobs ``finished`` (int64 (F,), ascending) at ``now_s`` and free their GPUs;
+    returns how many of them are measured."""
+    measured = 0
+    for j in finished:
+        jobs.status[j] = COMPLETED
+        jobs.completion_time_s[j] = now_s
+        jobs.iteration_time_effective_s[j] = np.inf
+        if j < num_measured:
+            measured += 1
+    job_of_gpu = alloc.job_of_gpu
+    for g in range(job_of_gpu.size):
+        j = job_of_gpu[g]
+        if j != FREE and jobs.status[j] == COMPLETED:
+            k = np.searchsorted(finished, j)
+            if k < finished.size and finished[k] == j:
+                job_of_gpu[g] = FREE
+    return measured

@@ -46,6 +46,7 @@ from palgym.sim.state import (
 )
 from palgym.sim.step_active import account_waiting as _account_waiting
 from palgym.sim.step_active import active_list as _active_list
+from palgym.sim.step_active import complete_jobs as _complete_jobs
 from palgym.sim.step_active import drop_completed as _drop_completed
 from palgym.sim.step_active import listed as _listed
 from palgym.sim.summation import pairwise_sum
@@ -214,6 +215,16 @@ def commit_step(jobs, alloc, counters, params, active, target, apply):  # type: 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def apply_target(jobs, alloc, counters, params, target):  # type: ignore[no-untyped-def]
+    """:func:`commit_step`'s first half, the target applied without the waiting account:
+    (code, job, value_1, value_2) as :func:`commit_step`, then the jobs whose GPU set changed
+    (int64, ascending; their new status set)."""
+    code, job, value_1, value_2, touched, _ = _apply(
+        jobs, alloc, params, target, counters.ints[ADMITTED], counters.floats[NOW_S])
+    return code, job, value_1, value_2, touched
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _apply(jobs, alloc, params, target, admitted, now_s):  # type: ignore[no-untyped-def]
     """Stop and start the jobs whose GPU sets change, then copy ``target`` into the allocation:
     (code, job, value_1, value_2) as :func:`commit_step`, then the touched jobs (int64,
@@ -334,7 +345,15 @@ def advance_step(jobs, alloc, counters, params, active):  # type: ignore[no-unty
     Returns:
         int64 (F,): the completed jobs, ascending.
     """
-    listed = _listed(active, counters.ints[ADMITTED])
+    return advance_over(jobs, alloc, counters, params, active,
+                        _listed(active, counters.ints[ADMITTED]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def advance_over(jobs, alloc, counters, params, active, listed):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """:func:`advance_step` reading the jobs ``listed`` only (int64, ascending; every running
+    job among them, e.g. :func:`palgym.sim.step_active.running_of`)."""
+    _listed(active, counters.ints[ADMITTED])
     round_s, restart_cost_s = params.round_duration_s, params.restart_cost_s
     effective = np.empty(listed.size)
     finished = np.empty(listed.size, np.int64)
@@ -370,29 +389,8 @@ def advance_step(jobs, alloc, counters, params, active):  # type: ignore[no-unty
     counters.ints[ROUND_INDEX] += 1
     finished = finished[:num_finished].copy()
     if num_finished:
-        counters.ints[MEASURED_LEFT] -= _complete(jobs, alloc, finished, counters.floats[NOW_S],
-                                               params.num_measured)
+        counters.ints[MEASURED_LEFT] -= _complete_jobs(
+            jobs, alloc, finished, counters.floats[NOW_S], params.num_measured)
         counters.ints[EVENTS_SINCE_COMMIT] = True
         _drop_completed(jobs.status, active)
     return finished
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _complete(jobs, alloc, finished, now_s, num_measured):  # type: ignore[no-untyped-def]
-    """Complete the jobs ``finished`` (int64 (F,), ascending) at ``now_s`` and free their GPUs;
-    returns how many of them are measured."""
-    measured = 0
-    for j in finished:
-        jobs.status[j] = COMPLETED
-        jobs.completion_time_s[j] = now_s
-        jobs.iteration_time_effective_s[j] = np.inf
-        if j < num_measured:
-            measured += 1
-    job_of_gpu = alloc.job_of_gpu
-    for g in range(job_of_gpu.size):
-        j = job_of_gpu[g]
-        if j != FREE and jobs.status[j] == COMPLETED:
-            k = np.searchsorted(finished, j)
-            if k < finished.size and finished[k] == j:
-                job_of_gpu[g] = FREE
-    return measured
