@@ -163,14 +163,14 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
 
 @njit(cache=True, nogil=True)
 def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, jobs, job_of_gpu,
+    free, job_of_gpu,
     perf_class, num_gpus, iteration_time_s, total_iterations, iterations_done, submit_time_s,
     attained_service_s, status,
     sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
     larger_rule, best0, packed, random, num_candidates,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
-    now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
-    remaining_known, obs, mask,
+    now_s, running, sticky, scheduling, log_horizon, queued_frac, log_now, remaining_known,
+    jobs, pending_frac, obs, mask,
 ):
     """Everything one decision needs, in one call.
 
@@ -185,8 +185,12 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     decision is open only while some pending job fits, and a fitting job of a selectable slot
     always has its Random candidate, so "no pending job fits" adds nothing.)
 
+    The arguments up to ``remaining_known`` are constant during a round (the engine moves only
+    between rounds; ``free`` is the round's array, changed in place by its placements), the
+    last four change with every decision.
+
     Args:
-        free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
+        free: bool (G,). job_of_gpu: int64 (G,).
         perf_class .. status: the job table's columns (``total_iterations``: the scheduler's
             view, :meth:`palgym.policies.durations.Durations.total_iterations`).
         sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
@@ -195,9 +199,11 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
             candidate m and the last action ends the round.
         shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
         now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
-            selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
-            log_now: the last three cluster features. scheduling: the task is scheduling.
+            selectable. scheduling: the task is scheduling. log_horizon: log1p of the time
+            horizon. queued_frac, log_now: the last two cluster features.
         remaining_known: False when durations are unknown (remaining-time column 0).
+        jobs: int64 (K',) window jobs. pending_frac: the cluster feature pending / K.
+        obs, mask: out, as above.
 
     Returns:
         S, the number of window shapes.
