@@ -11,14 +11,14 @@ decisions of one agent (the random masked agent, or the PAL agent
 CPU microseconds per decision (agent and env). A warm-up burst per tree and agent is not
 measured (kernels compiled or loaded).
 
-Prints one line per pair (old us, new us, new/old per agent), the median [min - max] of each
-side's us and of the new/old ratio over the pairs, and whether both trees took the same
+Prints one line per pair (old us, new us, new/old per agent), the median [quartiles] (min -
+max) of each side's us and of the new/old ratio over the pairs, and whether both trees took the same
 decisions (crc32 of every action and reward: they match when the envs are bit-identical).
 Asserts nothing. The env API used (``ClusterEnv(trace, cluster=)``, ``reset``, ``step``,
 ``action_masks``, ``heuristic_action``) is the same in every tree since the env's release.
 
-    python benchmarks/env_speed_ab.py --old ../wt-old [--new .] [--pairs 15] [--cluster 16x4]
-        [--decisions 3000] [--seed 0]
+    python benchmarks/env_speed_ab.py --old ../wt-old [--new .] [--pairs 100] [--cluster 16x4]
+        [--decisions 1500] [--seed 0]
 """
 
 from __future__ import annotations
@@ -118,8 +118,10 @@ class _Tree:
 
 
 def _spread(values: list[float], digits: int = 3) -> str:
-    return (f"{statistics.median(values):.{digits}f} "
-            f"[{min(values):.{digits}f} - {max(values):.{digits}f}]")
+    """``median [first quartile - third quartile] (min - max)``."""
+    low, _, high = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
+    return (f"{statistics.median(values):.{digits}f} [{low:.{digits}f} - {high:.{digits}f}] "
+            f"({min(values):.{digits}f} - {max(values):.{digits}f})")
 
 
 def _interleave(
@@ -155,9 +157,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", type=Path, help="the old tree (a git worktree)")
     parser.add_argument("--new", type=Path, default=here, help="the new tree (default: this one)")
-    parser.add_argument("--pairs", type=int, default=15)
+    parser.add_argument("--pairs", type=int, default=100)
     parser.add_argument("--cluster", default="16x4", help="N x G_n (default 64 GPUs)")
-    parser.add_argument("--decisions", type=int, default=3000, help="decisions per burst")
+    parser.add_argument("--decisions", type=int, default=1500, help="decisions per burst")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -180,7 +182,7 @@ def main() -> None:
               f"new {_spread(us[agent, 'new'], 2)}")
     for agent in AGENTS:
         ratios = [n / o for o, n in zip(us[agent, "old"], us[agent, "new"], strict=True)]
-        print(f"{agent:<7} new/old median [min - max] {_spread(ratios)}   "
+        print(f"{agent:<7} new/old median [q1 - q3] (min - max) {_spread(ratios)}   "
               f"same decisions in both trees: {'yes' if same[agent] else 'NO'}")
 
 
