@@ -292,8 +292,8 @@ def window_candidates(
         )
         obs_kernel.candidate_features(
             jobs, table.perf_class, tables.sf, tables.tiers, tables.gpus_per_node,
-            tables.lf_by_class, tables.larger_rule, codec.RANDOM, out.shape_of_slot,
-            out.shape_gpus, num_shapes, out.sets, out.feasible, out.features,
+            tables.lf_by_class, tables.larger_rule, codec.best(0), codec.PACKED, codec.RANDOM,
+            out.shape_of_slot, out.shape_gpus, num_shapes, out.sets, out.feasible, out.features,
         )
         shape_of_slot = out.shape_of_slot[: jobs.size]
         shape_gpus = out.shape_gpus[:num_shapes]

@@ -70,7 +70,7 @@ def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, r
 
 @njit(cache=True, nogil=True)
 def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule, random,
+    jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule, best0, packed, random,
     shape_of_slot, shape_gpus, num_shapes, sets, feasible, features,
 ):
     """Fill float32 (>= S, M, F_c) ``features`` of every shape's candidates (as written by
@@ -81,6 +81,9 @@ def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         sf: float64 (C, G). tiers: float64 (C, T). gpus_per_node: G_n.
         lf_by_class: float64 (C,) locality penalty. larger_rule: the penalty is paid by jobs
             larger than a node (else by sets spanning nodes).
+        best0, packed: the indices of the tier-0 best-factor and of the Packed candidate: the
+            feasible best-factor candidates all hold the same set
+            (:func:`palgym.envs.kernel.window_candidates`), whose features are computed once.
         random: the Random candidate's index (its set is drawn when taken).
         shape_of_slot, shape_gpus, num_shapes, sets, feasible: the candidate kernel's output.
     """
@@ -93,7 +96,11 @@ def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         seen += 1
         c = perf_class[jobs[k]]
         for m in range(random):
-            if feasible[s, m]:
+            if not feasible[s, m]:
+                continue
+            if best0 < m < packed and feasible[s, m - 1]:  # the previous tier's set
+                features[s, m] = features[s, m - 1]
+            else:
                 _features(sets[s, m], shape_gpus[s], sf[c], tiers[c, 0], gpus_per_node,
                           lf_by_class[c], larger_rule, features[s, m])
         features[s, random, CANDIDATE.feasible] = 1.0 if feasible[s, random] else 0.0
@@ -221,7 +228,8 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         shape_of_slot, shape_gpus, sets, feasible,
     )
     candidate_features(jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule,
-                       random, shape_of_slot, shape_gpus, num_shapes, sets, feasible, features)
+                       best0, packed, random, shape_of_slot, shape_gpus, num_shapes, sets,
+                       feasible, features)
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
