@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from palgym._numba import entry_point
 from palgym.envs import kernel, obs_kernel
 from palgym.envs.actions import ActionCodec
 from palgym.envs.candidates import (
@@ -131,9 +132,12 @@ class CompiledDecide:
 
     The kernel's arguments that are constant during a round (the engine's columns, the
     episode tables, the round's constants) are gathered once per round and tables; a decision
-    adds its window's jobs and two fresh buffers. The observation's three keys are views of
-    one fresh float32 buffer, made read-only once filled; the candidates are the buffers'
-    leading rows (:attr:`palgym.envs.candidates.KernelBuffers.prefixes`).
+    adds its window's jobs and two fresh buffers. The kernel is called through its compiled
+    entry for the tables' argument types (:func:`palgym._numba.entry_point`, resolved once per
+    tables: every argument's type is fixed by the engine, the tables and this class). The
+    observation's three keys are views of one fresh float32 buffer, made read-only once filled;
+    the candidates are the buffers' leading rows
+    (:attr:`palgym.envs.candidates.KernelBuffers.prefixes`).
     """
 
     def __init__(self) -> None:
@@ -142,6 +146,7 @@ class CompiledDecide:
         self._args: tuple[object, ...] = ()
         self._shapes = ((0, 0, 0), 0, 1)  # the builder's offsets, K * M + 1 and K
         self._prefixes: tuple[tuple[SlotRows, ...], tuple[ShapeRows, ...]] = ((), ())
+        self._kernel: Callable[..., int] = obs_kernel.decision
 
     def __getstate__(self) -> dict[str, bool]:
         # the memo holds views of the engine's and the buffers' arrays, which a copy (deepcopy,
@@ -170,7 +175,12 @@ class CompiledDecide:
             queued_frac, log_now, known,
         )
         self._shapes = builder.offsets, builder.num_actions, builder.num_slots
-        self._prefixes = tables.buffers.prefixes
+        if tables is not self._tables:  # the arguments' types are fixed for the tables' life
+            self._prefixes = tables.buffers.prefixes
+            self._kernel = entry_point(obs_kernel.decision, (
+                *self._args, np.zeros(0, np.int64), 0.0,
+                np.zeros(builder.offsets[2], np.float32), np.zeros(builder.num_actions, np.bool_),
+            ))
         self._round, self._tables = decision, tables
 
     def __call__(
@@ -189,7 +199,7 @@ class CompiledDecide:
         mask = np.zeros(num_actions, np.bool_)
         pending = decision.pending
         jobs = np.array(pending[:num_slots], dtype=np.int64)
-        num_shapes = obs_kernel.decision(
+        num_shapes = self._kernel(
             *self._args, jobs, min(len(pending) / num_slots, 1.0), buffer, mask
         )
         by_slots, by_shapes = self._prefixes
