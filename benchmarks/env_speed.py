@@ -83,7 +83,7 @@ def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
     profiler.runcall(run, env, "pal", decisions, np.random.default_rng(seed))
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     parts = {
-        "decision (Python + kernel)": ("decide.py", "decide_numba"),
+        "decision (Python + kernel)": ("decide.py", "__call__"),
         "  of which the compiled kernel": ("obs_kernel.py", "decision"),
         "engine commit": ("engine.py", "commit"), "engine advance": ("engine.py", "advance"),
         "new round (queue order)": ("rounds.py", "_new_round"),

@@ -9,7 +9,7 @@ the compiled path only when :data:`AVAILABLE` is True. Importing this module imp
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 try:  # numba is a dependency; without it the numpy reference paths keep palgym usable
@@ -40,3 +40,21 @@ def njit(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
     if _numba is None:  # pragma: no cover - exercised only where numba is missing
         return lambda function: function
     return _numba.njit(*args, **kwargs)  # type: ignore[no-any-return]
+
+
+def entry_point(function: Any, args: Sequence[Any]) -> Callable[..., Any]:
+    """The compiled entry of the :func:`njit` ``function`` for the types of ``args`` (loaded
+    from the cache or compiled if needed, as a call would): calling it skips numba's per-call
+    dispatch on the arguments' types, the largest part of a many-argument call's overhead.
+
+    Every later call must pass arguments of exactly these numba types (dtype, dimensions and
+    layout of each array, scalar kinds): the entry converts them without checking. Without
+    numba, ``function`` itself.
+
+    Args:
+        function: a function decorated with :func:`njit`.
+        args: arguments of the types the entry will be called with.
+    """
+    if _numba is None:  # pragma: no cover - exercised only where numba is missing
+        return function
+    return function.compile(tuple(function.typeof_pyval(a) for a in args))  # type: ignore[no-any-return]

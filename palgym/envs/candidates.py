@@ -101,6 +101,13 @@ def job_candidates(
     return JobCandidates(job=job, sets=tuple(sets), random_feasible=int(free.sum()) >= num_gpus)
 
 
+SlotRows = tuple[IntArray, np.ndarray]
+"""Per-slot rows of the kernel's buffers: (``shape_of_slot``, ``keeps``)."""
+ShapeRows = tuple[IntArray, IntArray, BoolArray, np.ndarray]
+"""Per-shape rows of the kernel's buffers: (``shape_gpus``, ``sets``, ``feasible``,
+``features``)."""
+
+
 @dataclass(frozen=True)
 class KernelBuffers:
     """Output buffers of the compiled kernel, reused every decision (see
@@ -126,6 +133,24 @@ class KernelBuffers:
             features=np.zeros((num_slots, size, len(CANDIDATE)), np.float32),
             keeps=np.zeros((num_slots, size), np.float32),
         )
+
+    def __getstate__(self) -> dict[str, object]:
+        # without the views of ``prefixes``: a copy (deepcopy, pickle) would not keep them as
+        # views of its buffers; the copy makes its own
+        return {k: v for k, v in self.__dict__.items() if k != "prefixes"}
+
+    @functools.cached_property
+    def prefixes(self) -> tuple[tuple[SlotRows, ...], tuple[ShapeRows, ...]]:
+        """The buffers' leading rows as views, made once: ``by_slots[n]`` is
+        (``shape_of_slot[:n]``, ``keeps[:n]``) and ``by_shapes[s]`` is (``shape_gpus[:s]``,
+        ``sets[:s]``, ``feasible[:s]``, ``features[:s]``), for n, s in [0, K]: what a decision
+        of n window slots and s shapes hands out (:class:`WindowCandidates`), without slicing
+        per decision."""
+        rows = range(self.shape_of_slot.size + 1)
+        by_slots = tuple((self.shape_of_slot[:n], self.keeps[:n]) for n in rows)
+        by_shapes = tuple((self.shape_gpus[:s], self.sets[:s], self.feasible[:s],
+                           self.features[:s]) for s in rows)
+        return by_slots, by_shapes
 
 
 @dataclass(frozen=True)
@@ -267,8 +292,8 @@ def window_candidates(
         )
         obs_kernel.candidate_features(
             jobs, table.perf_class, tables.sf, tables.tiers, tables.gpus_per_node,
-            tables.lf_by_class, tables.larger_rule, codec.RANDOM, out.shape_of_slot,
-            out.shape_gpus, num_shapes, out.sets, out.feasible, out.features,
+            tables.lf_by_class, tables.larger_rule, codec.best(0), codec.PACKED, codec.RANDOM,
+            out.shape_of_slot, out.shape_gpus, num_shapes, out.sets, out.feasible, out.features,
         )
         shape_of_slot = out.shape_of_slot[: jobs.size]
         shape_gpus = out.shape_gpus[:num_shapes]

@@ -275,7 +275,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         if current is self._final:
             raise PalgymError("the episode has ended: call reset() before step()")
         action = self.codec.check(action)
-        invalid = not current.mask[action]
+        invalid = not current.mask.item(action)
         if invalid:
             if self.strict:
                 raise InvalidActionError(f"action {action} is not valid now (see action_masks())")
@@ -317,7 +317,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
             slot, candidate = codec.decode(action)
             candidates = current.candidates
             assert candidates is not None
-            job = int(candidates.jobs[slot])
+            job = candidates.jobs.item(slot)
             if candidate == codec.RANDOM:
                 gpus = random_allocation(
                     decision.free, int(self._rounds.sim.jobs.num_gpus[job]), self._ctx.sampler

@@ -7,7 +7,8 @@ signature compute it:
 - :func:`decide_numpy`, the reference: the placement policies' own numpy functions
   (:func:`palgym.envs.candidates.window_candidates`), the numpy observation builder and
   :func:`action_mask`;
-- :func:`decide_numba`, the compiled path: one call of :func:`palgym.envs.obs_kernel.decision`.
+- :class:`CompiledDecide` (:func:`decide_numba`), the compiled path: one call of
+  :func:`palgym.envs.obs_kernel.decision`.
 
 Both give equal decisions (``tests/test_env_kernel.py``); the env picks one in its constructor
 (``backend=``) and keeps the current decision in one cache slot.
@@ -20,9 +21,16 @@ from typing import NamedTuple
 
 import numpy as np
 
+from palgym._numba import entry_point
 from palgym.envs import kernel, obs_kernel
 from palgym.envs.actions import ActionCodec
-from palgym.envs.candidates import EpisodeTables, WindowCandidates, window_candidates
+from palgym.envs.candidates import (
+    EpisodeTables,
+    ShapeRows,
+    SlotRows,
+    WindowCandidates,
+    window_candidates,
+)
 from palgym.envs.decisions import DecisionRound
 from palgym.envs.features import LOG_HORIZON
 from palgym.envs.observations import ObservationBuilder
@@ -117,6 +125,96 @@ def decide_numpy(
     return Decision(candidates, observation, mask)
 
 
+class CompiledDecide:
+    """The compiled backend (:func:`palgym.envs.obs_kernel.decision`, one call per decision);
+    equal to :func:`decide_numpy`. Call it as a :data:`DecideFn` (``factors`` is unused: the
+    tables hold them).
+
+    The kernel's arguments that are constant during a round (the engine's columns, the
+    episode tables, the round's constants) are gathered once per round and tables; a decision
+    adds its window's jobs and two fresh buffers. The kernel is called through its compiled
+    entry for the tables' argument types (:func:`palgym._numba.entry_point`, resolved once per
+    tables: every argument's type is fixed by the engine, the tables and this class). The
+    observation's three keys are views of one fresh float32 buffer, made read-only once filled;
+    the candidates are the buffers' leading rows
+    (:attr:`palgym.envs.candidates.KernelBuffers.prefixes`).
+    """
+
+    def __init__(self) -> None:
+        self._round: DecisionRound | None = None
+        self._tables: EpisodeTables | None = None
+        self._args: tuple[object, ...] = ()
+        self._shapes = ((0, 0, 0), 0, 1)  # the builder's offsets, K * M + 1 and K
+        self._prefixes: tuple[tuple[SlotRows, ...], tuple[ShapeRows, ...]] = ((), ())
+        self._kernel: Callable[..., int] = obs_kernel.decision
+
+    def __getstate__(self) -> dict[str, bool]:
+        # the memo holds views of the engine's and the buffers' arrays, which a copy (deepcopy,
+        # pickle) would not keep as views: a copy gathers its own at its first decision
+        return {"fresh": True}
+
+    def __setstate__(self, state: dict[str, bool]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def _gather(
+        self, sim: Simulator, decision: DecisionRound, tables: EpisodeTables,
+        builder: ObservationBuilder,
+    ) -> None:
+        """The round's constant arguments (everything the kernel takes before ``jobs``)."""
+        table = sim.jobs
+        known = builder.durations_known  # the scheduler's total iterations (true if clairvoyant)
+        total_iterations = (table.total_iterations if builder.clairvoyant or not known
+                            else builder.durations.total_iterations(table))
+        queued_frac, log_now = builder.round_constants(sim, decision)
+        self._args = (
+            decision.free, sim.job_of_gpu,
+            table.perf_class, table.num_gpus, table.iteration_time_s, total_iterations,
+            table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
+            *tables.kernel_args,
+            sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", LOG_HORIZON,
+            queued_frac, log_now, known,
+        )
+        self._shapes = builder.offsets, builder.num_actions, builder.num_slots
+        if tables is not self._tables:  # the arguments' types are fixed for the tables' life
+            self._prefixes = tables.buffers.prefixes
+            self._kernel = entry_point(obs_kernel.decision, (
+                *self._args, np.zeros(0, np.int64), 0.0,
+                np.zeros(builder.offsets[2], np.float32), np.zeros(builder.num_actions, np.bool_),
+            ))
+        self._round, self._tables = decision, tables
+
+    def __call__(
+        self,
+        sim: Simulator,
+        decision: DecisionRound,
+        tables: EpisodeTables,
+        factors: SlowdownFactors,
+        builder: ObservationBuilder,
+    ) -> Decision:
+        """The current decision (the :data:`DecideFn` signature)."""
+        if decision is not self._round or tables is not self._tables:
+            self._gather(sim, decision, tables, builder)
+        (a, b, size), num_actions, num_slots = self._shapes
+        buffer = np.zeros(size, np.float32)
+        mask = np.zeros(num_actions, np.bool_)
+        pending = decision.pending
+        jobs = np.array(pending[:num_slots], dtype=np.int64)
+        num_shapes = self._kernel(
+            *self._args, jobs, min(len(pending) / num_slots, 1.0), buffer, mask
+        )
+        by_slots, by_shapes = self._prefixes
+        shape_of_slot, keeps = by_slots[jobs.size]
+        shape_gpus, sets, feasible, features = by_shapes[num_shapes]
+        candidates = WindowCandidates(jobs, shape_of_slot, shape_gpus, sets, feasible, features,
+                                      keeps)
+        buffer.setflags(write=False)  # (cheaper than assigning flags.writeable)
+        observation = {"jobs": buffer[:a], "candidates": buffer[a:b], "cluster": buffer[b:]}
+        gpus = builder.gpu_observation(sim, decision)
+        if gpus is not None:  # observed_rates: per round, shared with the reference
+            observation["gpus"] = gpus
+        return Decision._make((candidates, observation, mask))  # (cheaper than Decision(...))
+
+
 def decide_numba(
     sim: Simulator,
     decision: DecisionRound,
@@ -124,45 +222,9 @@ def decide_numba(
     factors: SlowdownFactors,
     builder: ObservationBuilder,
 ) -> Decision:
-    """The current decision in one compiled call (:func:`palgym.envs.obs_kernel.decision`);
-    equal to :func:`decide_numpy`. ``factors`` is unused (the tables hold them).
-
-    The three keys are views of one fresh float32 buffer, made read-only once filled; the
-    episode's kernel arguments are bundled once per tables (:attr:`EpisodeTables.kernel_args`).
-    """
-    del factors
-    a, b, size = builder.offsets
-    buffer = np.zeros(size, np.float32)
-    mask = np.zeros(builder.num_actions, np.bool_)
-    pending = decision.pending
-    num_slots = builder.num_slots
-    jobs = np.array(pending[:num_slots], dtype=np.int64)
-    table = sim.jobs
-    known = builder.durations_known  # the scheduler's total iterations (true when clairvoyant)
-    total_iterations = (table.total_iterations if builder.clairvoyant or not known
-                        else builder.durations.total_iterations(table))
-    queued_frac, log_now = builder.round_constants(sim, decision)
-    num_shapes = obs_kernel.decision(
-        decision.free, jobs, sim.job_of_gpu,
-        table.perf_class, table.num_gpus, table.iteration_time_s, total_iterations,
-        table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
-        *tables.kernel_args,
-        sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", LOG_HORIZON,
-        min(len(pending) / num_slots, 1.0), queued_frac, log_now, known, buffer, mask,
-    )
-    size = jobs.size
-    out = tables.buffers
-    candidates = WindowCandidates(
-        jobs, out.shape_of_slot[:size], out.shape_gpus[:num_shapes],
-        out.sets[:num_shapes], out.feasible[:num_shapes], out.features[:num_shapes],
-        out.keeps[:size],
-    )
-    buffer.setflags(write=False)  # (cheaper than assigning flags.writeable)
-    observation = {"jobs": buffer[:a], "candidates": buffer[a:b], "cluster": buffer[b:]}
-    gpus = builder.gpu_observation(sim, decision)
-    if gpus is not None:  # observed_rates: per round, shared with the reference
-        observation["gpus"] = gpus
-    return Decision._make((candidates, observation, mask))  # (cheaper than Decision(...))
+    """The current decision in one compiled call (a fresh :class:`CompiledDecide`; an env
+    keeps one for its life); equal to :func:`decide_numpy`."""
+    return CompiledDecide()(sim, decision, tables, factors, builder)
 
 
 def choose_backend(backend: str, pal_node_order: str) -> DecideFn:
@@ -183,4 +245,4 @@ def choose_backend(backend: str, pal_node_order: str) -> DecideFn:
             f'backend="numba" reproduces pal_node_order="ascending" only (the preset has '
             f'{pal_node_order!r}): pass backend="numpy"'
         )
-    return decide_numba
+    return CompiledDecide()

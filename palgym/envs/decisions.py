@@ -71,12 +71,16 @@ class DecisionRound:
             running = np.zeros(sim.jobs.size, dtype=bool)
             running[self.target[self.target != FREE]] = True
             self._running = running
+            self.free: BoolArray = self.target == FREE
+            self.num_free = int(np.count_nonzero(self.free))
             self.pending: list[int] = order[~running[order]].tolist()
             self.start: tuple[int, ...] = ()
         else:
             num_gpus = sim.cluster.num_gpus
             self.target = np.empty(num_gpus, np.int64)
             self.target.fill(FREE)  # (np.full's Python wrapper costs more than the fill)
+            self.free = np.ones(num_gpus, np.bool_)  # the round starts empty
+            self.num_free = num_gpus
             self._running = np.zeros(sim.jobs.size, dtype=bool)
             # the placement task's round is the longest prefix of the order that fits, which
             # class_reordered keeps in front (reordered within itself)
@@ -89,8 +93,6 @@ class DecisionRound:
         self._order = order
         self.num_active = int(order.size)
         self._rank: IntArray | None = None
-        self.free: BoolArray = self.target == FREE
-        self.num_free = int(np.count_nonzero(self.free))
         self._prepare_head()
 
     # ------------------------------------------------------------------ queries

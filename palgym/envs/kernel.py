@@ -18,7 +18,8 @@ Rules reproduced (Source: PAL, SC24, Section IV; PAL artifact ``placement/*.py``
   policies' own compiled form, :func:`palgym.policies.pal_kernel.node_tables` (once per class
   and decision) and :func:`~palgym.policies.pal_kernel.within_node_pick` (per shape and tier);
 - best-factor (PM-First): candidates sorted by (slowdown factor, ``|#same node and k-means
-  label - N|``, GPU id), the first N taken (:func:`palgym.policies.pm_first.pm_first_allocation`);
+  label - N|``, GPU id), the first N taken (:func:`palgym.policies.pm_first.pm_first_allocation`;
+  its compiled form :func:`palgym.policies.pal_kernel.pm_first_pick`, once per shape);
 - packed: :func:`palgym.policies.allocation.packed_allocation`.
 
 The GPU layout is contiguous (GPU g on node g // G_n), as :class:`palgym.sim.cluster.ClusterSpec`
@@ -31,41 +32,7 @@ import numpy as np
 
 from palgym._numba import AVAILABLE as AVAILABLE  # re-exported for the env
 from palgym._numba import njit as njit  # re-exported for obs_kernel
-from palgym.policies.pal_kernel import keep_smallest, node_tables, within_node_pick
-
-
-@njit(cache=True, nogil=True)
-def _best_factor(free, num_gpus, rank_c, label_c, gpus_per_node, out):  # type: ignore[no-untyped-def]
-    """PM-First on all free GPUs; writes N ascending GPU ids to ``out``; returns the rank of the
-    worst chosen factor (-1: fewer than N free).
-
-    Restricting the candidates to factors <= v_t removes whole (node, label) groups, all of
-    them ordered after every GPU of a lower tier, so the set at any feasible tier is this one
-    and it is feasible at tier t exactly when the returned rank is <= t.
-    """
-    num_gpus_total = free.size
-    total = 0
-    for g in range(num_gpus_total):
-        if free[g]:
-            total += 1
-    if total < num_gpus:
-        return -1
-    num_labels = label_c.max() + 1
-    groups = np.zeros((num_gpus_total // gpus_per_node, num_labels), np.int64)
-    for g in range(num_gpus_total):
-        if free[g]:
-            groups[g // gpus_per_node, label_c[g]] += 1
-    # the N smallest keys, kept sorted by insertion (N and G are small: no sort calls)
-    chosen = np.empty(num_gpus, np.int64)
-    k = 0
-    for g in range(num_gpus_total):
-        if free[g]:
-            score = abs(groups[g // gpus_per_node, label_c[g]] - num_gpus)
-            key = (rank_c[g] * (num_gpus_total + 1) + score) * num_gpus_total + g
-            k = keep_smallest(chosen, k, key)
-    for i in range(num_gpus):  # the chosen GPU ids, ascending
-        keep_smallest(out, i, chosen[i] % num_gpus_total)
-    return chosen[num_gpus - 1] // num_gpus_total // (num_gpus_total + 1)
+from palgym.policies.pal_kernel import node_tables, pm_first_pick, within_node_pick
 
 
 @njit(cache=True, nogil=True)
@@ -154,20 +121,27 @@ def window_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     num_nodes = free.size // gpus_per_node
     node_sorted = np.empty((num_nodes, gpus_per_node), np.float64)
     node_le = np.empty((max_tiers, num_nodes), np.int64)
+    num_free = 0
+    for g in range(free.size):
+        if free[g]:
+            num_free += 1
     for c in range(sf.shape[0]):
         tables_of_c = False
+        num_labels = -1  # of class c, read at its first shape
         for s in range(num_shapes):
             if shape_class[s] != c:
                 continue
+            if num_labels == -1:
+                num_labels = labels[c].max() + 1
             n = shape_gpus[s]
             if n <= gpus_per_node and not tables_of_c:
                 node_tables(free, sf[c], rank[c], num_tiers[c], gpus_per_node, node_sorted,
                             node_le)
                 tables_of_c = True
             _shape_candidates(
-                free, n, sf[c], rank[c], labels[c], min(num_tiers[c], max_tiers),
-                gpus_per_node, strict_total, best0, packed, random, node_sorted, node_le,
-                sets[s], feasible[s],
+                free, num_free, n, sf[c], rank[c], labels[c], num_labels,
+                min(num_tiers[c], max_tiers), gpus_per_node, strict_total, best0, packed,
+                random, node_sorted, node_le, sets[s], feasible[s],
             )
     return num_shapes
 
@@ -197,12 +171,20 @@ def _window_shapes(jobs, perf_class, num_gpus, max_width, shape_of_slot, shape_c
 
 @njit(cache=True, nogil=True)
 def _shape_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, n, sf_c, rank_c, label_c, num_tiers, gpus_per_node,
+    free, num_free, n, sf_c, rank_c, label_c, num_labels, num_tiers, gpus_per_node,
     strict_total, best0, packed, random, node_sorted, node_le, sets, feasible,
 ):
-    """The M candidates of one shape (class c, N = ``n``): sets (M - 1, >= N) and feasible
-    (M,), all -1 / False on entry."""
-    worst_rank = _best_factor(free, n, rank_c, label_c, gpus_per_node, sets[best0])
+    """The M candidates of one shape (class c, N = ``n``, ``num_free`` free GPUs): sets
+    (M - 1, >= N) and feasible (M,), all -1 / False on entry.
+
+    The best-factor sets are PM-First on all free GPUs
+    (:func:`palgym.policies.pal_kernel.pm_first_pick`): restricting the candidates to factors
+    <= v_t removes whole (node, label) groups, all of them ordered after every GPU of a lower
+    tier, so the set at any feasible tier is that one, feasible at tier t exactly when its
+    worst rank is <= t.
+    """
+    worst_rank = pm_first_pick(free, n, rank_c, label_c, num_labels, gpus_per_node,
+                               sets[best0])
     for t in range(num_tiers):
         if n <= gpus_per_node and within_node_pick(
             free, n, sf_c, node_le[t], node_sorted, gpus_per_node, sets[t]
@@ -214,8 +196,4 @@ def _shape_candidates(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     if worst_rank > 0:  # not feasible at tier 0: the row was only a buffer
         sets[best0, :n] = -1
     feasible[packed] = _packed(free, n, gpus_per_node, strict_total, sets[packed])
-    num_free = 0
-    for g in range(free.size):
-        if free[g]:
-            num_free += 1
     feasible[random] = num_free >= n

@@ -70,7 +70,7 @@ def _features(gpus, num_gpus, sf_c, best_tier, gpus_per_node, lf, larger_rule, r
 
 @njit(cache=True, nogil=True)
 def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule, random,
+    jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule, best0, packed, random,
     shape_of_slot, shape_gpus, num_shapes, sets, feasible, features,
 ):
     """Fill float32 (>= S, M, F_c) ``features`` of every shape's candidates (as written by
@@ -81,6 +81,9 @@ def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         sf: float64 (C, G). tiers: float64 (C, T). gpus_per_node: G_n.
         lf_by_class: float64 (C,) locality penalty. larger_rule: the penalty is paid by jobs
             larger than a node (else by sets spanning nodes).
+        best0, packed: the indices of the tier-0 best-factor and of the Packed candidate: the
+            feasible best-factor candidates all hold the same set
+            (:func:`palgym.envs.kernel.window_candidates`), whose features are computed once.
         random: the Random candidate's index (its set is drawn when taken).
         shape_of_slot, shape_gpus, num_shapes, sets, feasible: the candidate kernel's output.
     """
@@ -93,7 +96,11 @@ def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         seen += 1
         c = perf_class[jobs[k]]
         for m in range(random):
-            if feasible[s, m]:
+            if not feasible[s, m]:
+                continue
+            if best0 < m < packed and feasible[s, m - 1]:  # the previous tier's set
+                features[s, m] = features[s, m - 1]
+            else:
                 _features(sets[s, m], shape_gpus[s], sf[c], tiers[c, 0], gpus_per_node,
                           lf_by_class[c], larger_rule, features[s, m])
         features[s, random, CANDIDATE.feasible] = 1.0 if feasible[s, random] else 0.0
@@ -163,14 +170,14 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
 
 @njit(cache=True, nogil=True)
 def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, jobs, job_of_gpu,
+    free, job_of_gpu,
     perf_class, num_gpus, iteration_time_s, total_iterations, iterations_done, submit_time_s,
     attained_service_s, status,
     sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
     larger_rule, best0, packed, random, num_candidates,
     shape_of_slot, shape_gpus, sets, feasible, features, keeps,
-    now_s, running, sticky, scheduling, log_horizon, pending_frac, queued_frac, log_now,
-    remaining_known, obs, mask,
+    now_s, running, sticky, scheduling, log_horizon, queued_frac, log_now, remaining_known,
+    jobs, pending_frac, obs, mask,
 ):
     """Everything one decision needs, in one call.
 
@@ -185,8 +192,12 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     decision is open only while some pending job fits, and a fitting job of a selectable slot
     always has its Random candidate, so "no pending job fits" adds nothing.)
 
+    The arguments up to ``remaining_known`` are constant during a round (the engine moves only
+    between rounds; ``free`` is the round's array, changed in place by its placements), the
+    last four change with every decision.
+
     Args:
-        free: bool (G,). jobs: int64 (K',) window jobs. job_of_gpu: int64 (G,).
+        free: bool (G,). job_of_gpu: int64 (G,).
         perf_class .. status: the job table's columns (``total_iterations``: the scheduler's
             view, :meth:`palgym.policies.durations.Durations.total_iterations`).
         sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
@@ -195,9 +206,11 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
             candidate m and the last action ends the round.
         shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
         now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
-            selectable. log_horizon: log1p of the time horizon. pending_frac, queued_frac,
-            log_now: the last three cluster features. scheduling: the task is scheduling.
+            selectable. scheduling: the task is scheduling. log_horizon: log1p of the time
+            horizon. queued_frac, log_now: the last two cluster features.
         remaining_known: False when durations are unknown (remaining-time column 0).
+        jobs: int64 (K',) window jobs. pending_frac: the cluster feature pending / K.
+        obs, mask: out, as above.
 
     Returns:
         S, the number of window shapes.
@@ -215,7 +228,8 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
         shape_of_slot, shape_gpus, sets, feasible,
     )
     candidate_features(jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule,
-                       random, shape_of_slot, shape_gpus, num_shapes, sets, feasible, features)
+                       best0, packed, random, shape_of_slot, shape_gpus, num_shapes, sets,
+                       feasible, features)
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
     job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
              submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,

@@ -41,6 +41,7 @@ class EnvQueries(EnvAccess):
     _sim: Simulator | None
     _final: Decision
     _decision: Decision | None
+    _checked: str | None = None  # the last heuristic name checked against the env's settings
 
     @property
     def feature_names(self) -> dict[str, tuple[str, ...]]:
@@ -83,8 +84,9 @@ class EnvQueries(EnvAccess):
             ConfigError: for an unknown name, or when the env's ``sticky`` / ``class_reorder``
                 contradict the policy (e.g. ``pal`` in a sticky env).
         """
-        if check:
+        if check and name != self._checked:  # the env's settings never change: once a name
             check_heuristic(name, self.sticky, self.class_reorder, self.task, self.num_slots)
+            self._checked = name
         candidates = (self._decision or self._current()).candidates  # None outside an episode
         if candidates is None:
             self._context()  # raises before the first reset

@@ -34,8 +34,7 @@ from palgym._numba import njit
 @njit(cache=True, nogil=True)
 def keep_smallest(values, count, value):  # type: ignore[no-untyped-def]
     """Insert ``value`` into ascending ``values[:count]``, keeping at most ``values.size``
-    of the smallest (an insertion-sort step; the env's kernels use it too); returns the new
-    count."""
+    of the smallest (an insertion-sort step); returns the new count."""
     if count == values.size:
         if value >= values[count - 1]:
             return count
