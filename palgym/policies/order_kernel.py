@@ -175,6 +175,19 @@ def _less(priority, key_1, key_2, a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _upper_bound(priority, key_1, key_2, job, order, low, high):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+    """The first position in the sorted ``order[low:high]`` whose job comes after ``job``
+    (binary search; ``high`` if none does)."""
+    while low < high:
+        middle = (low + high) // 2
+        if _less(priority, key_1, key_2, job, order[middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _same(a, b):  # type: ignore[no-untyped-def]
     """Equal floats or both NaN (a key that sorts the same)."""
     return a == b or (a != a and b != b)
@@ -286,13 +299,7 @@ def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-
     _sort(priority, key_1, key_2, moved, memo.scratch[m : 2 * m])
     reach = scanned  # order[scanned:length] is sorted; the moved jobs go before order[reach]
     if m:
-        last, high = moved[m - 1], length
-        while reach < high:
-            middle = (reach + high) // 2
-            if _less(priority, key_1, key_2, last, order[middle]):
-                high = middle
-            else:
-                reach = middle + 1
+        reach = _upper_bound(priority, key_1, key_2, moved[m - 1], order, scanned, length)
     front = kept + reach - scanned
     _move(order, scanned, reach, kept)  # close the gap left by the dropped jobs
     _move(order, reach, length, front + m)  # the rest, behind the moved jobs' room
@@ -348,13 +355,7 @@ def _insert(priority, key_1, key_2, moved, order, kept):  # type: ignore[no-unty
     end = kept  # order[:end] is not placed yet
     for k in range(moved.size - 1, -1, -1):
         job = moved[k]
-        low, high = 0, end  # the first of order[:end] after job
-        while low < high:
-            middle = (low + high) // 2
-            if _less(priority, key_1, key_2, job, order[middle]):
-                high = middle
-            else:
-                low = middle + 1
+        low = _upper_bound(priority, key_1, key_2, job, order, 0, end)
         for t in range(end - 1, low - 1, -1):
             order[t + k + 1] = order[t]
         order[low + k] = job
