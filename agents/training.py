@@ -355,11 +355,15 @@ def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> d
 
 
 def learn(model: Any, n_timesteps: int, callbacks: list[BaseCallback], resume: bool) -> bool:
-    """``model.learn``; returns True if Ctrl-C stopped it (the caller still saves)."""
+    """``model.learn``; returns True if Ctrl-C stopped it (the caller still saves; the
+    throughput callback still writes ``throughput.yml`` for the steps run)."""
     try:
         model.learn(total_timesteps=n_timesteps, callback=callbacks,
                     reset_num_timesteps=not resume)
     except KeyboardInterrupt:
         logger.warning("interrupted at %d timesteps: saving the model", model.num_timesteps)
+        for callback in callbacks:  # SB3 skips on_training_end when learn() raises
+            if isinstance(callback, ThroughputCallback):
+                callback.on_training_end()
         return True
     return False
