@@ -8,6 +8,13 @@ trade variability against locality. Quick start::
     episode = make_episode(read_sia_trace("trace.csv"))
     result = run_episode(episode, policy="pal", queue_order="fifo")
     print(result.metrics.avg_jct_s)
+
+Your own policy: a placement (:class:`PlacementPolicy`: ``name``, ``sticky``, ``deterministic``,
+``place(view, order, sampler)`` returning ``job_of_gpu``, int64 (G,), job index or
+:data:`FREE`) or a queue order (:class:`QueueOrder`: ``name``, ``static``, ``order(view)``)
+reads the simulation through a :class:`SimView` (its job columns: :class:`JobColumns`) and runs
+with ``run_episode(episode, policy=obj, queue_order=obj)``; or drive the engine
+(:func:`make_simulator`) round by round. README.md "Writing your own policy".
 """
 
 from palgym.bundled import bundled_profile
@@ -19,11 +26,24 @@ from palgym.errors import (
     TraceFormatError,
 )
 from palgym.io import read_measurements, read_profile, read_sia_trace, write_profile
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, PlacementPolicy, QueueOrder, Sampler
+from palgym.policies import (
+    CLAIRVOYANT,
+    PLACEMENT_NAMES,
+    QUEUE_ORDER_NAMES,
+    PlacementPolicy,
+    QueueOrder,
+    Sampler,
+    SlowdownFactors,
+    make_placement,
+    make_queue_order,
+    make_sampler,
+)
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.metrics import EpisodeMetrics, JobRecords
+from palgym.sim.state import JobColumns
+from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView
 from palgym.sim.workload import Trace
@@ -31,7 +51,10 @@ from palgym.simulate import (
     Episode,
     EpisodeResult,
     drive,
+    episode_sampler,
+    final_metrics,
     make_episode,
+    make_simulator,
     run_episode,
     slowdown_factors,
 )
@@ -55,10 +78,12 @@ def _register_envs() -> None:
 _register_envs()
 
 __all__ = [
-    "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec", "ConfigError", "Episode",
-    "EpisodeMetrics", "EpisodeResult", "InvalidActionError", "JobRecords", "PalgymError",
-    "PlacementPolicy", "ProfileError", "QueueOrder", "Sampler", "SimConfig", "SimView",
-    "Simulator", "Trace", "TraceFormatError", "VariabilityProfile",
-    "bundled_profile", "drive", "make_episode", "preset", "read_measurements", "read_profile",
-    "read_sia_trace", "run_episode", "slowdown_factors", "write_profile",
+    "CLAIRVOYANT", "FREE", "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec",
+    "ConfigError", "Episode", "EpisodeMetrics", "EpisodeResult", "InvalidActionError",
+    "JobColumns", "JobRecords", "PalgymError", "PlacementPolicy", "ProfileError", "QueueOrder",
+    "Sampler", "SimConfig", "SimView", "Simulator", "SlowdownFactors", "Trace",
+    "TraceFormatError", "VariabilityProfile", "bundled_profile", "drive", "episode_sampler",
+    "final_metrics", "make_episode", "make_placement", "make_queue_order", "make_sampler",
+    "make_simulator", "preset", "read_measurements", "read_profile", "read_sia_trace",
+    "run_episode", "slowdown_factors", "write_profile",
 ]

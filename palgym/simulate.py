@@ -26,12 +26,18 @@ from pathlib import Path
 import numpy as np
 
 from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
-from palgym.driver import CompiledPlan, Driver, compiled_plan, drive_compiled
-from palgym.errors import ConfigError, PalgymError, coerce_enum
+from palgym.driver import Driver, check_not_stuck, chosen_plan, drive_compiled
+from palgym.errors import ConfigError, PalgymError
 from palgym.io.measurements import read_measurements
 from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
 from palgym.policies.backfill import split_name
-from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
+from palgym.policies.base import (
+    PlacementPolicy,
+    QueueOrder,
+    Sampler,
+    check_placement,
+    check_queue_order,
+)
 from palgym.policies.belief import (
     Belief,
     BeliefMode,
@@ -40,6 +46,7 @@ from palgym.policies.belief import (
     belief_options,
 )
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.backend import BackendName
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import ProfileSampling, SimConfig, preset
 from palgym.sim.engine import Simulator
@@ -167,9 +174,29 @@ def slowdown_factors(episode: Episode) -> SlowdownFactors:
     return SlowdownFactors.fit(episode.profile.perfvar, episode.config.slowdown_clusters)
 
 
+def make_simulator(episode: Episode, backend: BackendName | None = None) -> Simulator:
+    """The engine of ``episode`` at t = 0, as :func:`run_episode` builds it (the dynamic truth,
+    if ``config.dynamics``, seeded from child 3 of the episode seed's ``SeedSequence``).
+
+    Args:
+        episode: from :func:`make_episode`.
+        backend: the step backend (:class:`~palgym.sim.engine.Simulator`; None: numba if
+            installed); both give bit-identical results.
+    """
+    truth_seed = np.random.SeedSequence(episode.seed).spawn(5)[3]
+    return Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
+                     backend=backend, dynamics_seed=truth_seed)
+
+
+def episode_sampler(episode: Episode) -> Sampler:
+    """A fresh random stream of the episode's placements: a copy of ``episode.placement_rng``,
+    so every run of the episode (and every policy) draws the same numbers."""
+    return make_sampler(copy.deepcopy(episode.placement_rng))
+
+
 def run_episode(
     episode: Episode,
-    policy: str = "pal",
+    policy: str | PlacementPolicy = "pal",
     queue_order: str | QueueOrder = "fifo",
     factors: SlowdownFactors | None = None,
     stall_factor: float | None = None,
@@ -183,7 +210,10 @@ def run_episode(
 
     Args:
         episode: from :func:`make_episode`.
-        policy: placement name (see :data:`palgym.policies.PLACEMENT_NAMES`).
+        policy: placement name (see :data:`palgym.policies.PLACEMENT_NAMES`), or a
+            :class:`~palgym.policies.PlacementPolicy` object (e.g. your own; it decides on
+            what it holds: ``factors``, ``durations`` and ``belief`` do not reach it, and the
+            compiled driver serves only palgym's own placements).
         queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`), or a
             :class:`~palgym.policies.QueueOrder` object (e.g. a
             :class:`~palgym.policies.gittins.GittinsOrder`; ``durations`` does not reach it).
@@ -202,33 +232,41 @@ def run_episode(
         ``metrics.num_completed`` of ``metrics.num_jobs`` and the reason if it did not finish).
 
     Raises:
-        ConfigError: for unknown policy, order or belief names, or ``stall_factor`` <= 0.
+        ConfigError: for unknown policy, order or belief names, ``stall_factor`` <= 0, a
+            ``belief`` given with a placement object, or ``driver="compiled"`` for an episode
+            the compiled loop does not serve (e.g. a custom policy), naming why.
+        TypeError: for a policy or order object lacking a member of its protocol (named).
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
-    factors = factors or slowdown_factors(episode)
     known = durations.for_seed(episode.seed)
-    placement = make_placement(policy, factors, episode.config, durations=known)
+    name = policy if isinstance(policy, str) else None
+    if name is not None:
+        factors = factors or slowdown_factors(episode)
+        placement = make_placement(name, factors, episode.config, durations=known)
+    elif belief is not None:
+        raise ConfigError("belief applies to a named policy; a placement object decides on "
+                          "what it holds")
+    else:
+        placement = check_placement(policy)
     _reject_unplaceable(episode, placement)
     order = (make_queue_order(queue_order, known, episode.config)
-             if isinstance(queue_order, str) else queue_order)
-    rng = copy.deepcopy(episode.placement_rng)  # every policy sees the same stream
-    # children 0, 1: variability, placement (make_episode); 2: duration estimates
-    truth_seed, profiling_seed = np.random.SeedSequence(episode.seed).spawn(5)[3:]
-    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config,
-                    dynamics_seed=truth_seed)
+             if isinstance(queue_order, str) else check_queue_order(queue_order))
+    # children 0, 1: variability, placement (make_episode); 2: duration estimates; 3: truth
+    profiling_seed = np.random.SeedSequence(episode.seed).spawn(5)[4]
+    sim = make_simulator(episode)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
                           None if placement.sticky else order.name,
                           prefix_order=order.name if _runs_prefix(placement) else None)
     options = episode.belief if belief is None else belief_options(belief)
-    watched = _with_belief(sim, episode, options, policy, placement,
-                           np.random.default_rng(profiling_seed), known)
+    watched = None if name is None else _with_belief(
+        sim, episode, options, name, placement, np.random.default_rng(profiling_seed), known)
     placement = watched or placement
-    reason = drive(sim, order, placement, make_sampler(rng), stall=stall,
+    reason = drive(sim, order, placement, episode_sampler(episode), stall=stall,
                    on_event=_belief_events(watched) if watched and watched.belief.changes
                    else None, progress=progress, driver=driver)
     return EpisodeResult(
-        trace=episode.trace.name, policy=policy, queue_order=order.name,
+        trace=episode.trace.name, policy=name or placement.name, queue_order=order.name,
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
         episode_hash=episode.episode_hash(), belief=options.mode.value if watched else "none",
         refits=watched.refits if watched else 0,
@@ -276,8 +314,6 @@ def final_metrics(sim: Simulator, truncation_reason: str = "") -> EpisodeMetrics
     return with_end(sim.metrics(), sim.records(), sim.now_s, truncation_reason)
 
 
-
-
 def _reject_unplaceable(episode: Episode, placement: PlacementPolicy) -> None:
     """Fail fast on jobs a policy can never place even on an empty cluster.
 
@@ -296,30 +332,6 @@ def _reject_unplaceable(episode: Episode, placement: PlacementPolicy) -> None:
             f"packed-sticky with packed_sticky_strict_total can never place job {job} "
             f"({cluster.num_gpus} GPUs over several nodes): the episode could never end"
         )
-
-
-def _check_not_stuck(sim: Simulator, name: str) -> None:
-    """Raise if placement ``name`` left queued jobs on an idle cluster with no arrivals left."""
-    if not sim.has_future_arrivals() and not sim.running_jobs().size and sim.active_jobs().size:
-        raise PalgymError(
-            f"{name} placed no job on an idle cluster at t={sim.now_s:g} s "
-            "with no arrivals left: the episode could never end"
-        )
-
-
-def _compiled(driver: str | Driver, sim: Simulator, order: QueueOrder,
-              placement: PlacementPolicy, sampler: Sampler,
-              on_event: Callable[[Simulator], None] | None) -> CompiledPlan | None:
-    """The compiled loop's plan if ``driver`` and the episode choose it (:func:`drive`)."""
-    choice = coerce_enum(Driver, driver, "driver")
-    if choice is Driver.PYTHON:
-        return None
-    plan = compiled_plan(sim, order, placement, sampler, on_event)
-    if isinstance(plan, CompiledPlan):
-        return plan
-    if choice is Driver.COMPILED:
-        raise ConfigError(f"the compiled driver does not serve this episode: {plan}")
-    return None
 
 
 def drive(
@@ -360,7 +372,7 @@ def drive(
         ConfigError: for an unknown ``driver``, or ``compiled`` for an episode it does not
             serve (naming why).
     """
-    plan = _compiled(driver, sim, order, placement, sampler, on_event)
+    plan = chosen_plan(driver, sim, order, placement, sampler, on_event)
     if plan is not None:
         return drive_compiled(sim, plan, stall, progress)
     memo_valid, next_progress = False, 0
@@ -378,7 +390,7 @@ def drive(
             view = sim.view()
             target = placement.place(view, order.order(view), sampler)
             memo_valid = not sim.commit(target)  # the one call that applies the allocation
-            _check_not_stuck(sim, placement.name)
+            check_not_stuck(sim, placement.name)
         if on_event is not None:
             on_event(sim)
         sim.advance()

@@ -30,12 +30,17 @@ def test_docs_list_exactly_the_declared_features() -> None:
     assert expanded == list(JOB_FEATURES)
     assert _documented("candidates") == list(CANDIDATE_FEATURES)
     assert "clairvoyant" in DOCS.read_text().lower()
+    # the headings' feature counts are the declared ones
+    text = DOCS.read_text()
+    assert f"### `jobs` (K, {len(JOB_FEATURES)})" in text
+    assert f"### `candidates` (K, M, {len(CANDIDATE_FEATURES)})" in text
 
 
 def test_env_names_and_shapes_come_from_the_tables() -> None:
     env = ClusterEnv("sia-philly-gen-0", window=20, num_slots=3, max_tiers=2)
-    assert env.observation_shapes["jobs"] == (3, len(JOB_FEATURES)) == (3, 12)
-    assert env.observation_shapes["candidates"] == (3, 6, len(CANDIDATE_FEATURES)) == (3, 6, 7)
+    assert env.observation_shapes["jobs"] == (3, len(JOB_FEATURES))
+    # M = 2T + 2 candidates per slot (T = max_tiers = 2), one column per declared feature
+    assert env.observation_shapes["candidates"] == (3, 2 * 2 + 2, len(CANDIDATE_FEATURES))
     assert env.feature_names["jobs"][JOB.log_waiting_time] == "slot0.log_waiting_time"
     assert env.feature_names["candidates"][len(CANDIDATE) + CANDIDATE.keeps_gpus] == \
         "slot0.cand1.keeps_gpus"

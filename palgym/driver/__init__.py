@@ -10,7 +10,9 @@ bit. The kernel is :mod:`palgym.driver.kernel`, its lazy starvation account
 
 from __future__ import annotations
 
-from palgym.driver.loop import drive_compiled
-from palgym.driver.plan import CompiledPlan, Driver, compiled_plan
+from palgym.driver.loop import check_not_stuck, drive_compiled
+from palgym.driver.plan import CompiledPlan, Driver, chosen_plan, compiled_plan
 
-__all__ = ["CompiledPlan", "Driver", "compiled_plan", "drive_compiled"]
+__all__ = [
+    "CompiledPlan", "Driver", "check_not_stuck", "chosen_plan", "compiled_plan", "drive_compiled",
+]

@@ -137,6 +137,17 @@ def drive_compiled(sim: Simulator, plan: CompiledPlan, stall: StallDetector | No
     return f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
 
 
+def check_not_stuck(sim: Simulator, name: str) -> None:
+    """Raise if placement ``name`` left queued jobs on an idle cluster with no arrivals left
+    (the Python loop's check; the compiled loop reports it as
+    :data:`palgym.driver.kernel.IDLE_CLUSTER`)."""
+    if not sim.has_future_arrivals() and not sim.running_jobs().size and sim.active_jobs().size:
+        raise PalgymError(
+            f"{name} placed no job on an idle cluster at t={sim.now_s:g} s "
+            "with no arrivals left: the episode could never end"
+        )
+
+
 def _quiet_until(stall: Any, sim: Simulator) -> tuple[int, float]:
     """Where ``stall`` can next stop the episode: its ``quiet_until(sim)`` if it has one (as
     :class:`palgym.sim.stall.StallDetector` does), else the next boundary, so that a ``stall``

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from palgym.errors import ConfigError, coerce_enum
 from palgym.policies.backfill import BackfillMode
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.belief import BeliefPlacement
@@ -185,3 +186,25 @@ def spec_of(plan: CompiledPlan, gpus_per_node: int) -> IntArray:
     """The kernel's int64 spec of ``plan`` (:func:`palgym.driver.kernel.run_rounds`)."""
     return np.array([plan.order_code, int(plan.memo_rounds), *plan.rule, gpus_per_node],
                     dtype=np.int64)
+
+
+def chosen_plan(driver: str | Driver, sim: Simulator, order: QueueOrder,
+                placement: PlacementPolicy, sampler: Sampler, on_event: Any = None
+                ) -> CompiledPlan | None:
+    """The compiled loop's plan if ``driver`` and the episode choose it, else None (the Python
+    loop: ``driver="python"``, or ``"auto"`` for an episode :func:`compiled_plan` does not
+    serve, e.g. a custom policy).
+
+    Raises:
+        ConfigError: for an unknown ``driver``, or ``"compiled"`` for an episode the compiled
+            loop does not serve (naming why).
+    """
+    choice = coerce_enum(Driver, driver, "driver")
+    if choice is Driver.PYTHON:
+        return None
+    plan = compiled_plan(sim, order, placement, sampler, on_event)
+    if isinstance(plan, CompiledPlan):
+        return plan
+    if choice is Driver.COMPILED:
+        raise ConfigError(f"the compiled driver does not serve this episode: {plan}")
+    return None

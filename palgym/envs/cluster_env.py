@@ -68,13 +68,13 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     reshape with ``env.unwrapped.observation_shapes``; every feature's meaning, unit,
     normalisation and horizon: ``docs/ENV.md``; the layouts: :mod:`palgym.envs.features`):
 
-    - ``jobs`` (K, 12): present, selectable, num_gpus / G, class one-hot, log remaining ideal
-      time (``duration_knowledge``: clairvoyant, the trace's true remaining work; noisy, the
-      user estimate's; unknown, 0), log waiting time, log attained service, was running,
-      queue position k / K;
-    - ``candidates`` (K, M, 7), candidate (k, m) = action ``codec.encode(k, m)`` = k * M + m:
-      feasible, max slowdown factor / 4, spans nodes, (lf - 1) / 3, speed / 2, fraction on
-      the best tier, keeps the current GPUs;
+    - ``jobs`` (K, F_j): one row per window slot, the features of
+      :class:`~palgym.envs.features.JobFeatures` (F_j = ``len(JOB_FEATURES)``), e.g. the
+      job's GPU share, class and waiting time; its remaining time is what
+      ``duration_knowledge`` lets the scheduler know (docs/ENV.md);
+    - ``candidates`` (K, M, F_c), candidate (k, m) = action ``codec.encode(k, m)`` =
+      k * M + m: the features of :class:`~palgym.envs.features.CandidateFeatures`
+      (F_c = ``len(CANDIDATE_FEATURES)``), e.g. feasibility, slowdown, locality;
     - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
       free fraction, pending / K, queued / 4K, log time;
     - ``gpus`` (G, 6), only with ``observed_rates=True``: the belief of each class and the last

@@ -24,14 +24,18 @@ A custom placement, e.g. "each queued job on the lowest free GPU ids, in order":
                 target[free[:need]] = job
             return target
 
-    drive(sim, FIFO(), LowestIds(), make_sampler(rng))   # palgym.simulate.drive
+    run_episode(episode, policy=LowestIds())               # palgym.run_episode, or
+    drive(sim, FIFO(), LowestIds(), make_sampler(rng))   # palgym.drive on an engine
+
+:func:`check_placement` and :func:`check_queue_order` name the members an object lacks.
+README.md "Writing your own policy" has a complete example.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
@@ -114,3 +118,44 @@ class PlacementPolicy(Protocol):
         (``order``: int64 (A,), the queue order's ranking; ``sampler``: the random stream,
         drawn from only by policies that are not ``deterministic``)."""
         ...
+
+
+PLACEMENT_MEMBERS: tuple[str, ...] = ("name", "sticky", "deterministic", "place")
+"""The members of a :class:`PlacementPolicy` (``place`` a method, the rest attributes)."""
+QUEUE_ORDER_MEMBERS: tuple[str, ...] = ("name", "static", "order")
+"""The members of a :class:`QueueOrder` (``order`` a method, the rest attributes)."""
+
+
+def _require(obj: object, kind: str, members: tuple[str, ...]) -> None:
+    """Raise TypeError naming the members of ``kind`` that ``obj`` lacks (the last one of
+    ``members`` must be callable)."""
+    if isinstance(obj, type):
+        raise TypeError(f"a {kind} must be an instance, not the class {obj.__name__}: "
+                        f"pass {obj.__name__}(...)")
+    *fields, method = members
+    missing = [name for name in fields if not hasattr(obj, name)]
+    if not callable(getattr(obj, method, None)):
+        missing.append(f"{method}() method")
+    if missing:
+        raise TypeError(f"{type(obj).__name__} is not a {kind}: it lacks {', '.join(missing)} "
+                        f"(a {kind} has {', '.join(members)})")
+
+
+def check_placement(obj: object) -> PlacementPolicy:
+    """``obj`` itself, once it has every member of :class:`PlacementPolicy`.
+
+    Raises:
+        TypeError: naming the members ``obj`` lacks (or if ``obj`` is a class).
+    """
+    _require(obj, "placement policy", PLACEMENT_MEMBERS)
+    return cast(PlacementPolicy, obj)
+
+
+def check_queue_order(obj: object) -> QueueOrder:
+    """``obj`` itself, once it has every member of :class:`QueueOrder`.
+
+    Raises:
+        TypeError: naming the members ``obj`` lacks (or if ``obj`` is a class).
+    """
+    _require(obj, "queue order", QUEUE_ORDER_MEMBERS)
+    return cast(QueueOrder, obj)
