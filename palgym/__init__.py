@@ -30,6 +30,7 @@ from palgym.policies import (
     CLAIRVOYANT,
     PLACEMENT_NAMES,
     QUEUE_ORDER_NAMES,
+    Durations,
     PlacementPolicy,
     QueueOrder,
     Sampler,
@@ -43,7 +44,7 @@ from palgym.sim.config import PRESETS, SimConfig, preset
 from palgym.sim.engine import Simulator
 from palgym.sim.metrics import EpisodeMetrics, JobRecords
 from palgym.sim.state import JobColumns
-from palgym.sim.types import FREE
+from palgym.sim.types import FREE, JobStatus
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView
 from palgym.sim.workload import Trace
@@ -79,11 +80,12 @@ _register_envs()
 
 __all__ = [
     "CLAIRVOYANT", "FREE", "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec",
-    "ConfigError", "Episode", "EpisodeMetrics", "EpisodeResult", "InvalidActionError",
-    "JobColumns", "JobRecords", "PalgymError", "PlacementPolicy", "ProfileError", "QueueOrder",
-    "Sampler", "SimConfig", "SimView", "Simulator", "SlowdownFactors", "Trace",
-    "TraceFormatError", "VariabilityProfile", "bundled_profile", "drive", "episode_sampler",
-    "final_metrics", "make_episode", "make_placement", "make_queue_order", "make_sampler",
-    "make_simulator", "preset", "read_measurements", "read_profile", "read_sia_trace",
-    "run_episode", "slowdown_factors", "write_profile",
+    "ConfigError", "Durations", "Episode", "EpisodeMetrics", "EpisodeResult",
+    "InvalidActionError", "JobColumns", "JobRecords", "JobStatus", "PalgymError",
+    "PlacementPolicy", "ProfileError", "QueueOrder", "Sampler", "SimConfig", "SimView",
+    "Simulator", "SlowdownFactors", "Trace", "TraceFormatError", "VariabilityProfile",
+    "bundled_profile", "drive", "episode_sampler", "final_metrics", "make_episode",
+    "make_placement", "make_queue_order", "make_sampler", "make_simulator", "preset",
+    "read_measurements", "read_profile", "read_sia_trace", "run_episode", "slowdown_factors",
+    "write_profile",
 ]

@@ -32,11 +32,13 @@ from palgym.io.measurements import read_measurements
 from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
 from palgym.policies.backfill import split_name
 from palgym.policies.base import (
+    CheckedPlacement,
     PlacementPolicy,
     QueueOrder,
     Sampler,
     check_placement,
     check_queue_order,
+    is_own_policy,
 )
 from palgym.policies.belief import (
     Belief,
@@ -247,8 +249,10 @@ def run_episode(
     elif belief is not None:
         raise ConfigError("belief applies to a named policy; a placement object decides on "
                           "what it holds")
-    else:
+    else:  # a user's object: its targets checked, no stall test that assumes palgym's rules
         placement = check_placement(policy)
+        placement = placement if is_own_policy(placement) else CheckedPlacement(placement)
+    own = name is not None or is_own_policy(placement)
     _reject_unplaceable(episode, placement)
     order = (make_queue_order(queue_order, known, episode.config)
              if isinstance(queue_order, str) else check_queue_order(queue_order))
@@ -256,7 +260,7 @@ def run_episode(
     profiling_seed = np.random.SeedSequence(episode.seed).spawn(5)[4]
     sim = make_simulator(episode)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
-                          None if placement.sticky else order.name,
+                          None if placement.sticky or not own else order.name,
                           prefix_order=order.name if _runs_prefix(placement) else None)
     options = episode.belief if belief is None else belief_options(belief)
     watched = None if name is None else _with_belief(

@@ -24,15 +24,18 @@ import pytest
 
 import palgym
 from palgym import (
+    CLAIRVOYANT,
     ConfigError,
     make_episode,
     make_placement,
+    make_queue_order,
     make_simulator,
     preset,
     read_sia_trace,
     run_episode,
     slowdown_factors,
 )
+from palgym.policies.base import is_own_policy
 from palgym.testing import drive_checked
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -166,7 +169,8 @@ def test_object_lacking_a_member_is_named(episode: palgym.Episode, policy: Any, 
 AUTHOR_NAMES = (
     "FREE", "CLAIRVOYANT", "PlacementPolicy", "QueueOrder", "Sampler", "SimView", "JobColumns",
     "SlowdownFactors", "make_placement", "make_queue_order", "make_sampler", "slowdown_factors",
-    "make_simulator", "episode_sampler", "final_metrics", "drive", "run_episode",
+    "make_simulator", "episode_sampler", "final_metrics", "drive", "run_episode", "JobStatus",
+    "Durations",
 )
 
 
@@ -187,3 +191,39 @@ def test_public_api_exports_what_a_policy_author_needs() -> None:
             parts = module.split(".")
             assert not any(p.startswith("_") for p in parts), (name, module)
             assert not module.endswith("_kernel") and parts[1] != "driver", (name, module)
+
+
+class Returns:
+    """A non-sticky placement whose place() returns ``value`` (a broken target)."""
+
+    name = "returns"
+    sticky = False
+    deterministic = True
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def place(self, view: Any, order: np.ndarray, sampler: Any) -> Any:
+        return self.value(view) if callable(self.value) else self.value
+
+
+@pytest.mark.parametrize(("value", "got"), [
+    (None, "got NoneType"),
+    ([0, 1], "got list"),
+    (lambda view: np.zeros(view.cluster.num_gpus), "dtype float64"),
+    (lambda view: np.zeros(3, np.int64), r"shape \(3,\)"),
+])
+def test_a_broken_target_is_named_at_the_first_round(episode: palgym.Episode, value: Any,
+                                                     got: str) -> None:
+    # the engine reads None as "keep the allocation"; a user's place() must return a target
+    with pytest.raises(TypeError, match=rf"placement 'returns': place\(\) must return an "
+                                        rf"integer numpy array of shape \(64,\).*{got}"):
+        run_episode(episode, policy=Returns(value))
+
+
+def test_own_policies_are_told_from_a_users() -> None:
+    config = preset("default")
+    factors = slowdown_factors(make_episode(read_sia_trace(TRACE), config=config, seed=0))
+    assert is_own_policy(make_placement("pal", factors, config))
+    assert is_own_policy(make_queue_order("las", CLAIRVOYANT, config))
+    assert not is_own_policy(Returns(None))

@@ -28,7 +28,13 @@ import numpy as np
 
 from palgym.errors import ConfigError, coerce_enum
 from palgym.policies.backfill import BackfillMode
-from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler
+from palgym.policies.base import (
+    CheckedPlacement,
+    NumpySampler,
+    PlacementPolicy,
+    QueueOrder,
+    Sampler,
+)
 from palgym.policies.belief import BeliefPlacement
 from palgym.policies.compiled_rules import ClassTables, contiguous
 from palgym.policies.durations import DurationKnowledge
@@ -106,7 +112,8 @@ def _rule(sim: Simulator, placement: PlacementPolicy
 
     kind = type(placement)
     if kind not in (PAL, PMFirst, Packed, RandomPlacement):
-        return f"placement {placement.name!r} ({kind.__name__}) has no compiled twin"
+        shown = placement.inner if isinstance(placement, CheckedPlacement) else placement
+        return f"placement {placement.name!r} ({type(shown).__name__}) has no compiled twin"
     if placement.backfill.mode != BackfillMode.NONE:  # type: ignore[attr-defined]
         return f"placement {placement.name!r} backfills"
     if kind is RandomPlacement:

@@ -159,3 +159,50 @@ def check_queue_order(obj: object) -> QueueOrder:
     """
     _require(obj, "queue order", QUEUE_ORDER_MEMBERS)
     return cast(QueueOrder, obj)
+
+
+def is_own_policy(obj: object) -> bool:
+    """True for an object of palgym's own policy classes (defined in a ``palgym`` module):
+    the episode's stall tests and the compiled loop know their rules, not a user's."""
+    return type(obj).__module__.split(".")[0] == "palgym"
+
+
+class CheckedPlacement:
+    """A user's placement object whose every target is checked before the engine sees it:
+    :meth:`place` must return an integer numpy array of shape (G,) (a job index per GPU or
+    ``FREE``), else a TypeError names the policy and what it returned (the engine would read
+    ``None`` as "keep the allocation" and truncate floats). ``name``, ``sticky`` and
+    ``deterministic`` are the object's own.
+    """
+
+    def __init__(self, inner: PlacementPolicy) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def sticky(self) -> bool:
+        return self.inner.sticky
+
+    @property
+    def deterministic(self) -> bool:
+        return self.inner.deterministic
+
+    def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
+        """The inner policy's target, checked.
+
+        Raises:
+            TypeError: unless it is an integer ndarray of shape (G,).
+        """
+        target = self.inner.place(view, order, sampler)
+        shape = (view.cluster.num_gpus,)
+        if (not isinstance(target, np.ndarray) or target.dtype.kind not in "iu"
+                or target.shape != shape):
+            got = (f"an array of dtype {target.dtype} and shape {target.shape}"
+                   if isinstance(target, np.ndarray) else type(target).__name__)
+            raise TypeError(f"placement {self.inner.name!r}: place() must return an integer "
+                            f"numpy array of shape {shape} (a job index per GPU or FREE), "
+                            f"got {got}")
+        return target
