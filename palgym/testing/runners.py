@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import copy
-
-from palgym.policies import CLAIRVOYANT, make_placement, make_queue_order, make_sampler
+from palgym.policies import CLAIRVOYANT, make_placement, make_queue_order
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.engine import Simulator
-from palgym.simulate import Episode, drive, slowdown_factors
+from palgym.simulate import Episode, drive, episode_sampler, make_simulator, slowdown_factors
 from palgym.testing.invariants import InvariantChecker, check_episode_outcome
 
 
@@ -72,9 +70,8 @@ def run_checked(
     factors = factors or slowdown_factors(episode)
     placement = make_placement(policy, factors, episode.config)
     order = make_queue_order(queue_order, CLAIRVOYANT, episode.config)
-    rng = copy.deepcopy(episode.placement_rng)
-    sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
-    drive_checked(sim, order, placement, make_sampler(rng))
+    sim = make_simulator(episode)  # as run_episode builds it (the dynamic truth included)
+    drive_checked(sim, order, placement, episode_sampler(episode))
     return sim
 
 
