@@ -190,7 +190,8 @@ def test_public_api_exports_what_a_policy_author_needs() -> None:
             # internals stay out: private modules, compiled kernels, the driver's machinery
             parts = module.split(".")
             assert not any(p.startswith("_") for p in parts), (name, module)
-            assert not module.endswith("_kernel") and parts[1] != "driver", (name, module)
+            assert not module.endswith("_kernel"), (name, module)
+            assert parts[1] != "driver" or module == "palgym.driver.rounds", (name, module)
 
 
 class Returns:
