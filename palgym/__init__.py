@@ -18,6 +18,7 @@ with ``run_episode(episode, policy=obj, queue_order=obj)``; or drive the engine
 """
 
 from palgym.bundled import bundled_profile
+from palgym.driver import drive
 from palgym.errors import (
     ConfigError,
     InvalidActionError,
@@ -51,7 +52,6 @@ from palgym.sim.workload import Trace
 from palgym.simulate import (
     Episode,
     EpisodeResult,
-    drive,
     episode_sampler,
     final_metrics,
     make_episode,

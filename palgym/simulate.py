@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from palgym.bundled import LONGHORN_RUN_COUNTS, bundled_profile
-from palgym.driver import Driver, drive
+from palgym.driver import Driver
+from palgym.driver import drive as drive  # re-exported: the loop run_episode runs
 from palgym.errors import ConfigError, PalgymError
 from palgym.io.measurements import read_measurements
 from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler

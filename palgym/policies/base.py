@@ -167,28 +167,42 @@ def is_own_policy(obj: object) -> bool:
     return type(obj).__module__.split(".")[0] == "palgym"
 
 
-class CheckedPlacement:
-    """A user's placement object whose every target is checked before the engine sees it:
-    :meth:`place` must return an integer numpy array of shape (G,) (a job index per GPU or
-    ``FREE``), else a TypeError names the policy and what it returned (the engine would read
-    ``None`` as "keep the allocation" and truncate floats). ``name``, ``sticky`` and
-    ``deterministic`` are the object's own.
-    """
+class WrappedPlacement:
+    """A placement that wraps another (``inner``) and takes its ``name``, ``sticky`` and
+    ``deterministic``; :meth:`place` asks ``inner``. Subclasses add what they wrap it for
+    (:class:`CheckedPlacement`, :class:`palgym.policies.belief.BeliefPlacement`)."""
 
-    def __init__(self, inner: PlacementPolicy) -> None:
-        self.inner = inner
+    inner: PlacementPolicy
 
     @property
     def name(self) -> str:
+        """The inner placement's name."""
         return self.inner.name
 
     @property
     def sticky(self) -> bool:
+        """As the inner placement."""
         return self.inner.sticky
 
     @property
     def deterministic(self) -> bool:
+        """As the inner placement."""
         return self.inner.deterministic
+
+    def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
+        """The inner placement's target."""
+        return self.inner.place(view, order, sampler)
+
+
+class CheckedPlacement(WrappedPlacement):
+    """A user's placement object whose every target is checked before the engine sees it:
+    :meth:`place` must return an integer numpy array of shape (G,) (a job index per GPU or
+    ``FREE``), else a TypeError names the policy and what it returned (the engine would read
+    ``None`` as "keep the allocation" and truncate floats).
+    """
+
+    def __init__(self, inner: PlacementPolicy) -> None:
+        self.inner = inner
 
     def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
         """The inner policy's target, checked.

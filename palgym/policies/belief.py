@@ -38,7 +38,7 @@ from enum import Enum
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.policies.base import PlacementPolicy, Sampler
+from palgym.policies.base import PlacementPolicy, WrappedPlacement
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.dynamics import VariabilityProcess
 from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
@@ -250,8 +250,9 @@ class BeliefFit:
         return True
 
 
-class BeliefPlacement:
-    """A factor-reading placement (PAL, PM-First) deciding on a :class:`Belief`'s factors.
+class BeliefPlacement(WrappedPlacement):
+    """A factor-reading placement (PAL, PM-First) deciding on a :class:`Belief`'s factors
+    (``inner``, remade from them at every refit).
 
     Args:
         belief: the belief.
@@ -272,25 +273,6 @@ class BeliefPlacement:
     def refits(self) -> int:
         """Fits after the first."""
         return self.fit.refits
-
-    @property
-    def name(self) -> str:
-        """The placement's name."""
-        return self.inner.name
-
-    @property
-    def sticky(self) -> bool:
-        """As the placement."""
-        return self.inner.sticky
-
-    @property
-    def deterministic(self) -> bool:
-        """As the placement."""
-        return self.inner.deterministic
-
-    def place(self, sim: SimView, order: IntArray, sampler: Sampler) -> IntArray:
-        """The placement's target on the current factors."""
-        return self.inner.place(sim, order, sampler)
 
     def on_event(self, sim: SimView) -> bool:
         """The driver's per-commit and per-advance callback (:meth:`BeliefFit.update`); a
