@@ -37,7 +37,11 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from torch import nn
 
-from palgym.envs.features import CANDIDATE_FEATURES, GPU_FEATURES, JOB_FEATURES
+from palgym.envs.features import CANDIDATE, CANDIDATE_FEATURES, GPU_FEATURES, JOB_FEATURES
+
+INFEASIBLE_LOGIT = -1e8
+"""The logit of a candidate the scorer skips (``skip_infeasible``): sb3-contrib's
+``MaskableCategorical`` gives masked actions the same value."""
 
 
 @dataclass(frozen=True)
@@ -141,14 +145,24 @@ class CandidateScorer(nn.Module):
     linear maps added with broadcasting (the same function as one layer on the concatenation,
     without copying the job and cluster rows K x M times).
 
+    With ``skip_infeasible`` the scorer runs on the feasible candidates alone (the rows whose
+    ``feasible`` feature is 1: a superset of the action mask's valid ones, ``docs/ENV.md``)
+    and gives every other candidate :data:`INFEASIBLE_LOGIT`, the value masking gives it
+    anyway: the same distribution over the valid actions (up to float rounding: the layers run
+    on fewer rows) at the cost of the feasible rows alone, about 8% of the K x M rows in the
+    placement task and 15% in the scheduling task on the bundled traces.
+
     Args:
         layout: the observation layout.
         arch: hidden sizes of the shared scorer (at least one).
         gpu_width: width of the per-GPU encoder (:class:`GpuSummary`; only with ``gpus``).
+        skip_infeasible: score the feasible candidates only (see above).
     """
 
-    def __init__(self, layout: ObservationLayout, arch: list[int], gpu_width: int = 16) -> None:
+    def __init__(self, layout: ObservationLayout, arch: list[int], gpu_width: int = 16,
+                 skip_infeasible: bool = False) -> None:
         super().__init__()
+        self.skip_infeasible = skip_infeasible
         if not arch:
             raise ValueError("scorer_arch needs at least one hidden layer")
         self.layout = layout
@@ -171,9 +185,17 @@ class CandidateScorer(nn.Module):
             summary = self.gpu_summary(self.layout.gpus(features))
             context = context + self.gpus_in(summary)
             cluster = th.cat([cluster, summary], dim=1)
-        hidden = (self.candidate_in(candidates) + self.job_in(jobs)[:, :, None, :]
-                  + context[:, None, None, :])
-        logits = self.score(hidden).reshape(batch, slots * cands)
+        if self.skip_infeasible:
+            rows = (candidates[..., CANDIDATE.feasible] > 0.5).nonzero(as_tuple=True)
+            hidden = (self.candidate_in(candidates[rows]) + self.job_in(jobs[rows[:2]])
+                      + context[rows[0]])
+            scores = candidates.new_full((batch, slots, cands), INFEASIBLE_LOGIT)
+            scores = scores.index_put(rows, self.score(hidden).squeeze(-1))
+            logits = scores.reshape(batch, slots * cands)
+        else:
+            hidden = (self.candidate_in(candidates) + self.job_in(jobs)[:, :, None, :]
+                      + context[:, None, None, :])
+            logits = self.score(hidden).reshape(batch, slots * cands)
         return th.cat([logits, self.end_round(cluster)], dim=1)
 
     def output_layers(self) -> list[nn.Module]:
@@ -207,21 +229,26 @@ class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: igno
         *args: SB3's policy arguments.
         scorer_arch: hidden sizes of the shared scorer (default [64, 64]).
         gpu_arch: width of the per-GPU encoder (default 16; only with a ``gpus`` key).
+        skip_infeasible: score only the feasible candidates (:class:`CandidateScorer`;
+            default False, as the committed models were trained; the training recipes set
+            it, about 5x faster training).
         **kwargs: SB3's policy keyword arguments; ``net_arch`` sets the critic's layers
             (:func:`critic_only`; default [64, 64]).
     """
 
     def __init__(self, *args: Any, scorer_arch: list[int] | None = None,
-                 gpu_arch: int = 16, **kwargs: Any) -> None:
+                 gpu_arch: int = 16, skip_infeasible: bool = False, **kwargs: Any) -> None:
         object.__setattr__(self, "_scorer_arch", list(scorer_arch or [64, 64]))
         object.__setattr__(self, "_gpu_arch", int(gpu_arch))
+        object.__setattr__(self, "_skip_infeasible", bool(skip_infeasible))
         kwargs["net_arch"] = critic_only(kwargs.get("net_arch"))
         super().__init__(*args, **kwargs)
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         self.action_net = CandidateScorer(ObservationLayout.of(self.observation_space),
-                                          self._scorer_arch, self._gpu_arch)
+                                          self._scorer_arch, self._gpu_arch,
+                                          self._skip_infeasible)
         if self.ortho_init:
             self.action_net.apply(partial(self.init_weights, gain=np.sqrt(2)))
             for layer in self.action_net.output_layers():
@@ -234,4 +261,5 @@ class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: igno
         data: dict[str, Any] = super()._get_constructor_parameters()
         data["scorer_arch"] = self._scorer_arch
         data["gpu_arch"] = self._gpu_arch
+        data["skip_infeasible"] = self._skip_infeasible
         return data

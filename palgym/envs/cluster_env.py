@@ -220,7 +220,9 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self._final = final_decision(self._observations)
         self._recorder = (GanttRecorder(self.cluster.num_gpus, num_slots)
                           if render_mode == "rgb_array" else None)
-        self._memo = EpisodeMemo()
+        self.memo = EpisodeMemo()
+        """What episodes share (profile fits, reference episodes): the rows of a
+        :class:`~palgym.envs.vector.ClusterVectorEnv` share one."""
         self._sim: Simulator | None = None
         self._decision: Decision | None = self._final  # no episode runs before reset
         self._pending: dict[str, float] = {}  # reward terms owed to the next step
@@ -232,9 +234,9 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         """Start an episode; ``options`` may set ``trace`` (index, name or Trace),
         ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
         super().reset(seed=seed)
-        episode, window_start = draw_episode(self, self._memo, self.np_random, options or {})
+        episode, window_start = draw_episode(self, self.memo, self.np_random, options or {})
         self._ctx, self._sim = start_episode(
-            episode, self._memo, self.codec,
+            episode, self.memo, self.codec,
             self.sticky and self.config.packed_sticky_strict_total, self.observed_rates,
         )
         builder = self._observations
@@ -243,8 +245,8 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         order = make_queue_order(self.order.name, durations, self.config)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self._memo.baseline(episode, self.baseline_policy, order.name,
-                                self._memo.slowdown_factors(episode, self.max_tiers), durations)
+            self.memo.baseline(episode, self.baseline_policy, order.name,
+                                self.memo.slowdown_factors(episode, self.max_tiers), durations)
             if self.reward_name == "relative" else None,
         )
         rewards.reset(self._sim)
