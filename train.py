@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--env-kwargs", nargs="+", default=[], metavar="KEY:VALUE",
         help="extra env kwargs, e.g. preset:pal-artifact reward:relative")
     add("--n-envs", type=int, default=None,
-        help="parallel training envs (SubprocVecEnv when > 1); default: the YAML's")
+        help="training envs (default: the YAML's); see --vec-env")
     add("--eval-freq", type=int, default=10_000, help="evaluate every N timesteps (<= 0: off)")
     add("--eval-episodes", type=int, default=5, help="episodes per evaluation")
     add("--eval-seed", type=int, default=None, help="evaluation env seed (default seed+10000)")
@@ -84,7 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--device", default="cpu", help="torch device (cpu is fastest for MLP policies)")
     add("--num-threads", type=int, default=1,
         help="torch threads (default 1: fastest for these small MLPs; 0: torch's default)")
-    add("--vec-env", default="auto", choices=["auto", "dummy", "subproc"])
+    add("--vec-env", default="auto", choices=["auto", "native", "dummy", "subproc"],
+        help="native: the N envs stepped by one call in this process (palgym's batched env, "
+             "fastest); dummy: SB3's DummyVecEnv; subproc: one worker process per env; auto "
+             "(default): dummy for one env, else native (subproc with --curriculum)")
     add("--verbose", type=int, default=1, choices=[0, 1], help="SB3 log tables on stdout")
     add("--imitate", default=None, metavar="HEURISTIC",
         help="first clone this heuristic (e.g. pal) by behaviour cloning (maskable_ppo only)")

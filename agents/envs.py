@@ -70,8 +70,9 @@ def make_vec_env(
         vec_env: ``native`` (:class:`agents.native_vec_env.NativeVecEnv`: the N episodes
             stepped by one call in this process, the fastest on a few cores), ``dummy``
             (SB3's ``DummyVecEnv`` of :func:`make_env` envs), ``subproc`` (one worker process
-            per env) or ``auto``: ``native``, except with a curriculum (a wrapper of each
-            single env), where it is ``subproc`` for ``n_envs > 1`` and ``dummy`` for one.
+            per env) or ``auto``: ``dummy`` for one env (what the input-driven baselines
+            step directly), else ``native``, or ``subproc`` with a curriculum (a wrapper of
+            each single env).
             ``native`` and ``dummy`` give identical episodes, observations, rewards and
             Monitor records for the same seeds (``tests/test_vector_env.py``).
         curriculum: the curriculum floor of every env (:func:`make_env`; not with
@@ -89,7 +90,7 @@ def make_vec_env(
     if vec_env not in VEC_ENV_KINDS:
         raise ConfigError(f"vec_env must be one of {list(VEC_ENV_KINDS)}, got {vec_env!r}")
     if vec_env == "auto":
-        vec_env = "native" if curriculum is None else "subproc" if n_envs > 1 else "dummy"
+        vec_env = "dummy" if n_envs == 1 else "native" if curriculum is None else "subproc"
     if vec_env == "native":
         if curriculum is not None:
             raise ConfigError("the curriculum wraps each single env: use vec_env dummy or "

@@ -177,6 +177,9 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
     check_input_driven(settings.input_driven, settings.algo, n_envs)
+    if settings.input_driven and settings.vec_env not in ("auto", "dummy"):
+        raise ConfigError("--input-driven steps one in-process env directly: use --vec-env "
+                          f"dummy (or auto), not {settings.vec_env}")
     check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)

@@ -9,7 +9,13 @@ decision of this process (steadier on a shared machine), each as the median and 
 nothing. The random agent samples uniformly among the masked-valid actions; the PAL agent is
 ``env.heuristic_action("pal")``.
 
+The batched env (:class:`palgym.envs.vector.ClusterVectorEnv`, ``--batched 1 16 64``) is
+measured the same way on the first cluster: N rows stepped by one call, ``--decisions``
+decisions in all, the random agent drawing one valid action per row from the batched masks
+(vectorised) and the PAL agent asking each row's ``heuristic_action("pal")``.
+
     python benchmarks/env_speed.py [--clusters 16x4 64x4 256x4] [--decisions 3000] [--repeat 3]
+    python benchmarks/env_speed.py --clusters 16x4 --batched 1 16 64
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import time
 import numpy as np
 
 from palgym.envs import ClusterEnv
+from palgym.envs.vector import ClusterVectorEnv
 from palgym.sim.cluster import ClusterSpec
 from traces.generate import generate_sia_philly_like
 from traces.sia_philly_fit import SIA_PHILLY
@@ -68,6 +75,42 @@ def measure(
     return results
 
 
+def run_batched(venv: ClusterVectorEnv, agent: str, decisions: int, rng: np.random.Generator
+                ) -> tuple[int, float]:
+    """Step the N rows until ``decisions`` decisions; returns (episodes finished, wall seconds
+    inside ``venv.step``)."""
+    episodes, inside, clock = 0, 0.0, time.perf_counter
+    for _ in range(max(decisions // venv.num_envs, 1)):
+        if agent == "random":
+            masks = venv.action_masks()
+            pick = (rng.random(venv.num_envs) * masks.sum(axis=1)).astype(np.int64)
+            actions = (np.cumsum(masks, axis=1) <= pick[:, None]).sum(axis=1)
+        else:
+            actions = np.array(venv.call("heuristic_action", "pal"))
+        start = clock()
+        _, _, terminated, truncated, _ = venv.step(actions)
+        inside += clock() - start
+        episodes += int((terminated | truncated).sum())
+    return episodes, inside
+
+
+def measure_batched(venv: ClusterVectorEnv, agent: str, decisions: int, seed: int, repeat: int
+                    ) -> list[tuple[float, float, float, int]]:
+    """:func:`measure` for the batched env (decisions counted over all rows)."""
+    results = []
+    for _ in range(repeat):
+        rng = np.random.default_rng(seed)
+        venv.reset(seed=seed)
+        run_batched(venv, agent, min(200 * venv.num_envs, decisions), rng)  # warm-up
+        venv.reset(seed=seed)
+        wall, cpu = time.perf_counter(), time.process_time()
+        episodes, inside = run_batched(venv, agent, decisions, rng)
+        done = max(decisions // venv.num_envs, 1) * venv.num_envs
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        results.append((done / wall, done / inside, cpu / done * 1e6, episodes))
+    return results
+
+
 def spread(values: list[float]) -> str:
     """``median [min - max]`` of the runs."""
     return f"{statistics.median(values):8.0f} [{min(values):6.0f} - {max(values):6.0f}]"
@@ -107,6 +150,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per (cluster, agent); their median and min - max are printed")
+    parser.add_argument("--batched", nargs="*", type=int, default=[], metavar="N",
+                        help="also the batched env with N rows (e.g. 1 16 64), first cluster")
     parser.add_argument("--profile", action="store_true",
                         help="also print where the time goes (cProfile, cumulative, PAL agent)")
     args = parser.parse_args()
@@ -127,6 +172,15 @@ def main() -> None:
                   f"{spread(env_rates):>31} {spread(cpu_us):>31} {max(episodes):>9}")
         if args.profile:
             profile_env(env, args.decisions, args.seed)
+        for num_envs in args.batched if text == args.clusters[0] else []:
+            venv = ClusterVectorEnv(num_envs, trace=trace.to_trace(f"gen-{text}"),
+                                    cluster=cluster)
+            for agent in ("random", "pal"):
+                runs = measure_batched(venv, agent, args.decisions, args.seed, args.repeat)
+                rates, env_rates, cpu_us, episodes = (list(c) for c in zip(*runs, strict=True))
+                label = f"N={num_envs}"
+                print(f"{label:<8} {cluster.num_gpus:>5} {agent:<7} {spread(rates):>31} "
+                      f"{spread(env_rates):>31} {spread(cpu_us):>31} {max(episodes):>9}")
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def _register_envs() -> None:
     ):
         if env_id not in registry:
             register(env_id, entry_point="palgym.envs.cluster_env:ClusterEnv",
-                     vector_entry_point="palgym.envs.vector:make_vector_env",  # = VECTOR_ENTRY_POINT
+                     vector_entry_point="palgym.envs.vector:make_vector_env",
                      kwargs={"task": task}, disable_env_checker=False)
 
 

@@ -110,15 +110,17 @@ class ClusterVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.codec = first.codec
         n = self.num_envs
-        self._obs = {key: np.zeros((n, *space.shape), dtype=space.dtype)
-                     for key, space in first.observation_space.spaces.items()}
-        self._masks = np.zeros((n, first.codec.n), dtype=np.bool_)
-        self._rewards = np.zeros(n, dtype=np.float64)
-        self._terminations = np.zeros(n, dtype=np.bool_)
-        self._truncations = np.zeros(n, dtype=np.bool_)
-        self._invalid = np.zeros(n, dtype=np.bool_)
-        self._num_invalid = np.zeros(n, dtype=np.int64)
-        self._autoreset = np.zeros(n, dtype=np.bool_)
+        spaces = first.observation_space
+        assert isinstance(spaces, gym.spaces.Dict)
+        self._obs: dict[str, np.ndarray] = {key: np.zeros((n, *space.shape), dtype=space.dtype)
+                     for key, space in spaces.spaces.items()}
+        self._masks: np.ndarray = np.zeros((n, first.codec.n), dtype=np.bool_)
+        self._rewards: np.ndarray = np.zeros(n, dtype=np.float64)
+        self._terminations: np.ndarray = np.zeros(n, dtype=np.bool_)
+        self._truncations: np.ndarray = np.zeros(n, dtype=np.bool_)
+        self._invalid: np.ndarray = np.zeros(n, dtype=np.bool_)
+        self._num_invalid: np.ndarray = np.zeros(n, dtype=np.int64)
+        self._autoreset: np.ndarray = np.zeros(n, dtype=np.bool_)
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
@@ -141,10 +143,12 @@ class ClusterVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             seeds: list[int | None] = [None] * n
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(n)]
-        else:
+        elif isinstance(seed, Sequence):
             seeds = list(seed)
             if len(seeds) != n:
                 raise ValueError(f"seed: give one seed per env ({n}), got {len(seeds)}")
+        else:
+            raise TypeError(f"seed must be None, an int or {n} seeds, got {seed!r}")
         options = dict(options) if options is not None else None
         mask = np.ones(n, dtype=np.bool_)
         if options is not None and "reset_mask" in options:
@@ -152,13 +156,13 @@ class ClusterVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray])
             if not isinstance(mask, np.ndarray) or mask.shape != (n,) or mask.dtype != np.bool_:
                 raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},)")
         infos: dict[str, Any] = {}
-        for i in np.flatnonzero(mask):
+        for i in map(int, np.flatnonzero(mask)):
             env = self.envs[i]
             obs, info = env.reset(seed=seeds[i], options=options)
             self._write(i, obs, env)
             self._terminations[i] = self._truncations[i] = self._autoreset[i] = False
             self._num_invalid[i] = 0
-            infos = self._add_info(infos, info, int(i))
+            infos = self._add_info(infos, info, i)
         return self._observations(), infos
 
     def step(self, actions: np.ndarray | Sequence[int]
