@@ -1,8 +1,8 @@
 """What knowing durations is worth: queue orders from none to clairvoyance, on the test split.
 
 On every test trace (the bundled ``test`` split; with ``--data-dir`` also Sia-Philly workloads
-4-5, the held-out traces of the README's ``sia-w123.json`` set) and seed, one episode of the
-preset runs the placement (default ``pal``) under:
+4-5, the held-out traces of the ``sia-w123.json`` set of docs/REPRODUCING.md) and seed, one
+episode of the preset runs the placement (default ``pal``) under:
 
 - the non-clairvoyant orders ``fifo``, ``las``, ``tiresias`` (no duration information);
 - ``gittins``: the Gittins index of attained GPU-seconds under per-class service priors fitted

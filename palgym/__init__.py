@@ -14,7 +14,7 @@ Your own policy: a placement (:class:`PlacementPolicy`: ``name``, ``sticky``, ``
 :data:`FREE`) or a queue order (:class:`QueueOrder`: ``name``, ``static``, ``order(view)``)
 reads the simulation through a :class:`SimView` (its job columns: :class:`JobColumns`) and runs
 with ``run_episode(episode, policy=obj, queue_order=obj)``; or drive the engine
-(:func:`make_simulator`) round by round. README.md "Writing your own policy".
+(:func:`make_simulator`) round by round. docs/CUSTOM_POLICY.md "Writing your own policy".
 """
 
 from palgym.bundled import bundled_profile

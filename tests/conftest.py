@@ -3,7 +3,8 @@
 - ``write_sia_csv``: writes a small Sia / PAL trace CSV (``job_id,num_gpus,submit_time,duration,
   model``) into ``tmp_path`` and returns its path.
 - ``data_dir``: the optional public data folder named by ``PALGYM_DATA_DIR`` (holding the files
-  of :data:`REQUIRED_DATA_FILES`, see README.md); tests using it skip when the variable is unset.
+  of :data:`REQUIRED_DATA_FILES`, see docs/REPRODUCING.md); tests using it skip when the
+  variable is unset.
   When it is set, the folder must hold every required file: otherwise the whole run stops at
   start-up with an error naming the folder and the missing files (a CI that was promised the data
   must not pass by skipping). A relative value is resolved once, against the folder pytest was
@@ -77,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except DataDirError as error:
         raise pytest.UsageError(
             f"{error}. Unset {DATA_DIR_VARIABLE} to skip the real-data tests, or point it at "
-            "the public data folder (see README.md)."
+            "the public data folder (see docs/REPRODUCING.md)."
         ) from None
     if folder is not None:
         os.environ[DATA_DIR_VARIABLE] = str(folder)
@@ -123,7 +124,8 @@ def data_dir() -> Path:
     if not value:
         pytest.skip(
             f"{DATA_DIR_VARIABLE} is not set: point it at the public data folder (with "
-            "traces/sia_philly_pal/ and variability/longhorn_pal/, see README.md) to run this test"
+            "traces/sia_philly_pal/ and variability/longhorn_pal/, see docs/REPRODUCING.md) to run "
+            "this test"
         )
     path = Path(value)
     assert path.is_absolute() and path.is_dir(), value  # resolved by pytest_configure

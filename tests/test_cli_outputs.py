@@ -28,7 +28,8 @@ def run(args: list[str], cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[s
 
 
 def test_tracesets_show_bundled() -> None:
-    """Splits as README.md "Trace sets" states them; sizes and hashes from the files' bytes."""
+    """Splits as docs/TRACES.md "Trace sets and splits" states them; sizes and hashes from the
+    files' bytes."""
     done = run(["-m", "palgym.tracesets", "show", "bundled"])
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -1,6 +1,6 @@
-"""The public API of a custom policy (README.md "Writing your own policy").
+"""The public API of a custom policy (docs/CUSTOM_POLICY.md, "Writing your own policy").
 
-The README's example runs as printed (the block after its marker comment): a custom placement
+The page's example runs as printed (the block after its marker comment): a custom placement
 and queue order through ``run_episode``, and PAL driven round by round with the documented
 loop, whose per-job JCTs equal ``run_episode``'s exactly. The custom placement's run satisfies
 the simulator's invariants after every commit and advance (:mod:`palgym.testing`), every job
@@ -39,26 +39,27 @@ from palgym.policies.base import is_own_policy
 from palgym.testing import drive_checked
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+PAGE = REPO_ROOT / "docs" / "CUSTOM_POLICY.md"
 MARKER = "<!-- tests/test_custom_policy.py runs this block -->"
 TRACE = REPO_ROOT / "palgym" / "data" / "traces" / "sia-philly-gen-0.csv"
 
 
-def readme_block() -> str:
-    """The fenced python block right after :data:`MARKER` in README.md."""
-    after = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split(MARKER, 1)[1]
+def page_block() -> str:
+    """The fenced python block right after :data:`MARKER` in :data:`PAGE`."""
+    after = PAGE.read_text(encoding="utf-8").split(MARKER, 1)[1]
     match = re.match(r"\s*```python\n(.*?)\n```", after, re.S)
-    assert match, "README.md: no ```python block right after the marker"
+    assert match, f"{PAGE}: no ```python block right after the marker"
     return match.group(1)
 
 
 @pytest.fixture(scope="module")
 def example() -> dict[str, Any]:
-    """The README block's namespace after running it from the repository root."""
-    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    """The page's block's namespace after running it from the repository root."""
+    namespace: dict[str, Any] = {"__name__": "custom_policy_example"}
     cwd = Path.cwd()
     try:
         os.chdir(REPO_ROOT)  # the block's trace path is relative to the root
-        exec(compile(readme_block(), "README.md", "exec"), namespace)
+        exec(compile(page_block(), str(PAGE), "exec"), namespace)
     finally:
         os.chdir(cwd)
     return namespace
@@ -175,11 +176,11 @@ AUTHOR_NAMES = (
 
 
 def test_public_api_exports_what_a_policy_author_needs() -> None:
-    section = (REPO_ROOT / "README.md").read_text(encoding="utf-8").split(
-        "## Writing your own policy", 1)[1].split("\n## ", 1)[0]
+    page = PAGE.read_text(encoding="utf-8")
+    assert page.startswith("# Writing your own policy\n")
     for name in AUTHOR_NAMES:
         assert name in palgym.__all__, name
-        assert re.search(rf"\b{name}\b", section), f"README section does not name {name}"
+        assert re.search(rf"\b{name}\b", page), f"{PAGE.name} does not name {name}"
     assert len(set(palgym.__all__)) == len(palgym.__all__)
     for name in palgym.__all__:
         obj = getattr(palgym, name)

@@ -1,7 +1,7 @@
-"""The committed models (agents/pretrained/*.zip) reproduce the README's "Results" tables.
+"""The committed models (agents/pretrained/*.zip) reproduce the tables of docs/RESULTS.md.
 
 Each test runs one whole trace, seed 0, with the model's greedy masked action (as
-``evaluate.py --agent pretrained`` does) and compares the average JCT with the README value
+``evaluate.py --agent pretrained`` does) and compares the average JCT with the documented value
 (hours, 3 decimals, so the tolerance is half a unit of the last decimal). A stale or retrained
 model that was not re-measured fails here. Needs the ``train`` extra (skips without it).
 """
@@ -37,7 +37,7 @@ def greedy_avg_jct_h(zip_name: str, **env_kwargs: object) -> tuple[float, dict]:
             return info["episode_metrics"]["avg_jct_s"] / 3600.0, info
 
 
-# README "Bundled set, default preset": pretrained MaskablePPO, validation and test columns
+# docs/RESULTS.md "Bundled set, default preset": pretrained MaskablePPO, validation and test columns
 @pytest.mark.parametrize(("trace", "readme_avg_jct_h"), [
     ("sia-philly-gen-3", 22.426), ("sia-philly-gen-4", 110.241),
 ])
@@ -52,7 +52,7 @@ _DYNAMIC = {"preset": "dynamic", "belief": "online", "max_tiers": 6, "observed_r
             "max_rounds": 1_000_000}
 
 
-# README "Results" on workload-4 (whole trace, seed 0), each model with its env kwargs from its
+# docs/RESULTS.md on workload-4 (whole trace, seed 0), each model with its env kwargs from its
 # .yml (without the reward where it does not change the actions):
 # - "Sia-Philly workloads 4-5, pal-artifact preset": the PAL-warm-started model 4.813 h and the
 #   model trained from scratch (no cloning) 4.732 h, where PAL measures 4.812 h; both read the

@@ -317,7 +317,7 @@ def test_longhorn_through_a_mapping_file(data_dir: Path, tmp_path: Path) -> None
 
 def test_alibaba_pai_folder_is_not_per_gpu_measurements(data_dir: Path) -> None:
     # Per-worker mini-batch times of GPU-sharing jobs: no workload's runs file, so every class
-    # is reported missing (README "Another cluster's measurements").
+    # is reported missing (docs/TRACES.md "Another cluster's measurements").
     folder = data_dir / "variability" / "alibaba_pai_minibatch"
     if not folder.is_dir():
         pytest.skip(f"{folder} is not part of this data folder")

@@ -141,7 +141,7 @@ def ray_runner(address: str | None = None) -> Runner:
 def _local_worker_env() -> dict[str, str]:
     """Environment of a local Ray's workers: this process's ``PYTHONPATH`` (so that they
     import the same palgym) and one OpenMP thread. (A cluster's nodes have their own
-    installation, README "Parallel sweeps".)"""
+    installation, docs/SCALE.md "Parallel sweeps".)"""
     env = {"OMP_NUM_THREADS": "1"}
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -28,7 +28,7 @@ A custom placement, e.g. "each queued job on the lowest free GPU ids, in order":
     drive(sim, FIFO(), LowestIds(), make_sampler(rng))   # palgym.drive on an engine
 
 :func:`check_placement` and :func:`check_queue_order` name the members an object lacks.
-README.md "Writing your own policy" has a complete example.
+docs/CUSTOM_POLICY.md "Writing your own policy" has a complete example.
 """
 
 from __future__ import annotations
