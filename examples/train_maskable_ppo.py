@@ -1,8 +1,12 @@
 """A complete minimal MaskablePPO training script on palgym (no train.py machinery).
 
-Two ``SubprocVecEnv`` workers step ``palgym/PALPlacement-v0``; MaskablePPO reads each env's
-``action_masks()`` through the vector env. At the end the greedy policy and the PAL heuristic
-are evaluated on the same seeded episodes (the same ``episode_hash``).
+``--n-envs`` episodes of ``palgym/PALPlacement-v0`` are stepped by palgym's batched env
+(``--vec-env native``, :class:`agents.native_vec_env.NativeVecEnv`: one call steps them all in
+this process) or by SB3's ``SubprocVecEnv`` workers (``--vec-env subproc``); MaskablePPO reads
+the masks through the vector env. The policy is the candidate scorer
+(:class:`agents.policies.CandidateScoringPolicy`) scoring only the feasible candidates. At the
+end the greedy policy and the PAL heuristic are evaluated on the same seeded episodes (the
+same ``episode_hash``).
 
 Run from the repository root (needs the ``train`` extra)::
 
@@ -10,8 +14,8 @@ Run from the repository root (needs the ``train`` extra)::
     python examples/train_maskable_ppo.py --timesteps 512 --eval-episodes 1 --window 12
 
 ``torch.set_num_threads(1)`` matters: the policy is a small MLP, and torch's default (one
-thread per core) makes every forward and backward pass contend with the env workers for the
-cores; ``--num-threads 0`` keeps torch's default, to compare.
+thread per core) makes every forward and backward pass contend with the env for the cores;
+``--num-threads 0`` keeps torch's default, to compare.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.vec_env import SubprocVecEnv
+from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv
+
+from agents.native_vec_env import NativeVecEnv
+from agents.policies import CandidateScoringPolicy
 
 ENV_ID = "palgym:palgym/PALPlacement-v0"  # "palgym:" makes each worker import palgym
 
@@ -62,7 +69,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timesteps", type=int, default=4096)
     parser.add_argument("--window", type=int, default=40, help="jobs per episode")
-    parser.add_argument("--n-steps", type=int, default=256, help="rollout steps per worker")
+    parser.add_argument("--n-steps", type=int, default=128, help="rollout steps per env")
+    parser.add_argument("--n-envs", type=int, default=16, help="training envs")
+    parser.add_argument("--vec-env", choices=["native", "subproc"], default="native")
     parser.add_argument("--eval-episodes", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--num-threads", type=int, default=1,
@@ -71,10 +80,16 @@ def main() -> None:
     if args.num_threads > 0:
         torch.set_num_threads(args.num_threads)
 
-    venv = SubprocVecEnv([lambda: make_env(args.window)] * 2, start_method="spawn")
+    venv: VecEnv
+    if args.vec_env == "native":
+        venv = NativeVecEnv(ENV_ID, args.n_envs, {"trace": "bundled:train", "window": args.window})
+    else:
+        venv = SubprocVecEnv([lambda: make_env(args.window)] * args.n_envs, start_method="spawn")
     venv.seed(args.seed)
-    model = MaskablePPO("MultiInputPolicy", venv, n_steps=args.n_steps, batch_size=128,
-                        n_epochs=4, learning_rate=3e-4, gamma=0.999, seed=args.seed, verbose=0)
+    model = MaskablePPO(CandidateScoringPolicy, venv, n_steps=args.n_steps,
+                        batch_size=min(512, args.n_steps * args.n_envs), n_epochs=4,
+                        learning_rate=3e-4, gamma=0.999, seed=args.seed, verbose=0,
+                        policy_kwargs={"skip_infeasible": True})
     started = time.perf_counter()
     model.learn(total_timesteps=args.timesteps)
     elapsed = time.perf_counter() - started

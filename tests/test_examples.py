@@ -1,6 +1,6 @@
 """The scripts in examples/ run as documented (tiny settings, seconds).
 
-``examples/train_maskable_ppo.py`` trains MaskablePPO on two SubprocVecEnv workers and
+``examples/train_maskable_ppo.py`` trains MaskablePPO on two envs (the batched env) and
 evaluates it beside PAL; the PAL return it prints is checked against the simulator run
 directly on the rebuilt episode (``-sum(JCT) / reward_scale``). Skipped without the ``train``
 extra.
@@ -46,11 +46,11 @@ def test_train_maskable_ppo_example_runs() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
         [sys.executable, "examples/train_maskable_ppo.py", "--timesteps", "256", "--n-steps",
-         "64", "--window", str(WINDOW), "--eval-episodes", "1"],
+         "64", "--n-envs", "2", "--window", str(WINDOW), "--eval-episodes", "1"],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    # 256 steps = 2 rollouts of 64 steps x 2 workers; one torch thread
+    # 256 steps = 2 rollouts of 64 steps x 2 envs; one torch thread
     assert re.search(r"trained 256 steps in [\d.]+ s \(\d+ steps/s, torch threads 1\)",
                      proc.stdout), proc.stdout
     match = re.search(r"MaskablePPO (-?[\d.]+), PAL (-?[\d.]+)", proc.stdout)
