@@ -36,6 +36,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from agents.factory import algo_class
 from agents.hyperparams import ACTIVATIONS, OPTIMIZERS, model_kwargs
 
@@ -144,7 +146,7 @@ def _observation_space(key: str, entry: Mapping[str, Any], ctx: EntryContext) ->
         space = spaces.Dict({
             m["key"]: spaces.Box(float(m["low"]), float(m["high"]),
                                  tuple(int(s) for s in m["shape"].split(",") if s.strip()),
-                                 m["dtype"])
+                                 np.dtype(m["dtype"]))
             for m in _BOX.finditer(text)})
     except (ValueError, AssertionError) as exc:
         raise UnsuppliedError(f"its spaces do not build: {exc}") from None
@@ -184,7 +186,8 @@ def _readable_schedule(entry: Mapping[str, Any]) -> Any:
                                      else ("start", "end", "end_fraction"))]
     if kind not in _SCHEDULE_TYPES[1:] or not all(isinstance(v, int | float) for v in values):
         return None
-    return (ConstantSchedule if kind == _SCHEDULE_TYPES[1] else LinearSchedule)(*values)
+    numbers = [float(v) for v in values]  # type: ignore[arg-type]
+    return (ConstantSchedule if kind == _SCHEDULE_TYPES[1] else LinearSchedule)(*numbers)
 
 
 def _configured(key: str, ctx: EntryContext) -> Any:
@@ -227,7 +230,7 @@ def _exploration_schedule(key: str, entry: Mapping[str, Any], ctx: EntryContext)
     values = [ctx.data.get(k) for k in keys]
     if not all(isinstance(v, int | float) for v in values):
         raise UnsuppliedError(f"no readable {', '.join(keys)}")
-    return LinearSchedule(*values)
+    return LinearSchedule(*(float(v) for v in values))  # type: ignore[arg-type]
 
 
 def _configured_entry(key: str, entry: Mapping[str, Any], ctx: EntryContext) -> Any:
