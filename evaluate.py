@@ -34,6 +34,11 @@ Examples::
     python evaluate.py --agent runs/palgym_PALPlacement-v0_maskable_ppo_0/model.zip \\
         --trace-set bundled --split test --seeds 0 1 2 --output episodes.csv --json results.json
 
+**Model zips can run code** (stable-baselines3 stores some attributes pickled): ``--agent``
+zips are loaded without unpickling anything, and one whose pickled entries palgym cannot
+supply itself is refused; ``--trust-model`` loads it with stable-baselines3's unpickling (only
+for files you trust). ``pretrained:NAME`` takes the plain name of a zip in agents/pretrained/.
+
 ``--workers N`` (a local process pool) or ``--ray [ADDRESS]`` (Ray tasks) run a sweep's
 heuristic episodes in parallel, output byte-identical to the serial run.
 

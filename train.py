@@ -20,6 +20,9 @@ Examples::
         --input-driven 4   # 4 episodes of one window per update, time-aligned baselines
     python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
+``--resume`` loads the run's ``model.zip`` without unpickling anything (a model zip can run
+code); ``--trust-model`` loads it with stable-baselines3's unpickling, for a file you trust.
+
 Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
 (the model is saved first).
 """
@@ -78,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
              "settings must be the run's")
     add("--run-id", type=int, default=None, metavar="N",
         help="with --resume: the run folder <env>_<algo>_N to continue (default: the latest)")
+    add("--trust-model", action="store_true",
+        help="with --resume: load model.zip with stable-baselines3's unpickling. A model zip "
+             "can run code: use this only for a file you trust. Without it palgym unpickles "
+             "nothing and refuses a zip whose pickled entries it cannot supply")
     add("--progress-bar", action="store_true", help="show a tqdm progress bar")
     add("--references", nargs="*", default=["pal", "packed-non-sticky"],
         help="heuristics run on the evaluation episodes for comparison (none: skip)")
@@ -157,6 +164,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
         imitate_epochs=args.imitate_epochs, imitate_explore=args.imitate_explore,
         input_driven=args.input_driven, curriculum=args.curriculum,
+        trust_model=args.trust_model,
     )
 
 

@@ -3,6 +3,8 @@
 - :mod:`agents.base`: the :class:`Agent` protocol (SB3's ``predict`` + ``action_masks`` +
   ``bind(env)``) and :class:`HeuristicAgent`;
 - :mod:`agents.learned`: :class:`LearnedAgent`, :func:`load_agent`;
+- :mod:`agents.model_zip`: :func:`load_model`, a saved model loaded without unpickling (a model
+  zip can run code: SB3's unpickling only with ``trust_model``);
 - :mod:`agents.factory`: :func:`make_model` (``maskable_ppo``, ``ppo``, ``dqn``);
 - :mod:`agents.hyperparams`: YAML hyperparameters keyed by env id, ``key:value`` overrides;
 - :mod:`agents.training`: :func:`train` into a run folder (the logic of ``train.py``);
@@ -26,6 +28,7 @@ _LAZY = {
     "LearnedAgent": "agents.learned",
     "load_agent": "agents.learned",
     "detect_algo": "agents.learned",
+    "load_model": "agents.model_zip",
     "make_model": "agents.factory",
     "algo_class": "agents.factory",
     "ALGO_NAMES": "agents.hyperparams",

@@ -61,12 +61,13 @@ class ReplayedEpisode:
     metrics: dict[str, float]
 
 
-def load_replay_agent(spec: str, env_id: str | None, device: str = "cpu"
-                      ) -> tuple[Agent, str, dict[str, Any]]:
+def load_replay_agent(spec: str, env_id: str | None, device: str = "cpu", *,
+                      trust_model: bool = False) -> tuple[Agent, str, dict[str, Any]]:
     """The agent a spec names, its env id and the env kwargs it acts with.
 
     A placement name gives that heuristic (env kwargs: its ``sticky`` / ``class_reorder``);
-    anything else is a model spec, loaded with :func:`agents.learned.load_agent`.
+    anything else is a model spec, loaded with :func:`agents.learned.load_agent` (with SB3's
+    unpickling only if ``trust_model``).
 
     Raises:
         ConfigError: for a missing model, or a model trained on another env than ``env_id``.
@@ -82,7 +83,8 @@ def load_replay_agent(spec: str, env_id: str | None, device: str = "cpu"
     if env_id is not None and canonical_env_id(trained_on) != canonical_env_id(env_id):
         raise ConfigError(f"{path} was trained on {trained_on}, not on {env_id} (--env)")
     kwargs = dict(config.get("eval_env_kwargs") or config.get("env_kwargs") or {})
-    return load_agent(path, device=device, name=spec), trained_on, kwargs
+    return (load_agent(path, device=device, name=spec, trust_model=trust_model), trained_on,
+            kwargs)
 
 
 def make_replay_env(env_id: str, kwargs: Mapping[str, Any], render_mode: str,
@@ -118,6 +120,7 @@ def replay(
     video_folder: Path | None = None,
     device: str = "cpu",
     out: TextIO | None = None,
+    trust_model: bool = False,
 ) -> list[ReplayedEpisode]:
     """Replay ``spec`` for one episode per seed, rendering it (see the module docstring).
 
@@ -130,6 +133,7 @@ def replay(
         video_folder: where ``rgb_array`` videos go (default ``videos/``).
         device: torch device of a model.
         out: text stream of frames and summaries (default stdout).
+        trust_model: load a model zip with SB3's unpickling (runs any code it holds).
 
     Returns:
         The episodes, in seed order.
@@ -138,7 +142,7 @@ def replay(
         ConfigError: for a bad spec, env, render mode, or ``rgb_array`` without moviepy.
     """
     stream = out if out is not None else sys.stdout
-    agent, env_id, kwargs = load_replay_agent(spec, env_id, device)
+    agent, env_id, kwargs = load_replay_agent(spec, env_id, device, trust_model=trust_model)
     kwargs.update(overrides or {})
     env = make_replay_env(env_id, kwargs, render_mode, video_folder, spec)
     try:
@@ -213,5 +217,6 @@ def replay_from_args(args: Any, overrides: Mapping[str, Any]) -> int:
     elif spec in PLACEMENT_NAMES:
         kwargs["trace"] = f"bundled:{args.split}"
     replay(spec, env_id=args.env, seeds=args.seeds or [args.seed], render_mode=args.render,
-           overrides=kwargs, video_folder=args.video_folder, device=args.device)
+           overrides=kwargs, video_folder=args.video_folder, device=args.device,
+           trust_model=args.trust_model)
     return 0

@@ -46,6 +46,7 @@ from stable_baselines3.common.utils import obs_as_tensor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from agents.factory import resolve_policy, validate_hyperparams
+from agents.model_zip import load_model
 from palgym.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -252,7 +253,9 @@ def load_or_make_input_driven(settings: Any, config: Mapping[str, Any], venv: Ve
                                         settings.input_driven, device=settings.device,
                                         verbose=settings.verbose)
         return model, 0, settings.seed
-    model = InputDrivenMaskablePPO.load(run_dir / "model.zip", env=venv, device=settings.device)
+    model = load_model(run_dir / "model.zip", "maskable_ppo", model_class=InputDrivenMaskablePPO,
+                       env=venv, device=settings.device, trust_model=settings.trust_model,
+                       hyperparams=config["hyperparams"], for_training=True)
     model.input_driven_k = int(settings.input_driven)
     start = int(model.num_timesteps)
     model.set_random_seed(settings.seed + start)

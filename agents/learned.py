@@ -3,13 +3,15 @@
 :func:`load_agent` takes a ``model.zip`` (or a run folder holding one) and finds its algorithm
 from the run configuration next to it (:func:`model_config`: ``config.yml`` of the run folder,
 or ``<stem>.yml`` beside the zip, as in ``agents/pretrained/``) or, failing that, from the zip
-itself (the module of the saved policy class, then PPO's own attributes).
+itself (the readable module of the saved policy class, then PPO's own attributes).
+
+A model zip can run code when it is unpickled: :func:`load_agent` loads it through
+:func:`agents.model_zip.load_model`, which unpickles nothing and refuses a zip whose pickled
+entries palgym cannot supply, unless ``trust_model`` is set (``--trust-model``).
 """
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,10 @@ import numpy as np
 import yaml
 
 from agents.base import State
-from agents.factory import MASKED_ALGOS, algo_class
+from agents.factory import MASKED_ALGOS
 from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
+from agents.model_zip import TRUST_HINT, algo_of, load_model, policy_module, read_model_zip
 from palgym.errors import ConfigError
 
 MODEL_FILE = "model.zip"
@@ -97,23 +100,36 @@ def model_path(path: str | Path) -> Path:
     return candidate
 
 
+def pretrained_names() -> list[str]:
+    """The names of the committed models (``agents/pretrained/<name>.zip``), sorted."""
+    return sorted(p.stem for p in PRETRAINED_DIR.glob("*.zip"))
+
+
 def pretrained_path(spec: str, env_id: str, algo: str = "maskable_ppo") -> Path:
     """The committed model a ``pretrained`` spec names.
 
     ``pretrained`` -> ``agents/pretrained/<env name>_<algo>.zip`` (env name: the id without
     ``palgym/``, e.g. ``PALPlacement-v0_maskable_ppo.zip``); ``pretrained:NAME`` ->
-    ``agents/pretrained/NAME.zip``.
+    ``agents/pretrained/NAME.zip``, where NAME is a plain name, one of
+    :func:`pretrained_names` (never a path: no separator, no ``..``, not absolute).
 
     Raises:
-        ConfigError: if that file is not there (none committed yet), naming the README.
+        ConfigError: for a NAME that is not a plain name, or a model that is not there,
+            listing the available names (and the README with the training command).
     """
-    _, _, name = spec.partition(":")
+    _, colon, name = spec.partition(":")
+    available = ", ".join(pretrained_names()) or "none"
+    if colon and not name:
+        raise ConfigError(f"{spec!r}: give a model name after 'pretrained:' "
+                          f"(available: {available})")
     name = name or f"{canonical_env_id(env_id).split('/')[-1]}_{algo}"
+    if Path(name).is_absolute() or any(part in name for part in ("/", "\\", "..", "\0")):
+        raise ConfigError(f"{spec!r}: 'pretrained:NAME' takes the plain name of a model in "
+                          f"{PRETRAINED_DIR}, not a path (available: {available})")
     path = PRETRAINED_DIR / f"{name}.zip"
-    if not path.is_file():
-        available = sorted(p.stem for p in PRETRAINED_DIR.glob("*.zip"))
+    if name not in pretrained_names():
         raise ConfigError(
-            f"no pretrained model {path} (available: {', '.join(available) or 'none'}); "
+            f"no pretrained model {path} (available: {available}); "
             f"see {PRETRAINED_DIR / 'README.md'} for the training command")
     return path
 
@@ -157,8 +173,14 @@ def model_config(path: str | Path) -> dict[str, Any]:
     return content
 
 
-def detect_algo(path: str | Path) -> str:
-    """The algorithm of a saved model: from its run configuration, else from the zip.
+def detect_algo(path: str | Path, *, trust_model: bool = False) -> str:
+    """The algorithm of a saved model: from its run configuration, else from the readable
+    module of the zip's policy class (:func:`agents.model_zip.algo_of`; nothing unpickled).
+
+    Args:
+        path: the zip or its run folder.
+        trust_model: for a policy class outside the known modules, unpickle the class (as
+            SB3's ``load`` would) and classify it by its SB3 base class.
 
     Raises:
         ConfigError: if neither tells (not an SB3 zip, or an unsupported algorithm).
@@ -167,28 +189,19 @@ def detect_algo(path: str | Path) -> str:
     algo = model_config(zip_path).get("algo")
     if algo in ALGO_NAMES:
         return str(algo)
-    try:
-        with zipfile.ZipFile(zip_path) as archive:
-            data = json.loads(archive.read("data"))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{zip_path} is not a stable-baselines3 model zip: {exc}") from None
-    module = str(data.get("policy_class", {}).get("__module__", ""))
-    if module.startswith("sb3_contrib.common.maskable"):
-        return "maskable_ppo"
-    if module.startswith("stable_baselines3.dqn"):
-        return "dqn"
-    if module.startswith("stable_baselines3.common.policies") and "clip_range" in data:
-        return "ppo"
-    algo = _algo_of_policy_class(data)  # e.g. agents.policies.CandidateScoringPolicy
+    data = read_model_zip(zip_path).data
+    algo = algo_of(data) or (_algo_of_policy_class(data) if trust_model else None)
     if algo is not None:
         return algo
-    raise ConfigError(f"{zip_path}: unsupported model (policy module {module!r})")
+    module = policy_module(data)
+    hint = "" if trust_model else f" (the algorithm is told without unpickling; {TRUST_HINT})"
+    raise ConfigError(f"{zip_path}: unsupported model (policy module {module!r}){hint}")
 
 
 def _algo_of_policy_class(data: dict[str, Any]) -> str | None:
-    """The algorithm of a saved policy class outside SB3's modules (e.g. this project's
-    :class:`agents.policies.CandidateScoringPolicy`): the class is unpickled as
-    ``Model.load`` would, then classified by its SB3 base class; None if it cannot be."""
+    """The algorithm of a saved policy class outside the known modules, for a trusted zip:
+    the class is unpickled as ``Model.load`` would, then classified by its SB3 base class;
+    None if it cannot be."""
     serialized = data.get("policy_class", {}).get(":serialized:")
     if not isinstance(serialized, str):
         return None
@@ -216,7 +229,12 @@ def _algo_of_policy_class(data: dict[str, Any]) -> str | None:
 
 
 def load_agent(
-    path: str | Path, algo: str | None = None, *, device: str = "cpu", name: str | None = None
+    path: str | Path,
+    algo: str | None = None,
+    *,
+    device: str = "cpu",
+    name: str | None = None,
+    trust_model: bool = False,
 ) -> LearnedAgent:
     """Load a saved model as a :class:`LearnedAgent`.
 
@@ -225,14 +243,20 @@ def load_agent(
         algo: its algorithm; detected with :func:`detect_algo` when None.
         device: torch device to load onto.
         name: label for result tables (default: the zip's path).
+        trust_model: unpickle the zip's pickled entries as SB3 does (runs any code the zip
+            holds); by default nothing is unpickled (:func:`agents.model_zip.load_model`).
 
     Returns:
         The agent.
 
     Raises:
-        ConfigError: for a missing or unrecognised model file.
+        ConfigError: for a missing or unrecognised model file, or (without ``trust_model``)
+            one whose pickled entries palgym cannot supply
+            (:class:`agents.model_zip.UntrustedModelError`).
     """
     zip_path = model_path(path)
-    algo = algo or detect_algo(zip_path)
-    model = algo_class(algo).load(zip_path, device=device)
+    algo = algo or detect_algo(zip_path, trust_model=trust_model)
+    hyperparams = model_config(zip_path).get("hyperparams")
+    model = load_model(zip_path, algo, device=device, trust_model=trust_model,
+                       hyperparams=hyperparams if isinstance(hyperparams, dict) else None)
     return LearnedAgent(model, algo, name=name or str(zip_path))

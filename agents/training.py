@@ -55,12 +55,12 @@ from agents.envs import make_vec_env
 from agents.factory import (
     DEFAULT_ALGO,
     MASKED_ALGOS,
-    algo_class,
     make_model,
     validate_hyperparams,
 )
 from agents.hyperparams import load_hyperparams
 from agents.input_driven import check_input_driven, load_or_make_input_driven
+from agents.model_zip import load_model
 from agents.rollout import heuristic_outcomes
 from agents.runs import (
     check_evaluation_set,
@@ -103,6 +103,8 @@ class TrainSettings:
     (:mod:`agents.curriculum`; None: uniform windows).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
+    ``trust_model``: a resume loads ``model.zip`` with SB3's unpickling (runs any code the zip
+    holds); by default nothing is unpickled (:func:`agents.model_zip.load_model`).
     """
 
     env_id: str = DEFAULT_ENV_ID
@@ -137,6 +139,7 @@ class TrainSettings:
     imitate_explore: float = 0.3
     input_driven: int = 0
     curriculum: float | None = None
+    trust_model: bool = False
 
 
 @dataclass(frozen=True)
@@ -267,8 +270,9 @@ def load_or_make_model(settings: TrainSettings, config: Mapping[str, Any], venv:
         model = make_model(settings.algo, venv, config["hyperparams"], settings.seed,
                            device=settings.device, verbose=settings.verbose)
         return model, 0, settings.seed
-    model = algo_class(settings.algo).load(run_dir / "model.zip", env=venv,
-                                           device=settings.device)
+    model = load_model(run_dir / "model.zip", settings.algo, env=venv, device=settings.device,
+                       trust_model=settings.trust_model, hyperparams=config["hyperparams"],
+                       for_training=True)
     start = int(model.num_timesteps)
     seed = settings.seed + start
     model.set_random_seed(seed)

@@ -1,9 +1,10 @@
 """The committed models (agents/pretrained/*.zip) reproduce the tables of docs/RESULTS.md.
 
 Each test runs one whole trace, seed 0, with the model's greedy masked action (as
-``evaluate.py --agent pretrained`` does) and compares the average JCT with the documented value
-(hours, 3 decimals, so the tolerance is half a unit of the last decimal). A stale or retrained
-model that was not re-measured fails here. Needs the ``train`` extra (skips without it).
+``evaluate.py --agent pretrained`` does, loading the zip without unpickling anything) and
+compares the average JCT with the documented value (hours, 3 decimals, so the tolerance is half
+a unit of the last decimal). A stale or retrained model that was not re-measured fails here.
+Needs the ``train`` extra (skips without it).
 """
 
 from __future__ import annotations
@@ -22,11 +23,9 @@ def greedy_avg_jct_h(zip_name: str, **env_kwargs: object) -> tuple[float, dict]:
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
     torch = pytest.importorskip("torch", reason="the train extra (torch) is not installed")
     torch.set_num_threads(1)
-    from sb3_contrib import MaskablePPO
+    from agents.model_zip import load_model
 
-    import agents.policies  # noqa: F401  (the custom policy class the zips name)
-
-    model = MaskablePPO.load(PRETRAINED / zip_name, device="cpu")
+    model = load_model(PRETRAINED / zip_name, "maskable_ppo")  # unpickles nothing
     env = gym.make("palgym/PALPlacement-v0", **env_kwargs).unwrapped
     obs, _ = env.reset(seed=0)
     while True:

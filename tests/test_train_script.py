@@ -148,6 +148,48 @@ def test_resume_continues_the_saved_model(runs: tuple[Path, Path], tmp_path: Pat
     assert (run / "progress-resume-128.csv").is_file()
 
 
+class _WriteMarker:
+    """Unpickling this writes ``path`` (the pickle calls ``Path.write_text``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (Path.write_text, (self.path, "unpickled"))
+
+
+def test_resume_unpickles_nothing_without_trust_model(runs: tuple[Path, Path], tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """A run's model.zip with a pickled entry palgym cannot supply: --resume exits 2 naming it
+    and --trust-model, the pickle never runs and the run folder is left as it was."""
+    import base64
+    import json
+    import zipfile
+
+    import cloudpickle
+
+    shutil.copytree(runs[0], tmp_path / RUN)
+    model_zip, marker = tmp_path / RUN / "model.zip", tmp_path / "marker"
+    with zipfile.ZipFile(model_zip) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    data = json.loads(members["data"])
+    data["hook"] = {":type:": "<class 'object'>", ":serialized:": base64.b64encode(
+        cloudpickle.dumps(_WriteMarker(marker))).decode()}
+    members["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(model_zip, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    before = {p.name: p.read_bytes() for p in (tmp_path / RUN).iterdir() if p.is_file()}
+    hyper = ARGS.index("--hyperparams")
+    assert train_cli().main([*ARGS[:hyper], "-f", str(tmp_path), "--references",
+                             "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "hook (palgym does not know this entry)" in err and "--trust-model" in err, err
+    assert not marker.exists()
+    assert {p.name: p.read_bytes() for p in (tmp_path / RUN).iterdir() if p.is_file()} == before
+
+
 def test_a_second_run_takes_the_next_run_id(runs: tuple[Path, Path], tmp_path: Path) -> None:
     """A fresh run in a folder that holds run 0 goes to run 1 and leaves run 0 alone."""
     import yaml

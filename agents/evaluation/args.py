@@ -159,7 +159,11 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add = group.add_argument
     add("--agent", nargs="+", action="extend", metavar="MODEL",
         help="model.zip, run folder, or 'pretrained' (agents/pretrained/<env>_maskable_ppo.zip) "
-             "/ 'pretrained:NAME'")
+             "/ 'pretrained:NAME' (NAME: a model of agents/pretrained/, not a path)")
+    add("--trust-model", action="store_true",
+        help="load the --agent zips with stable-baselines3's unpickling. A model zip can run "
+             "code: use this only for files you trust. Without it palgym unpickles nothing "
+             "and refuses a zip whose pickled entries it cannot supply")
     add("--planner", nargs="+", action="extend", metavar="SPEC",
         help="rollout planner contender(s) over a base heuristic, e.g. 'K=4,H=20' or "
              "'base=pal,K=6,H=end' (agents/planner.py)")

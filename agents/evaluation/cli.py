@@ -301,7 +301,7 @@ def _side_by_side(args: argparse.Namespace) -> Any:
         confidence=args.confidence, resamples=args.bootstrap_resamples,
         bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
         device=args.device, heuristics_via=args.heuristics_via,
-        planners=tuple(args.planner or ()),
+        planners=tuple(args.planner or ()), trust_model=args.trust_model,
     )
     per_episode = len(request.agents) + len(request.planners) + len(heuristic_names(request))
     comparison = _with_bar(len(traces) * len(request.seeds) * per_episode, args.quiet,

@@ -207,6 +207,8 @@ class SideBySide:
         device: torch device of learned agents.
         heuristics_via: ``simulator`` (default, fast) or ``env`` (heuristics step the env).
         planners: rollout planner specs (:mod:`agents.planner`), after the learned agents.
+        trust_model: load the agents' zips with SB3's unpickling (runs any code they hold);
+            by default nothing is unpickled (:func:`agents.model_zip.load_model`).
     """
 
     env_id: str
@@ -225,6 +227,7 @@ class SideBySide:
     device: str = DEFAULT_DEVICE
     heuristics_via: str = HEURISTICS_VIA[0]
     planners: tuple[str, ...] = ()
+    trust_model: bool = False
 
 
 def contenders_of(request: SideBySide) -> list[Contender]:
@@ -233,7 +236,8 @@ def contenders_of(request: SideBySide) -> list[Contender]:
     Raises:
         ConfigError: for an unknown heuristic, or a model that cannot be loaded.
     """
-    learned = [learned_contender(spec, request.env_id, request.overrides, request.device)
+    learned = [learned_contender(spec, request.env_id, request.overrides, request.device,
+                                 trust_model=request.trust_model)
                for spec in request.agents]
     base = base_episode_kwargs(learned, request.overrides)
     from agents.planner import planner_contender

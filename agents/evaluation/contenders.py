@@ -111,6 +111,8 @@ def learned_contender(
     env_id: str,
     overrides: Mapping[str, Any],
     device: str = "cpu",
+    *,
+    trust_model: bool = False,
 ) -> Contender:
     """Load ``--agent`` ``spec`` (a zip, a run folder or ``pretrained[:NAME]``).
 
@@ -119,6 +121,7 @@ def learned_contender(
         env_id: the evaluation env id; the model's ``config.yml`` must name the same (if any).
         overrides: episode kwargs from the command line, applied over the model's.
         device: torch device.
+        trust_model: load the zip with SB3's unpickling (:func:`agents.learned.load_agent`).
 
     Returns:
         The contender (env kwargs: the run's ``env_kwargs`` without trace / window, then
@@ -143,7 +146,7 @@ def learned_contender(
               if k not in EPISODE_SOURCE_KWARGS}
     env_config({**kwargs, **dict(overrides)},
                f"{spec}: the env kwargs of its run config and of the command line")
-    agent = load_agent(path, device=device, name=spec)
+    agent = load_agent(path, device=device, name=spec, trust_model=trust_model)
     trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()
                     for label in dict(described.get("splits") or {}).get("train", []))
     return Contender(spec, "learned", agent, {**kwargs, **dict(overrides)}, str(path),
