@@ -15,6 +15,7 @@ import numpy as np
 from palgym.errors import TraceFormatError
 from palgym.sim.types import IntArray
 
+
 def integer_column(values: Sequence[int] | Sequence[float] | IntArray, field: str, where: str,
                    lines: IntArray | None = None) -> IntArray:
     """``values`` as int64 (J,), refusing what a cast would change (1.5 -> 1, NaN, 1e30).

@@ -239,8 +239,9 @@ def _validate(
         bad = np.flatnonzero(~ok(columns[field]))
         if bad.size:
             job = int(bad[0])
-            raise row_error(f"value {columns[field][job].item()!r}, expected {expected}", name, field,
-                            job, lines, int(ids[job]))
+            value = columns[field][job].item()
+            raise row_error(f"value {value!r}, expected {expected}", name, field, job, lines,
+                            int(ids[job]))
     bad_class = np.flatnonzero((classes < 0) | (classes > int(PerfClass.D)))
     if bad_class.size:
         raise row_error("perf class must be 0..3", name, "perf_class", int(bad_class[0]), lines)
