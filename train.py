@@ -40,15 +40,16 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (dash-case flags, rl-baselines3-zoo names where they exist)."""
-    from agents.evaluation.args import add_duration_knowledge
+    from agents.evaluation.args import add_duration_knowledge, non_negative_int, positive_int
 
     parser = argparse.ArgumentParser(description="Train an agent on a palgym env (SB3).")
     add = parser.add_argument
     add("--env", default="palgym/PALPlacement-v0", help="Gymnasium env id")
     add("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo", "dqn"])
-    add("-n", "--n-timesteps", type=int, default=None,
+    add("-n", "--n-timesteps", type=positive_int("n_timesteps"), default=None,
         help="timesteps to train (more timesteps with --resume); default: the YAML's")
-    add("--seed", type=int, default=0, help="seed of the model and training envs")
+    add("--seed", type=non_negative_int("seed"), default=0,
+        help="seed of the model and training envs (>= 0)")
     add("--trace", nargs="+", default=None,
         help="trace spec(s): CSV path, bundled name (sia-philly-gen-0), 'bundled' (all five) "
              "or SET:SPLIT (instead of --trace-set)")
@@ -59,17 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="split of the trace sets to train on (default: %(default)s)")
     add("--eval-split", default="validation", choices=["train", "validation", "test"],
         help="split of the trace sets the evaluation callback uses (default: %(default)s)")
-    add("--window", type=int, default=None, help="jobs per episode (a window of the trace)")
+    add("--window", type=positive_int("window"), default=None,
+        help="jobs per episode (a window of the trace)")
     add("--eval-trace", nargs="+", default=None,
         help="trace spec(s) of the evaluation env (default: --trace, or the sets' --eval-split)")
     add("-f", "--log-folder", default="runs", help="folder of the run folders")
     add("--env-kwargs", nargs="+", default=[], metavar="KEY:VALUE",
         help="extra env kwargs, e.g. preset:pal-artifact reward:relative")
-    add("--n-envs", type=int, default=None,
+    add("--n-envs", type=positive_int("n_envs"), default=None,
         help="parallel training envs (SubprocVecEnv when > 1); default: the YAML's")
     add("--eval-freq", type=int, default=10_000, help="evaluate every N timesteps (<= 0: off)")
-    add("--eval-episodes", type=int, default=5, help="episodes per evaluation")
-    add("--eval-seed", type=int, default=None, help="evaluation env seed (default seed+10000)")
+    add("--eval-episodes", type=positive_int("eval_episodes"), default=5,
+        help="episodes per evaluation")
+    add("--eval-seed", type=non_negative_int("eval_seed"), default=None,
+        help="evaluation env seed (default seed+10000)")
     add("--save-freq", type=int, default=-1, help="checkpoint every N timesteps (<= 0: off)")
     add("--hyperparams", "-params", nargs="+", default=[], metavar="KEY:VALUE",
         help="hyperparameter overrides, e.g. n_steps:256 'policy_kwargs:dict(net_arch=[64])'")

@@ -21,6 +21,7 @@ from agents.base import State
 from agents.factory import MASKED_ALGOS, algo_class
 from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
+from agents.runs import yaml_problem
 from palgym.errors import ConfigError
 
 MODEL_FILE = "model.zip"
@@ -146,12 +147,16 @@ def model_config(path: str | Path) -> dict[str, Any]:
     model, or ``{}`` when there is none.
 
     Raises:
-        ConfigError: if the file is not a YAML mapping.
+        ConfigError: if the file is not valid YAML (naming the file and the YAML problem, with
+            its line and column) or not a mapping.
     """
     config = config_path(path)
     if config is None:
         return {}
-    content = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    try:
+        content = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{config}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(content, dict):
         raise ConfigError(f"{config}: expected a mapping (a train.py config.yml)")
     return content

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import numbers
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -139,10 +140,13 @@ def make_episode(
 
     Raises:
         ProfileError: for unreadable measurements or a profile smaller than the cluster.
+        ConfigError: for a ``seed`` that is not an integer >= 0.
         TraceFormatError: for a trace the episode could not simulate (a job larger than the
             cluster, a time the clock cannot resolve, a first arrival after the round cap:
             :func:`palgym.sim.trace_fit.check_trace_fits`).
     """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
     cluster = cluster or ClusterSpec()
     config = config or preset("default")
     check_trace_fits(trace, cluster, config)

@@ -63,6 +63,25 @@ def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
     return parse
 
 
+def positive_int(name: str) -> Any:
+    """An argparse type: an integer >= 1, else ``"{name} must be a positive integer, got X"``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}")
+        return value
+
+    return parse
+
+
+def non_negative_int(name: str) -> Any:
+    """An argparse type: an integer >= 0 (``"{name} must be >= 0, got X"``)."""
+    return _bounded(int, name, 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
