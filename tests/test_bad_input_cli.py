@@ -146,3 +146,72 @@ def test_evaluate_names_a_time_the_clock_cannot_resolve(submit: str, tmp_path: P
     assert done.returncode == 2
     one_error_line(done.stderr, f"{path}, line 3, field 'submit_time_s': job 2 arrives at",
                    "clock's resolution")
+
+
+# --------------------------------------------------------------------------- outputs, folders
+def test_a_failed_atomic_write_names_the_destination(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from palgym.io import atomic_write_text
+
+    def full_disk(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    target = tmp_path / "out" / "results.csv"
+    with pytest.raises(OSError) as error:
+        atomic_write_text(target, "x")
+    assert error.value.errno == errno.ENOSPC and error.value.filename == str(target)
+    assert str(error.value) == f"[Errno 28] No space left on device: '{target}'"
+    assert list(target.parent.iterdir()) == []  # the temporary file is gone
+    monkeypatch.undo()
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=rf"creating its folder {tmp_path / 'file'}\)"):
+        atomic_write_text(tmp_path / "file" / "x.csv", "x")
+
+
+@pytest.mark.parametrize(
+    ("flag", "where", "message"),
+    [
+        ("--output", ".", "--output {p}: is a folder; give a file path"),
+        ("--json", "file/x.json", "--json {p}: {t}/file is not a folder"),
+        ("--summary-output", ".", "--summary-output {p}: is a folder; give a file path"),
+        ("--plot", "file", "--plot {p}: exists and is not a folder"),
+    ],
+)
+def test_evaluate_checks_outputs_before_running(flag: str, where: str, message: str,
+                                                tmp_path: Path, capsys, monkeypatch) -> None:
+    from agents.evaluation import cli
+
+    def no_run(_args: object) -> None:
+        raise AssertionError("the evaluation ran before the outputs were checked")
+
+    monkeypatch.setattr(cli, "evaluation_of", no_run)
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    path = tmp_path / where
+    argv = ["--trace", "sia-philly-gen-0", "--policy", "pal", "--quiet", flag, str(path)]
+    assert load_script("evaluate").main(argv) == 2
+    one_error_line(capsys.readouterr().err, message.format(p=path, t=tmp_path))
+
+
+def test_tracesets_write_names_a_missing_folder(tmp_path: Path, capsys) -> None:
+    from palgym.tracesets.__main__ import main
+
+    missing = tmp_path / "missing"
+    argv = ["write", str(missing), "-o", str(tmp_path / "m.json"), "--train", "workload-1"]
+    assert main(argv) == 2
+    one_error_line(capsys.readouterr().err, f"folder {missing}: not found")
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    assert main(["write", str(folder), "-o", str(tmp_path)]) == 2
+    one_error_line(capsys.readouterr().err, f"--output {tmp_path}: is a folder")
+
+
+def test_benchmark_names_a_bad_data_dir(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks/duration_headroom.py"),
+                           "--data-dir", str(tmp_path / "bad")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert (f"error: --data-dir {tmp_path / 'bad'}: no file "
+            f"{tmp_path / 'bad/traces/sia_philly_pal/workload-1.csv'}") in done.stderr

@@ -43,7 +43,7 @@ from agents.evaluation.defaults import (
 from agents.evaluation.names import BEST, parse_heuristic
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
-from palgym.io import read_profile
+from palgym.io import check_destination, read_profile
 from palgym.plots import require_matplotlib
 from palgym.policies import (
     PLACEMENT_NAMES,
@@ -85,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by parsed arguments, print it and write the outputs.
 
     Raises:
-        PalgymError: for bad input files, options or a missing plotting dependency.
-        OSError: if an output cannot be written.
+        PalgymError: for bad input files, options, output paths that could not be written or
+            a missing plotting dependency (all checked before anything runs).
+        OSError: if an output cannot be written after all (e.g. a full disk).
     """
     from agents.evaluation.report import Outputs, format_result, write_result
 
+    check_outputs(args)  # fail before hours of simulation, not after
     if args.plot is not None:
-        require_matplotlib()  # fail before hours of simulation, not after
+        require_matplotlib()
     if args.render:
         from agents.enjoy import replay_from_args
 
@@ -104,6 +106,21 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"wrote {path}")
     return 0
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse ``--output``, ``--summary-output``, ``--json`` or ``--plot`` paths that could not
+    be written (a folder given for a file, an unwritable folder), before anything runs.
+
+    Raises:
+        ConfigError: naming the argument and the path (:func:`palgym.io.check_destination`).
+    """
+    for path, argument in ((args.output, "--output"), (args.summary_output, "--summary-output"),
+                           (args.json, "--json")):
+        if path is not None:
+            check_destination(path, argument)
+    if args.plot is not None:
+        check_destination(args.plot, "--plot", folder=True)
 
 
 def evaluation_of(args: argparse.Namespace) -> Any:
