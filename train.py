@@ -40,7 +40,12 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (dash-case flags, rl-baselines3-zoo names where they exist)."""
-    from agents.evaluation.args import add_duration_knowledge, non_negative_int, positive_int
+    from agents.evaluation.args import (
+        add_duration_knowledge,
+        add_env_kwargs,
+        non_negative_int,
+        positive_int,
+    )
 
     parser = argparse.ArgumentParser(description="Train an agent on a palgym env (SB3).")
     add = parser.add_argument
@@ -65,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--eval-trace", nargs="+", default=None,
         help="trace spec(s) of the evaluation env (default: --trace, or the sets' --eval-split)")
     add("-f", "--log-folder", default="runs", help="folder of the run folders")
-    add("--env-kwargs", nargs="+", default=[], metavar="KEY:VALUE",
-        help="extra env kwargs, e.g. preset:pal-artifact reward:relative")
+    add_env_kwargs(add, "extra env kwargs, e.g. preset:pal-artifact reward:relative "
+                        "(each value read as YAML)")
     add("--n-envs", type=positive_int("n_envs"), default=None,
         help="parallel training envs (SubprocVecEnv when > 1); default: the YAML's")
     add("--eval-freq", type=int, default=10_000, help="evaluate every N timesteps (<= 0: off)")
@@ -140,7 +145,7 @@ def trace_arg(values: Sequence[str] | None) -> Any:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """TrainSettings from the parsed arguments."""
-    from agents.evaluation.args import duration_kwargs
+    from agents.evaluation.args import env_kwargs_arg
     from agents.hyperparams import parse_key_values
     from agents.training import TrainSettings
 
@@ -149,10 +154,10 @@ def settings_from(args: argparse.Namespace) -> Any:
         trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
         trace_set=tuple(args.trace_set or ()), split=args.split, eval_split=args.eval_split,
         log_folder=args.log_folder, run_id=args.run_id,
-        env_kwargs={**parse_key_values(args.env_kwargs), **duration_kwargs(args)},
+        env_kwargs=env_kwargs_arg(args),
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
-        hyperparams=parse_key_values(args.hyperparams), resume=args.resume,
+        hyperparams=parse_key_values(args.hyperparams, "--hyperparams"), resume=args.resume,
         progress_bar=args.progress_bar, references=tuple(args.references),
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,

@@ -88,11 +88,12 @@ def load_hyperparams(algo: str, env_id: str) -> dict[str, Any]:
     return {key: coerce_value(key, value) for key, value in merged.items()}
 
 
-def parse_key_values(items: Sequence[str] | None) -> dict[str, Any]:
+def parse_key_values(items: Sequence[str] | None, argument: str = "") -> dict[str, Any]:
     """Parse CLI ``key:value`` items; each value is read with ``yaml.safe_load``.
 
     Args:
         items: e.g. ``["n_steps:32", "policy_kwargs:dict(net_arch=[64])", "gamma:0.99"]``.
+        argument: the flag they came from (e.g. ``"--env-kwargs"``), named in errors.
 
     Returns:
         ``{key: value}`` in order; later items win.
@@ -104,7 +105,8 @@ def parse_key_values(items: Sequence[str] | None) -> dict[str, Any]:
     for item in items or ():
         key, sep, raw = item.partition(":")
         if not sep or not key.strip():
-            raise ConfigError(f"expected key:value, got {item!r}")
+            where = f"{argument}: " if argument else ""
+            raise ConfigError(f"{where}expected key:value, got {item!r}")
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:

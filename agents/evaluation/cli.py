@@ -5,10 +5,10 @@ result; :func:`~agents.evaluation.report.format_result` is printed and
 :func:`~agents.evaluation.report.write_result` writes ``--output``, ``--summary-output``,
 ``--json`` and ``--plot``:
 
-- **the heuristic table** (no ``--agent``, ``--env``, ``--trace-set``, ``--seeds``,
-  ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill`` under every
-  ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no learned
-  contender (:func:`agents.evaluation.comparison.heuristic_table`);
+- **the heuristic table** (no ``--agent``, ``--env``, ``--env-kwargs``, ``--trace-set``,
+  ``--seeds``, ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill``
+  under every ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no
+  learned contender (:func:`agents.evaluation.comparison.heuristic_table`);
 - **side by side**: learned agents, planners and heuristics (any ``[ORDER/]PLACEMENT[+SUFFIX]``
   name, :mod:`agents.evaluation.names`, and ``best``, chosen on ``--selection-split`` by
   :mod:`agents.evaluation.best_contender`) on the env's identical episodes
@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.evaluation.args import build_parser, duration_kwargs
+from agents.evaluation.args import build_parser, env_kwargs_arg
 from agents.evaluation.defaults import (
     BEST_HEURISTIC_ENV_ID,
     DEFAULT_BELIEF,
@@ -100,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
         return replay_from_args(args, episode_overrides(args))
     result = evaluation_of(args)
     print(format_result(result))
+    if isinstance(result, Evaluation):
+        print(f"\nepisode seed {args.seed} (--seed: in the heuristic table the episode seed "
+              "itself; side by side, --seed / --seeds are env reset seeds, each drawing the "
+              "episode seed printed beside its hash)")
     outputs = Outputs(csv=args.output, summary_csv=args.summary_output, json=args.json,
                       plots=args.plot)
     for path in write_result(result, outputs):
@@ -139,7 +143,7 @@ def evaluation_of(args: argparse.Namespace) -> Any:
 def side_by_side_mode(args: argparse.Namespace) -> bool:
     """True when the arguments ask for contenders on the env's episodes."""
     return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic
-                or args.planner)
+                or args.planner or args.env_kwargs)
 
 
 def runner_of(args: argparse.Namespace) -> Runner:
@@ -236,30 +240,37 @@ def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dic
         queue_order: include the one ``--queue-order`` (False: the contenders bring their own,
             as in ``--best-heuristic``).
 
+    Returns:
+        ``--env-kwargs`` (:func:`agents.evaluation.args.env_kwargs_arg`, as train.py reads
+        them) and the env kwargs of the flags given.
+
     Raises:
-        ConfigError: for ``--belief`` (the env's heuristics decide on the truth), or, with
-            ``queue_order``, several queue orders or ``--backfill``.
+        ConfigError: for ``--belief`` (the env's heuristics decide on the truth: give
+            ``--env-kwargs belief:...``), or, with ``queue_order``, several queue orders or
+            ``--backfill``; for a bad ``--env-kwargs`` item or one a flag also sets.
     """
     if args.belief is not None:
         raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
-                          "--trace-set or --seeds)")
+                          "--env-kwargs, --trace-set or --seeds); side by side, give "
+                          "--env-kwargs belief:NAME")
     orders = list(dict.fromkeys(args.queue_order or []))
     if queue_order and (len(orders) > 1 or args.backfill):
         raise ConfigError("side-by-side evaluation runs one queue order and no --backfill: "
                           "name other combinations as contenders, e.g. --policy "
                           "srsf/pal+backfill las/pm-first+easy (or choose: --best-heuristic)")
-    given = {
-        "preset": args.preset, "queue_order": orders[0] if orders and queue_order else None,
-        "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
+    flags = {
+        "preset": ("--preset", args.preset),
+        "queue_order": ("--queue-order", orders[0] if orders and queue_order else None),
+        "cluster": ("--cluster", f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
                     if args.cluster is not None else None),
-        "locality_penalty": args.locality_penalty, "round_duration_s": args.round_duration,
-        "window": args.window,
-        "profile": str(args.profile) if args.profile is not None else None,
-        "variability_data": (str(args.variability_data) if args.variability_data is not None
-                             else None),
-        **duration_kwargs(args),
+        "locality_penalty": ("--locality-penalty", args.locality_penalty),
+        "round_duration_s": ("--round-duration", args.round_duration),
+        "window": ("--window", args.window),
+        "profile": ("--profile", str(args.profile) if args.profile is not None else None),
+        "variability_data": ("--variability-data", str(args.variability_data)
+                             if args.variability_data is not None else None),
     }
-    return {key: value for key, value in given.items() if value is not None}
+    return env_kwargs_arg(args, flags)
 
 
 def _comparison_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
