@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from agents.base import State
+from agents.data_dir import resolve_config
 from agents.factory import MASKED_ALGOS, algo_class
 from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
@@ -144,7 +145,9 @@ def config_path(path: str | Path) -> Path | None:
 
 def model_config(path: str | Path) -> dict[str, Any]:
     """The run configuration (``config.yml`` content: algo, env_id, env_kwargs, ...) of a saved
-    model, or ``{}`` when there is none.
+    model, or ``{}`` when there is none; a path kwarg recorded as ``$PALGYM_DATA_DIR/...`` is
+    joined to that variable's value (:func:`agents.data_dir.resolve_config`; left as it is
+    while the variable is unset).
 
     Raises:
         ConfigError: if the file is not valid YAML (naming the file and the YAML problem, with
@@ -159,7 +162,7 @@ def model_config(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{config}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(content, dict):
         raise ConfigError(f"{config}: expected a mapping (a train.py config.yml)")
-    return content
+    return resolve_config(content)
 
 
 def detect_algo(path: str | Path) -> str:

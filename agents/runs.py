@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.data_dir import resolve_config
 from agents.ids import canonical_env_id
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
@@ -221,7 +222,8 @@ def check_evaluation_set(run_dir: Path, evaluation: Mapping[str, Any],
         args = read_yaml(run_dir / "args.yml")
         recorded = {"episodes": args.get("eval_episodes"),
                     "seed": dict(args.get("seeds") or {}).get("eval")}
-    new_kwargs, old_kwargs = plain(dict(eval_env_kwargs)), config.get("eval_env_kwargs")
+    new_kwargs = plain(dict(eval_env_kwargs))
+    old_kwargs = resolve_config(config).get("eval_env_kwargs")
     differences = [(flag, recorded[key], evaluation[key]) for key, flag in EVAL_SETTINGS
                    if recorded.get(key) is not None and recorded[key] != evaluation[key]]
     if old_kwargs is not None:

@@ -6,8 +6,9 @@ see :mod:`agents.runs`) holds:
 - ``model.zip``: the final model (written atomically; also on Ctrl-C); ``best_model.zip``: the
   best evaluation so far; ``checkpoints/`` with ``save_freq > 0``;
 - ``config.yml``: the resolved hyperparameters (``default`` + env entry + overrides), the algo,
-  env id, env kwargs of the training and evaluation envs and, with trace sets, every member's
-  SHA-256 (``trace_sets``);
+  env id, env kwargs of the training and evaluation envs (a ``variability_data`` or
+  ``profile`` path inside ``PALGYM_DATA_DIR`` written as ``$PALGYM_DATA_DIR/...``:
+  :mod:`agents.data_dir`) and, with trace sets, every member's SHA-256 (``trace_sets``);
 - ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
@@ -53,6 +54,7 @@ from agents.callbacks import (
     TqdmProgressBar,
 )
 from agents.curriculum import check_curriculum
+from agents.data_dir import portable_config
 from agents.envs import check_env_id, make_vec_env
 from agents.evaluation.env_args import env_config
 from agents.factory import (
@@ -333,7 +335,7 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
         with recording_failure(run_dir, settings.resume):
             model, start, seed = load_or_make_model(settings, config, venv, run_dir)
             if not settings.resume:
-                write_yaml(run_dir / "config.yml", config)
+                write_yaml(run_dir / "config.yml", portable_config(config))
                 if settings.imitate:
                     write_yaml(run_dir / "imitation.yml", imitate(model, settings, config))
             record_args(run_dir, args if args is not None else dataclasses.asdict(settings),
