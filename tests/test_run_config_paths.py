@@ -28,8 +28,9 @@ def test_paths_inside_the_data_dir_are_written_relative_and_read_back(tmp_path: 
                              "preset": "pal-artifact"},
               "eval_env_kwargs": {"variability_data": str(root)}}
     written = portable_config(config, str(root))
-    assert written["env_kwargs"] == {"variability_data": "$PALGYM_DATA_DIR/variability/longhorn_pal",
-                                     "profile": str(outside), "preset": "pal-artifact"}
+    assert written["env_kwargs"] == {
+        "variability_data": "$PALGYM_DATA_DIR/variability/longhorn_pal",
+        "profile": str(outside), "preset": "pal-artifact"}
     assert written["eval_env_kwargs"] == {"variability_data": "$PALGYM_DATA_DIR"}
     assert config["env_kwargs"]["variability_data"] == str(inside)  # not modified
     assert resolve_config(written, str(root)) == config
