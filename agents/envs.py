@@ -17,40 +17,12 @@ import gymnasium as gym
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-from agents.ids import canonical_env_id, gym_id
+from agents.ids import gym_id
 from palgym.errors import ConfigError
 
 INFO_KEYWORDS: tuple[str, ...] = ("num_invalid_actions",)
 """``info`` keys the Monitor copies into each finished episode's record (``ep_info_buffer``)."""
 VEC_ENV_KINDS: tuple[str, ...] = ("auto", "dummy", "subproc")
-
-
-PALGYM_ENTRY_POINT = "palgym.envs.cluster_env:ClusterEnv"
-
-
-def palgym_env_ids() -> tuple[str, ...]:
-    """The registered Gymnasium ids of palgym's env (:class:`palgym.envs.cluster_env.ClusterEnv`),
-    sorted."""
-    from gymnasium.envs.registration import registry
-
-    import palgym  # noqa: F401  (registers the ids)
-
-    return tuple(sorted(key for key, spec in registry.items()
-                        if spec.entry_point == PALGYM_ENTRY_POINT))
-
-
-def check_env_id(env_id: str, argument: str = "env id") -> str:
-    """``env_id`` without its ``module:`` prefix, if it is one of :func:`palgym_env_ids`.
-
-    Raises:
-        ConfigError: naming ``argument``, the id and the known ids.
-    """
-    known = palgym_env_ids()
-    key = canonical_env_id(env_id)
-    if key not in known:
-        raise ConfigError(f"{argument} {env_id!r} is not a palgym env: give one of "
-                          f"{', '.join(known)}")
-    return key
 
 
 def make_env(env_id: str, env_kwargs: Mapping[str, Any], curriculum: float | None = None

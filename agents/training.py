@@ -55,7 +55,7 @@ from agents.callbacks import (
 )
 from agents.curriculum import check_curriculum
 from agents.data_dir import portable_config
-from agents.envs import check_env_id, make_vec_env
+from agents.envs import make_vec_env
 from agents.evaluation.env_args import env_config
 from agents.factory import (
     DEFAULT_ALGO,
@@ -65,6 +65,7 @@ from agents.factory import (
     validate_hyperparams,
 )
 from agents.hyperparams import load_hyperparams
+from agents.ids import check_env_id
 from agents.input_driven import check_input_driven, load_or_make_input_driven
 from agents.rollout import heuristic_outcomes
 from agents.runs import (

@@ -215,3 +215,10 @@ def test_benchmark_names_a_bad_data_dir(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert (f"error: --data-dir {tmp_path / 'bad'}: no file "
             f"{tmp_path / 'bad/traces/sia_philly_pal/workload-1.csv'}") in done.stderr
+
+
+@pytest.mark.parametrize("mode", [[], ["--best-heuristic"]])
+def test_evaluate_names_an_unknown_env_id(mode: list[str], capsys) -> None:
+    argv = ["--env", "bogus/Env-v0", "--quiet", *mode]
+    assert load_script("evaluate").main(argv) == 2
+    one_error_line(capsys.readouterr().err, "--env 'bogus/Env-v0' is not a palgym env")

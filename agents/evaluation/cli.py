@@ -285,6 +285,9 @@ def _comparison_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
 
 def _env_id(args: argparse.Namespace) -> str:
     if args.env:
+        from agents.ids import check_env_id
+
+        check_env_id(args.env, "--env")
         return str(args.env)
     if args.agent:
         from agents.evaluation.contenders import learned_api
@@ -377,6 +380,10 @@ def _best_heuristic(args: argparse.Namespace) -> Any:
                                     args.duration_knowledge)
         if note:
             print(note)
+    if args.env:
+        from agents.ids import check_env_id
+
+        check_env_id(args.env, "--env")
     return run_best(args.env or BEST_HEURISTIC_ENV_ID, episode_overrides(args, queue_order=False),
                     field, splits, sources, tuple(args.seeds or [args.seed]),
                     runner=runner_of(args))
