@@ -6,7 +6,9 @@ empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``mode
 ``evaluations.npz``, ``references.yml`` (heuristic returns on the evaluation episodes),
 ``throughput.yml`` (env steps/s, CPU-seconds per 1k steps), ``progress.csv`` and
 ``tensorboard/`` (``tensorboard --logdir <folder>``; when the ``tensorboard`` package is
-installed, as the ``train`` extra does). The logic lives in
+installed, as the ``train`` extra does). A run that fails after its folder was made leaves
+``FAILED`` there (the error, then its traceback) and no ``model.zip`` (a failed ``--resume``
+keeps the model from before); bad arguments fail before any folder is made. The logic lives in
 :mod:`agents.training`.
 
 Examples::
