@@ -98,10 +98,21 @@ def record_args(run_dir: Path, args: Mapping[str, Any], seeds: Mapping[str, Any]
 
 
 def save_model(model: Any, path: Path) -> None:
-    """Save ``model`` to ``path`` atomically (temporary zip in the same folder, then rename)."""
+    """Save ``model`` to ``path`` atomically (temporary zip in the same folder, then rename).
+
+    Raises:
+        OSError: naming ``path`` (not the temporary zip), with the original errno and reason
+            (e.g. a full disk); the temporary zip is removed.
+    """
     tmp = path.with_name(f".{path.stem}.tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)
+    try:
+        model.save(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno is None:
+            raise OSError(f"cannot write {path}: {exc}") from exc
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
 
 
 @contextmanager
