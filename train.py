@@ -22,8 +22,8 @@ Examples::
         --input-driven 4   # 4 episodes of one window per update, time-aligned baselines
     python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
-Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
-(the model is saved first).
+Exit codes: 0 on success, 2 on bad arguments or input, or a file that cannot be written
+(``error: <message>``), 130 on Ctrl-C (the model is saved first).
 """
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.optimize:
             return search(settings_from(args), args)
         result = train(settings_from(args), args=vars(args))
-    except PalgymError as exc:
+    except (PalgymError, OSError) as exc:  # OSError: e.g. a full disk, naming the file
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     report(result)
