@@ -236,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.optimize:
             return search(settings_from(args), args)
         result = train(settings_from(args), args=vars(args))
+    except BrokenPipeError:  # stdout's reader went away: run_cli ends quietly
+        raise
     except (PalgymError, OSError) as exc:  # OSError: e.g. a full disk, naming the file
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
