@@ -6,7 +6,9 @@ empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``mode
 ``evaluations.npz``, ``references.yml`` (heuristic returns on the evaluation episodes),
 ``throughput.yml`` (env steps/s, CPU-seconds per 1k steps), ``progress.csv`` and
 ``tensorboard/`` (``tensorboard --logdir <folder>``; when the ``tensorboard`` package is
-installed, as the ``train`` extra does). The logic lives in
+installed, as the ``train`` extra does). A run that fails after its folder was made leaves
+``FAILED`` there (the error, then its traceback) and no ``model.zip`` (a failed ``--resume``
+keeps the model from before); bad arguments fail before any folder is made. The logic lives in
 :mod:`agents.training`.
 
 Examples::
@@ -23,8 +25,8 @@ Examples::
 ``--resume`` loads the run's ``model.zip`` without unpickling anything (a model zip can run
 code); ``--trust-model`` loads it with stable-baselines3's unpickling, for a file you trust.
 
-Exit codes: 0 on success, 2 on bad arguments or input (``error: <message>``), 130 on Ctrl-C
-(the model is saved first).
+Exit codes: 0 on success, 2 on bad arguments or input, or a file that cannot be written
+(``error: <message>``), 130 on Ctrl-C (the model is saved first).
 """
 
 from __future__ import annotations
@@ -43,15 +45,21 @@ EXIT_INTERRUPTED = 130
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (dash-case flags, rl-baselines3-zoo names where they exist)."""
-    from agents.evaluation.args import add_duration_knowledge
+    from agents.evaluation.args import (
+        add_duration_knowledge,
+        add_env_kwargs,
+        non_negative_int,
+        positive_int,
+    )
 
     parser = argparse.ArgumentParser(description="Train an agent on a palgym env (SB3).")
     add = parser.add_argument
     add("--env", default="palgym/PALPlacement-v0", help="Gymnasium env id")
     add("--algo", default="maskable_ppo", choices=["maskable_ppo", "ppo", "dqn"])
-    add("-n", "--n-timesteps", type=int, default=None,
+    add("-n", "--n-timesteps", type=positive_int("n_timesteps"), default=None,
         help="timesteps to train (more timesteps with --resume); default: the YAML's")
-    add("--seed", type=int, default=0, help="seed of the model and training envs")
+    add("--seed", type=non_negative_int("seed"), default=0,
+        help="seed of the model and training envs (>= 0)")
     add("--trace", nargs="+", default=None,
         help="trace spec(s): CSV path, bundled name (sia-philly-gen-0), 'bundled' (all five) "
              "or SET:SPLIT (instead of --trace-set)")
@@ -62,17 +70,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="split of the trace sets to train on (default: %(default)s)")
     add("--eval-split", default="validation", choices=["train", "validation", "test"],
         help="split of the trace sets the evaluation callback uses (default: %(default)s)")
-    add("--window", type=int, default=None, help="jobs per episode (a window of the trace)")
+    add("--window", type=positive_int("window"), default=None,
+        help="jobs per episode (a window of the trace)")
     add("--eval-trace", nargs="+", default=None,
         help="trace spec(s) of the evaluation env (default: --trace, or the sets' --eval-split)")
     add("-f", "--log-folder", default="runs", help="folder of the run folders")
-    add("--env-kwargs", nargs="+", default=[], metavar="KEY:VALUE",
-        help="extra env kwargs, e.g. preset:pal-artifact reward:relative")
-    add("--n-envs", type=int, default=None,
+    add_env_kwargs(add, "extra env kwargs, e.g. preset:pal-artifact reward:relative "
+                        "(each value read as YAML)")
+    add("--n-envs", type=positive_int("n_envs"), default=None,
         help="training envs (default: the YAML's); see --vec-env")
     add("--eval-freq", type=int, default=10_000, help="evaluate every N timesteps (<= 0: off)")
-    add("--eval-episodes", type=int, default=5, help="episodes per evaluation")
-    add("--eval-seed", type=int, default=None, help="evaluation env seed (default seed+10000)")
+    add("--eval-episodes", type=positive_int("eval_episodes"), default=5,
+        help="episodes per evaluation")
+    add("--eval-seed", type=non_negative_int("eval_seed"), default=None,
+        help="evaluation env seed (default seed+10000)")
     add("--save-freq", type=int, default=-1, help="checkpoint every N timesteps (<= 0: off)")
     add("--hyperparams", "-params", nargs="+", default=[], metavar="KEY:VALUE",
         help="hyperparameter overrides, e.g. n_steps:256 'policy_kwargs:dict(net_arch=[64])'")
@@ -146,7 +157,7 @@ def trace_arg(values: Sequence[str] | None) -> Any:
 
 def settings_from(args: argparse.Namespace) -> Any:
     """TrainSettings from the parsed arguments."""
-    from agents.evaluation.args import duration_kwargs
+    from agents.evaluation.args import env_kwargs_arg
     from agents.hyperparams import parse_key_values
     from agents.training import TrainSettings
 
@@ -155,10 +166,10 @@ def settings_from(args: argparse.Namespace) -> Any:
         trace=trace_arg(args.trace), window=args.window, eval_trace=trace_arg(args.eval_trace),
         trace_set=tuple(args.trace_set or ()), split=args.split, eval_split=args.eval_split,
         log_folder=args.log_folder, run_id=args.run_id,
-        env_kwargs={**parse_key_values(args.env_kwargs), **duration_kwargs(args)},
+        env_kwargs=env_kwargs_arg(args),
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
-        hyperparams=parse_key_values(args.hyperparams), resume=args.resume,
+        hyperparams=parse_key_values(args.hyperparams, "--hyperparams"), resume=args.resume,
         progress_bar=args.progress_bar, references=tuple(args.references),
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
@@ -236,7 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.optimize:
             return search(settings_from(args), args)
         result = train(settings_from(args), args=vars(args))
-    except PalgymError as exc:
+    except BrokenPipeError:  # stdout's reader went away: run_cli ends quietly
+        raise
+    except (PalgymError, OSError) as exc:  # OSError: e.g. a full disk, naming the file
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     report(result)

@@ -30,6 +30,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent, HeuristicAgent
+from agents.data_dir import require_resolved
 from agents.evaluation.defaults import DEFAULT_ENV_ID
 from agents.ids import canonical_env_id, gym_id
 from palgym.errors import ConfigError
@@ -143,7 +144,7 @@ def replay(
     """
     stream = out if out is not None else sys.stdout
     agent, env_id, kwargs = load_replay_agent(spec, env_id, device, trust_model=trust_model)
-    kwargs.update(overrides or {})
+    kwargs = require_resolved({**kwargs, **dict(overrides or {})}, spec)
     env = make_replay_env(env_id, kwargs, render_mode, video_folder, spec)
     try:
         episodes = [_episode(agent, env, seed, render_mode == "ansi", stream) for seed in seeds]

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from agents.hyperparams import ALGO_NAMES, model_kwargs
+from agents.hyperparams import ALGO_NAMES, check_values, model_kwargs
 from palgym.errors import ConfigError
 
 DEFAULT_ALGO = "maskable_ppo"
@@ -108,10 +108,12 @@ def validate_hyperparams(algo: str, hyperparams: Mapping[str, Any]) -> dict[str,
         The kwargs (:func:`agents.hyperparams.model_kwargs`).
 
     Raises:
-        ConfigError: for an unknown algorithm, a hyperparameter the class does not accept, or
-            a malformed ``policy_kwargs`` / schedule.
+        ConfigError: for an unknown algorithm, a hyperparameter the class does not accept, a
+            value out of its range (:func:`agents.hyperparams.check_values`), or a malformed
+            ``policy_kwargs`` / schedule.
     """
     cls = algo_class(algo)
+    check_values(algo, hyperparams)
     kwargs = model_kwargs(hyperparams)
     reserved = {"policy", "env", "seed", "tensorboard_log", "device", "verbose"}
     accepted = set(inspect.signature(cls.__init__).parameters) - reserved

@@ -17,6 +17,7 @@ Source: rl-baselines3-zoo (``hyperparams/*.yml``, ``utils/utils.py``: ``linear_s
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
@@ -36,6 +37,28 @@ INT_KEYS = frozenset({
 ACTIVATIONS = frozenset({"ReLU", "Tanh", "ELU", "LeakyReLU", "GELU", "SiLU", "Sigmoid"})
 OPTIMIZERS = frozenset({"Adam", "AdamW", "RMSprop", "SGD"})
 SCHEDULE_KEYS = frozenset({"learning_rate", "clip_range"})
+INT_MINIMUM: dict[str, int] = {
+    "n_steps": 1, "batch_size": 1, "n_epochs": 1, "buffer_size": 1, "learning_starts": 0,
+    "train_freq": 1, "gradient_steps": -1, "target_update_interval": 1, "n_timesteps": 1,
+    "n_envs": 1,
+}
+"""The smallest value of each integer hyperparameter (SB3: ``gradient_steps`` -1 means as many
+as env steps). PPO's ``batch_size`` must be >= 2 (:data:`PPO_MIN_BATCH`)."""
+PPO_MIN_BATCH = 2
+"""PPO normalises advantages over a mini-batch: SB3 asserts ``batch_size > 1``."""
+FLOAT_RANGES: dict[str, tuple[float, float, bool]] = {
+    "gamma": (0.0, 1.0, False), "gae_lambda": (0.0, 1.0, False),
+    "learning_rate": (0.0, float("inf"), True), "clip_range": (0.0, float("inf"), True),
+    "clip_range_vf": (0.0, float("inf"), True), "target_kl": (0.0, float("inf"), True),
+    "ent_coef": (0.0, float("inf"), False), "vf_coef": (0.0, float("inf"), False),
+    "max_grad_norm": (0.0, float("inf"), True), "tau": (0.0, 1.0, True),
+    "exploration_fraction": (0.0, 1.0, False), "exploration_initial_eps": (0.0, 1.0, False),
+    "exploration_final_eps": (0.0, 1.0, False),
+}
+"""``key: (low, high, low excluded)`` of the numeric hyperparameters (SB3's documented ranges:
+a discount or an epsilon in [0, 1], rates, clip ranges and norms > 0, coefficients >= 0)."""
+NULLABLE_KEYS = frozenset({"clip_range_vf", "target_kl"})
+"""Keys whose None (YAML ``null``) means off."""
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -65,11 +88,12 @@ def load_hyperparams(algo: str, env_id: str) -> dict[str, Any]:
     return {key: coerce_value(key, value) for key, value in merged.items()}
 
 
-def parse_key_values(items: Sequence[str] | None) -> dict[str, Any]:
+def parse_key_values(items: Sequence[str] | None, argument: str = "") -> dict[str, Any]:
     """Parse CLI ``key:value`` items; each value is read with ``yaml.safe_load``.
 
     Args:
         items: e.g. ``["n_steps:32", "policy_kwargs:dict(net_arch=[64])", "gamma:0.99"]``.
+        argument: the flag they came from (e.g. ``"--env-kwargs"``), named in errors.
 
     Returns:
         ``{key: value}`` in order; later items win.
@@ -81,7 +105,8 @@ def parse_key_values(items: Sequence[str] | None) -> dict[str, Any]:
     for item in items or ():
         key, sep, raw = item.partition(":")
         if not sep or not key.strip():
-            raise ConfigError(f"expected key:value, got {item!r}")
+            where = f"{argument}: " if argument else ""
+            raise ConfigError(f"{where}expected key:value, got {item!r}")
         try:
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
@@ -101,6 +126,45 @@ def coerce_value(key: str, value: Any) -> Any:
     if key in INT_KEYS and isinstance(value, float) and value.is_integer():
         value = int(value)
     return value
+
+
+def check_values(algo: str, hyperparams: Mapping[str, Any]) -> None:
+    """Check the values of the known numeric hyperparameters (:data:`INT_MINIMUM`,
+    :data:`FLOAT_RANGES`); other keys are the model class's to check.
+
+    Raises:
+        ConfigError: ``"hyperparameter KEY must be ..., got VALUE"`` for the first bad value
+            (a non-number, a fraction where an integer is needed, or a value out of range).
+    """
+    for key, value in hyperparams.items():
+        problem = value_problem(algo, key, value)
+        if problem:
+            raise ConfigError(f"hyperparameter {key} must be {problem}, got {value!r}")
+
+
+def value_problem(algo: str, key: str, value: Any) -> str | None:
+    """What ``value`` of ``key`` must be, if it is not (None when it is fine)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key in INT_MINIMUM:
+        if key == "train_freq" and isinstance(value, (list, tuple)):
+            return None  # DQN's (frequency, unit) pair: SB3 checks it
+        low = PPO_MIN_BATCH if key == "batch_size" and "ppo" in algo else INT_MINIMUM[key]
+        ok = number and isinstance(value, int) and value >= low
+        return None if ok else f"an integer >= {low}"
+    if key not in FLOAT_RANGES or (value is None and key in NULLABLE_KEYS):
+        return None
+    if key in SCHEDULE_KEYS and isinstance(value, str):
+        return None  # 'lin_<value>': model_kwargs checks it
+    low, high, open_low = FLOAT_RANGES[key]
+    inside = number and (value > low if open_low else value >= low) and value <= high
+    if inside and math.isfinite(value):
+        return None
+    bounds = f"> {low:g}" if open_low else f">= {low:g}"
+    text = f"a number {bounds}" if high == float("inf") else (
+        f"a number in ({low:g}, {high:g}]" if open_low else f"a number in [{low:g}, {high:g}]")
+    if key in SCHEDULE_KEYS:
+        text += " or 'lin_<number>'"
+    return text + (" or null" if key in NULLABLE_KEYS else "")
 
 
 def model_kwargs(hyperparams: Mapping[str, Any]) -> dict[str, Any]:

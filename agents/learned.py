@@ -20,10 +20,12 @@ import numpy as np
 import yaml
 
 from agents.base import State
+from agents.data_dir import resolve_config
 from agents.factory import MASKED_ALGOS
 from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
 from agents.model_zip import TRUST_HINT, algo_of, load_model, policy_module, read_model_zip
+from agents.runs import yaml_problem
 from palgym.errors import ConfigError
 
 MODEL_FILE = "model.zip"
@@ -159,18 +161,24 @@ def config_path(path: str | Path) -> Path | None:
 
 def model_config(path: str | Path) -> dict[str, Any]:
     """The run configuration (``config.yml`` content: algo, env_id, env_kwargs, ...) of a saved
-    model, or ``{}`` when there is none.
+    model, or ``{}`` when there is none; a path kwarg recorded as ``$PALGYM_DATA_DIR/...`` is
+    joined to that variable's value (:func:`agents.data_dir.resolve_config`; left as it is
+    while the variable is unset).
 
     Raises:
-        ConfigError: if the file is not a YAML mapping.
+        ConfigError: if the file is not valid YAML (naming the file and the YAML problem, with
+            its line and column) or not a mapping.
     """
     config = config_path(path)
     if config is None:
         return {}
-    content = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    try:
+        content = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{config}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(content, dict):
         raise ConfigError(f"{config}: expected a mapping (a train.py config.yml)")
-    return content
+    return resolve_config(content)
 
 
 def detect_algo(path: str | Path, *, trust_model: bool = False) -> str:

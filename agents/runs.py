@@ -4,6 +4,12 @@ Run folders are ``<log folder>/<env id with / as _>_<algo>_<N>`` (rl-baselines3-
 fresh run takes the next free run id ``N`` (0 in an empty folder, else 1 + the highest id of
 that env and algo there), so a second run never fails on an existing folder; ``--resume``
 continues the highest id, or the one ``--run-id`` names. The seed is recorded in ``args.yml``.
+
+A run that fails (an error after its folder was claimed, or Ctrl-C outside the training loop)
+leaves ``FAILED`` in its folder (:func:`recording_failure`): the error on its first line, then
+the traceback. The folder is kept, since its ``config.yml``, ``args.yml`` and logs show what was
+attempted; a fresh run's folder then has no ``model.zip``, a resume's keeps the model from
+before the attempt. A later successful resume of the folder removes ``FAILED``.
 """
 
 from __future__ import annotations
@@ -12,17 +18,23 @@ import importlib.util
 import logging
 import os
 import re
-from collections.abc import Mapping
+import traceback
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.data_dir import resolve_config
 from agents.ids import canonical_env_id
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 
 logger = logging.getLogger(__name__)
+
+FAILED_FILE = "FAILED"
+"""The file a failed run leaves in its folder (:func:`recording_failure`)."""
 
 
 def plain(value: Any) -> Any:
@@ -46,10 +58,30 @@ def write_yaml(path: Path, content: Mapping[str, Any]) -> None:
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML mapping file (empty dict for an empty file)."""
+    """A YAML mapping file (empty dict for an empty file).
+
+    Raises:
+        ConfigError: naming the file and the YAML problem (line, column), or if it is not a
+            mapping.
+    """
     import yaml
 
-    return dict(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    try:
+        content = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
+    if not isinstance(content, dict):
+        raise ConfigError(f"{path}: expected a YAML mapping, got {type(content).__name__}")
+    return content
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML error in one line: its problem and where (1-based line and column)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+    context = getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{problem}" + (f" ({context})" if context else "")
 
 
 def record_args(run_dir: Path, args: Mapping[str, Any], seeds: Mapping[str, Any],
@@ -66,10 +98,47 @@ def record_args(run_dir: Path, args: Mapping[str, Any], seeds: Mapping[str, Any]
 
 
 def save_model(model: Any, path: Path) -> None:
-    """Save ``model`` to ``path`` atomically (temporary zip in the same folder, then rename)."""
+    """Save ``model`` to ``path`` atomically (temporary zip in the same folder, then rename).
+
+    Raises:
+        OSError: naming ``path`` (not the temporary zip), with the original errno and reason
+            (e.g. a full disk); the temporary zip is removed.
+    """
     tmp = path.with_name(f".{path.stem}.tmp.zip")
-    model.save(tmp)
-    os.replace(tmp, path)
+    try:
+        model.save(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno is None:
+            raise OSError(f"cannot write {path}: {exc}") from exc
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+
+
+@contextmanager
+def recording_failure(run_dir: Path, resume: bool) -> Iterator[None]:
+    """Run the body; if it raises, write ``run_dir/FAILED`` (the error, a note on what the
+    folder holds, the traceback) and re-raise; if it succeeds, remove a stale ``FAILED``.
+
+    Args:
+        run_dir: the run folder (exists).
+        resume: the body resumes the folder's model (its ``model.zip`` is from before).
+    """
+    try:
+        yield
+    except BaseException as exc:
+        kept = ("model.zip is the model from before this resume" if resume
+                else "no model.zip was written")
+        text = (f"{type(exc).__name__}: {exc}\n"
+                f"this training run failed ({kept}); the traceback follows\n\n"
+                + "".join(traceback.format_exception(exc)))
+        try:
+            atomic_write_text(run_dir / FAILED_FILE, text)
+        except OSError as write_error:
+            logger.warning("could not write %s: %s", run_dir / FAILED_FILE, write_error)
+        logger.warning("the run failed: see %s", run_dir / FAILED_FILE)
+        raise
+    (run_dir / FAILED_FILE).unlink(missing_ok=True)
 
 
 def read_evaluations(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +204,9 @@ def resume_dir(log_folder: str | Path, env_id: str, algo: str, run_id: int | Non
         raise ConfigError(f"--resume: no {run_prefix(env_id, algo)}_<N> run in {log_folder}")
     run_dir = run_folder(log_folder, env_id, algo, ids[-1] if run_id is None else run_id)
     if not (run_dir / "model.zip").is_file():
-        raise ConfigError(f"--resume: no model.zip in {run_dir}")
+        failed = (f" (its training failed: see {run_dir / FAILED_FILE})"
+                  if (run_dir / FAILED_FILE).is_file() else "")
+        raise ConfigError(f"--resume: no model.zip in {run_dir}{failed}")
     return run_dir
 
 
@@ -162,7 +233,8 @@ def check_evaluation_set(run_dir: Path, evaluation: Mapping[str, Any],
         args = read_yaml(run_dir / "args.yml")
         recorded = {"episodes": args.get("eval_episodes"),
                     "seed": dict(args.get("seeds") or {}).get("eval")}
-    new_kwargs, old_kwargs = plain(dict(eval_env_kwargs)), config.get("eval_env_kwargs")
+    new_kwargs = plain(dict(eval_env_kwargs))
+    old_kwargs = resolve_config(config).get("eval_env_kwargs")
     differences = [(flag, recorded[key], evaluation[key]) for key, flag in EVAL_SETTINGS
                    if recorded.get(key) is not None and recorded[key] != evaluation[key]]
     if old_kwargs is not None:

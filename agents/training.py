@@ -6,15 +6,18 @@ see :mod:`agents.runs`) holds:
 - ``model.zip``: the final model (written atomically; also on Ctrl-C); ``best_model.zip``: the
   best evaluation so far; ``checkpoints/`` with ``save_freq > 0``;
 - ``config.yml``: the resolved hyperparameters (``default`` + env entry + overrides), the algo,
-  env id, env kwargs of the training and evaluation envs and, with trace sets, every member's
-  SHA-256 (``trace_sets``);
+  env id, env kwargs of the training and evaluation envs (a ``variability_data`` or
+  ``profile`` path inside ``PALGYM_DATA_DIR`` written as ``$PALGYM_DATA_DIR/...``:
+  :mod:`agents.data_dir`) and, with trace sets, every member's SHA-256 (``trace_sets``);
 - ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
 - ``progress.csv`` (``progress-resume-<t>.csv`` after a resume) and, only when the
   ``tensorboard`` package is importable, ``tensorboard/``;
 - ``throughput.yml``: env steps/s and CPU-seconds per 1k steps (:mod:`agents.throughput`);
-  ``curriculum.yml`` with a curriculum (:mod:`agents.curriculum`).
+  ``curriculum.yml`` with a curriculum (:mod:`agents.curriculum`);
+- ``FAILED`` when the run failed after its folder was claimed (the error and its traceback;
+  :func:`agents.runs.recording_failure`); the folder is kept for its records.
 
 Traces: ``trace_set`` (set specs, :mod:`palgym.tracesets`) trains on their ``split`` (default
 ``train``) and evaluates on their ``eval_split`` (default ``validation``), each the union over
@@ -51,7 +54,9 @@ from agents.callbacks import (
     TqdmProgressBar,
 )
 from agents.curriculum import check_curriculum
+from agents.data_dir import portable_config
 from agents.envs import make_vec_env
+from agents.evaluation.env_args import env_config
 from agents.factory import (
     DEFAULT_ALGO,
     MASKED_ALGOS,
@@ -59,6 +64,7 @@ from agents.factory import (
     validate_hyperparams,
 )
 from agents.hyperparams import load_hyperparams
+from agents.ids import check_env_id
 from agents.input_driven import check_input_driven, load_or_make_input_driven
 from agents.model_zip import load_model
 from agents.rollout import heuristic_outcomes
@@ -67,6 +73,7 @@ from agents.runs import (
     claim_run_dir,
     make_logger,
     record_args,
+    recording_failure,
     resume_dir,
     save_model,
     write_yaml,
@@ -171,12 +178,19 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     """The content of ``config.yml``: hyperparameters resolved for this env and run.
 
     Raises:
-        ConfigError: for an unknown algorithm or hyperparameter, or no ``n_timesteps``.
+        ConfigError: for an env id that is not palgym's, an env kwarg the env does not take,
+            an unknown algorithm or hyperparameter, a hyperparameter value out of range, or no
+            positive integer ``n_timesteps``.
     """
+    check_env_id(settings.env_id, "--env")
+    env_config(settings.env_kwargs, "--env-kwargs")
     hyperparams = {**load_hyperparams(settings.algo, settings.env_id), **settings.hyperparams}
-    n_timesteps = settings.n_timesteps or hyperparams.get("n_timesteps")
-    if not n_timesteps or int(n_timesteps) < 1:
+    n_timesteps = (settings.n_timesteps if settings.n_timesteps is not None
+                   else hyperparams.get("n_timesteps"))
+    if n_timesteps is None:
         raise ConfigError("give n_timesteps (-n) or set it in the hyperparameter file")
+    if isinstance(n_timesteps, bool) or not isinstance(n_timesteps, int) or n_timesteps < 1:
+        raise ConfigError(f"n_timesteps (-n) must be a positive integer, got {n_timesteps!r}")
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
     check_input_driven(settings.input_driven, settings.algo, n_envs)
@@ -326,24 +340,26 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
     with ExitStack() as stack:
         venv, eval_env = open_envs(stack, settings, config)
         run_dir = resumed or claim_run_dir(settings.log_folder, settings.env_id, settings.algo)
-        model, start, seed = load_or_make_model(settings, config, venv, run_dir)
-        if not settings.resume:
-            write_yaml(run_dir / "config.yml", config)
-            if settings.imitate:
-                write_yaml(run_dir / "imitation.yml", imitate(model, settings, config))
-        record_args(run_dir, args if args is not None else dataclasses.asdict(settings),
-                    {"model": seed, "train_envs": [seed + i for i in range(n_envs)],
-                     "eval": eval_seed}, settings.resume, start)
-        references = reference_returns(settings, config, run_dir, eval_seed)
-        model_logger, tensorboard = make_logger(run_dir, start, settings.verbose)
-        stack.callback(model_logger.close)
-        model.set_logger(model_logger)
-        callbacks = make_callbacks(settings, run_dir, eval_env, n_envs, eval_seed, references)
-        interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
-        save_model(model, run_dir / "model.zip")
-        if settings.curriculum is not None:
-            write_yaml(run_dir / "curriculum.yml", {"floor": settings.curriculum,
-                                                    "envs": venv.env_method("summary")})
+        with recording_failure(run_dir, settings.resume):
+            model, start, seed = load_or_make_model(settings, config, venv, run_dir)
+            if not settings.resume:
+                write_yaml(run_dir / "config.yml", portable_config(config))
+                if settings.imitate:
+                    write_yaml(run_dir / "imitation.yml", imitate(model, settings, config))
+            record_args(run_dir, args if args is not None else dataclasses.asdict(settings),
+                        {"model": seed, "train_envs": [seed + i for i in range(n_envs)],
+                         "eval": eval_seed}, settings.resume, start)
+            references = reference_returns(settings, config, run_dir, eval_seed)
+            model_logger, tensorboard = make_logger(run_dir, start, settings.verbose)
+            stack.callback(model_logger.close)
+            model.set_logger(model_logger)
+            callbacks = make_callbacks(settings, run_dir, eval_env, n_envs, eval_seed,
+                                       references)
+            interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
+            save_model(model, run_dir / "model.zip")
+            if settings.curriculum is not None:
+                write_yaml(run_dir / "curriculum.yml", {"floor": settings.curriculum,
+                                                        "envs": venv.env_method("summary")})
     return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
                        time.perf_counter() - started, tensorboard, interrupted, references,
                        callbacks[1].summary)

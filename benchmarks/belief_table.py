@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
 from palgym.bundled import bundled_trace_paths  # noqa: E402
-from palgym.io.atomic import atomic_write_text  # noqa: E402
+from palgym.errors import ConfigError  # noqa: E402
+from palgym.io.atomic import atomic_write_text, check_destination  # noqa: E402
 from palgym.simulate import slowdown_factors  # noqa: E402
 
 BELIEFS = ("oracle", "stale", "online")
@@ -91,6 +92,24 @@ def _print_row(row: dict[str, Any]) -> int:
     return unfinished
 
 
+def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2, naming the argument) a ``--data-dir`` without the five Sia-Philly
+    workloads and a ``--json`` that could not be written, before anything runs."""
+    if args.json is not None:
+        try:
+            check_destination(args.json, "--json")
+        except ConfigError as exc:
+            parser.error(str(exc))
+    if args.data_dir is None:
+        return
+    folder = args.data_dir / "traces" / "sia_philly_pal"
+    missing = [folder / f"workload-{k}.csv" for k in range(1, 6)
+               if not (folder / f"workload-{k}.csv").is_file()]
+    if missing:
+        parser.error(f"--data-dir {args.data_dir}: no file {missing[0]} (the public data "
+                     "folder holds traces/sia_philly_pal/workload-1.csv to -5.csv; README.md)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="dynamic", help="preset (default: %(default)s)")
@@ -103,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="bootstrap resamples (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="write rows and summary here (atomically)")
     args = parser.parse_args(argv)
+    check_arguments(parser, args)
     paths = [str(p) for p in bundled_trace_paths().values()]
     if args.data_dir is not None:
         folder = args.data_dir / "traces" / "sia_philly_pal"

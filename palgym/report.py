@@ -29,7 +29,7 @@ from palgym.errors import ConfigError
 from palgym.policies import CLAIRVOYANT, PLACEMENT_NAMES, Durations, is_placement_name
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
-from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement
+from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement, jct_ratio
 from palgym.sim.variability import VariabilityProfile
 from palgym.simulate import EpisodeResult
 
@@ -116,7 +116,7 @@ class Evaluation:
         pairs = [comparable_avg_jct_s(self.result(trace, queue_order, policy),
                                       self.result(trace, queue_order, baseline or self.baseline))
                  for trace in self.traces]
-        ratios = [a / b for a, b in pairs]
+        ratios = [jct_ratio(a, b) for a, b in pairs]
         return geomean_improvement(np.asarray(ratios, dtype=np.float64))
 
     def unfinished(self) -> tuple[EpisodeResult, ...]:

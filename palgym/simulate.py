@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import numbers
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from palgym.sim.engine import Simulator
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, with_end
 from palgym.sim.stall import DEFAULT_ROUND_CAP as DEFAULT_ROUND_CAP
 from palgym.sim.stall import DEFAULT_STALL_FACTOR, StallDetector
+from palgym.sim.trace_fit import check_trace_fits
 from palgym.sim.variability import VariabilityProfile, sample_gpu_medians, sample_single_runs
 from palgym.sim.workload import Trace
 
@@ -138,9 +140,16 @@ def make_episode(
 
     Raises:
         ProfileError: for unreadable measurements or a profile smaller than the cluster.
+        ConfigError: for a ``seed`` that is not an integer >= 0.
+        TraceFormatError: for a trace the episode could not simulate (a job larger than the
+            cluster, a time the clock cannot resolve, a first arrival after the round cap:
+            :func:`palgym.sim.trace_fit.check_trace_fits`).
     """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ConfigError(f"seed must be an integer >= 0, got {seed!r}")
     cluster = cluster or ClusterSpec()
     config = config or preset("default")
+    check_trace_fits(trace, cluster, config)
     streams = np.random.SeedSequence(seed).spawn(2)
     variability_rng = np.random.default_rng(streams[0])
     placement_rng: np.random.Generator | random.Random = np.random.default_rng(streams[1])

@@ -179,10 +179,8 @@ def test_job_larger_than_the_cluster_is_rejected_at_load() -> None:
         Simulator(trace, profile, cluster, preset("default"))
     message = str(error.value)
     assert "num_gpus" in message and "job 42" in message and "5 GPUs" in message
-    episode = make_episode(trace, cluster=cluster, profile=profile)
-    for policy in ("pal", "packed-sticky", "random-non-sticky"):
-        with pytest.raises(TraceFormatError, match="job 42"):
-            run_episode(episode, policy)
+    with pytest.raises(TraceFormatError, match="job 42"):  # refused before any run
+        make_episode(trace, cluster=cluster, profile=profile)
     # Exactly the cluster size is fine.
     assert run_episode(make_episode(one_job_trace(4), cluster=cluster, profile=profile),
                        "packed-sticky").metrics.num_completed == 2
@@ -303,3 +301,91 @@ def test_trace_from_columns_rejects() -> None:
     with pytest.raises(TraceFormatError, match="no jobs"):
         Trace.from_columns("t", job_id=[], submit_time_s=[], num_gpus=[], total_iterations=[],
                            iteration_time_s=[], model=[])
+
+
+# --------------------------------------------------------------------------- times, integers
+def two_job_trace(**columns: object) -> Trace:
+    base: dict[str, object] = dict(job_id=[1, 2], submit_time_s=[0.0, 10.0], num_gpus=[1, 1],
+                                   total_iterations=[10.0, 10.0], iteration_time_s=[1.0, 1.0],
+                                   model=["m", "m"])
+    return Trace.from_columns("t", **{**base, **columns})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("submit_s", [1e18, 1e308])
+def test_a_time_the_clock_cannot_resolve_is_refused_naming_file_line_field(
+        write_sia_csv, submit_s: float) -> None:
+    # At 1e18 the float64 spacing is 128 s (one 360 s round moves the clock by 384 s); at
+    # 1e308 a round does not move it at all. Both are far above 360 s x 2**-20.
+    path = write_sia_csv([GOOD, (2, 1, repr(submit_s), 1000, "resnet50")])
+    trace = read_sia_trace(path)
+    with pytest.raises(TraceFormatError) as error:
+        make_episode(trace, cluster=ClusterSpec(1, 2), profile=VariabilityProfile.homogeneous(2))
+    assert_names(error, path, 3, "submit_time_s")
+    assert "clock's resolution" in str(error.value) and "job 2" in str(error.value)
+    with pytest.raises(TraceFormatError, match="clock's resolution"):
+        Simulator(trace, VariabilityProfile.homogeneous(2), ClusterSpec(1, 2), preset("default"))
+
+
+def test_the_clock_resolution_bound_is_the_float64_spacing() -> None:
+    # numpy.spacing is 2**-12 s on [2**40, 2**41) and 2**-11 s from 2**41: 360 s x 2**-20 =
+    # 3.4e-4 s lies between them, so 2**40 s (+ 10 s of work) is accepted and 2**41 s is not.
+    cluster, profile = ClusterSpec(1, 1), VariabilityProfile.homogeneous(1)
+    make_episode(two_job_trace(submit_time_s=[0.0, 2.0 ** 40]), cluster=cluster, profile=profile)
+    with pytest.raises(TraceFormatError, match="'submit_time_s'"):
+        make_episode(two_job_trace(submit_time_s=[0.0, 2.0 ** 41]), cluster=cluster,
+                     profile=profile)
+    # The ideal end counts too: a job arriving at 0 with 1e300 iterations of 10 s.
+    with pytest.raises(TraceFormatError, match="'total_iterations'.*would end") as error:
+        make_episode(two_job_trace(total_iterations=[10.0, 1e300], iteration_time_s=[1.0, 10.0]),
+                     cluster=cluster, profile=profile)
+    assert "job 2 (row 1, 0-based)" in str(error.value)
+
+
+def test_a_first_arrival_after_the_round_cap_is_refused() -> None:
+    # 10 rounds of 360 s end at 3600 s: a trace starting there could never admit a job.
+    config = preset("default", max_rounds=10)
+    cluster, profile = ClusterSpec(1, 1), VariabilityProfile.homogeneous(1)
+    with pytest.raises(TraceFormatError, match="max_rounds 10 x round_duration_s 360 = 3600"):
+        make_episode(two_job_trace(submit_time_s=[3600.0, 4000.0]), cluster=cluster,
+                     profile=profile, config=config)
+    episode = make_episode(two_job_trace(submit_time_s=[3599.0, 4000.0]), cluster=cluster,
+                           profile=profile, config=config)
+    assert run_episode(episode, "packed-sticky").metrics.truncated
+
+
+def test_improvement_never_divides_by_zero(caplog) -> None:
+    from palgym.sim.metrics import improvement
+
+    assert improvement(1.0, 4.0) == 0.75
+    for policy_s, baseline_s in ((1.0, 0.0), (0.0, 0.0), (float("nan"), 2.0)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            assert np.isnan(improvement(policy_s, baseline_s))
+        assert "JCT ratio undefined" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("field", "values", "row", "shown"),
+    [
+        ("num_gpus", [1.5, 2], 0, "1.5"),
+        ("num_gpus", [1, float("nan")], 1, "nan"),
+        ("job_id", [1, 2.5], 1, "2.5"),
+        ("job_id", [1, "x"], 1, "'x'"),
+        ("perf_class", [0, 0.5], 1, "0.5"),
+    ],
+)
+def test_integer_columns_refuse_fractions(field: str, values: list[object], row: int,
+                                          shown: str) -> None:
+    with pytest.raises(TraceFormatError) as error:
+        two_job_trace(**{field: values})
+    assert error.value.field == field
+    assert f"(row {row}, 0-based): value {shown} is not a whole number" in str(error.value)
+    # With the source lines known, the line is named instead.
+    with pytest.raises(TraceFormatError) as error:
+        two_job_trace(**{field: values}, source="f.csv", source_line=[2, 3])
+    assert error.value.line == row + 2 and error.value.path == "f.csv"
+
+
+def test_integer_columns_take_whole_floats() -> None:
+    trace = two_job_trace(num_gpus=[1.0, 2.0], job_id=[7.0, 8.0])
+    assert trace.num_gpus.tolist() == [1, 2] and trace.job_id.tolist() == [7, 8]

@@ -59,3 +59,43 @@ def test_unknown_kwargs_are_named_with_their_source() -> None:
 def test_episode_kwargs_keep_only_what_shapes_the_episode() -> None:
     given = {"sticky": True, "preset": "dynamic", "max_tiers": 16, "window": 20}
     assert episode_kwargs(given) == {"preset": "dynamic", "window": 20}
+
+
+def test_evaluate_env_kwargs_reach_every_contender(tmp_path, capsys) -> None:
+    """``evaluate.py --env-kwargs`` (parsed as train.py's): 5 rounds of 360 s end every
+    episode at 1800 s with the reason named, and every contender's env records the kwargs."""
+    import json
+
+    from agents.evaluation.cli import main
+
+    out = tmp_path / "o.json"
+    argv = ["--trace", "sia-philly-gen-0", "--window", "10", "--policy", "pal", "--quiet",
+            "--bootstrap-resamples", "20", "--json", str(out),
+            "--env-kwargs", "max_rounds:5", "belief:{mode: online, alpha: 0.5}"]
+    assert main(argv) == 0, capsys.readouterr().err
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert {r["truncation_reason"] for r in result["results"]} == {"max_rounds (5) reached"}
+    assert {r["makespan_s"] for r in result["results"]} == {1800.0}
+    for policy in result["policies"]:
+        assert policy["env_kwargs"]["max_rounds"] == 5
+        assert policy["env_kwargs"]["belief"] == {"mode": "online", "alpha": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--env-kwargs", "bogus:1"], "--env-kwargs: 'bogus': not an argument of the env"),
+        (["--env-kwargs", "nocolon"], "--env-kwargs: expected key:value, got 'nocolon'"),
+        (["--env-kwargs", "trace:x"], "--env-kwargs trace: give the traces with --trace"),
+        (["--env-kwargs", "preset:dynamic", "--preset", "default"],
+         "--env-kwargs preset and --preset both set the env's preset: give it once"),
+        (["--env-kwargs", "window:5", "--window", "10"],
+         "--env-kwargs window and --window both set the env's window: give it once"),
+    ],
+)
+def test_evaluate_env_kwargs_errors(extra: list[str], message: str, capsys) -> None:
+    from agents.evaluation.cli import main
+
+    assert main(["--trace", "sia-philly-gen-0", "--policy", "pal", "--quiet", *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {message}" in err and "Traceback" not in err, err

@@ -63,6 +63,25 @@ def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
     return parse
 
 
+def positive_int(name: str) -> Any:
+    """An argparse type: an integer >= 1, else ``"{name} must be a positive integer, got X"``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {text!r}")
+        return value
+
+    return parse
+
+
+def non_negative_int(name: str) -> Any:
+    """An argparse type: an integer >= 0 (``"{name} must be >= 0, got X"``)."""
+    return _bounded(int, name, 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
@@ -104,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("--duration-unit", choices=("iterations", "seconds"), default="iterations",
         help="what the traces' duration column counts (default: %(default)s, PAL's reading)")
     add("--seed", type=_bounded(int, "seed", 0), default=0,
-        help="episode seed (>= 0; default: %(default)s)")
+        help="heuristic table: the episode seed itself (make_episode(seed=N)); side by side "
+             "(no --seeds): the env's reset seed, env.reset(seed=N), which draws the episode "
+             "seed printed beside each episode hash (>= 0; default: %(default)s)")
     add_duration_knowledge(add)
     add("--belief", choices=BELIEF_NAMES, default=None,
         help="heuristic table: what PAL / PM-First read (default: oracle, the truth)")
@@ -114,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
              f"side any heuristic name or '{BEST}', as --policy)")
     add("--output", type=Path, metavar="CSV", help="write the results CSV here (atomically)")
     add("--plot", type=Path, metavar="DIR", help="write JCT CDF and normalised-JCT PNGs here")
+    add_env_kwargs(add, "env kwargs of every contender (side by side, through the env), as "
+                        "train.py's, e.g. belief:stale 'belief:{mode: online, alpha: 0.5}' "
+                        "max_rounds:1000000; giving it evaluates side by side")
     add("--quiet", action="store_true",
         help="no progress bars and no 'wrote' lines (bars are drawn on a terminal only)")
     _add_parallel(parser)
@@ -136,6 +160,54 @@ def duration_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The env kwargs ``duration_knowledge`` / ``estimate_sigma`` the flags give (if given)."""
     given = {"duration_knowledge": args.duration_knowledge, "estimate_sigma": args.estimate_sigma}
     return {key: value for key, value in given.items() if value is not None}
+
+
+def add_env_kwargs(add: Any, help_text: str) -> None:
+    """``--env-kwargs KEY:VALUE ...`` (train.py and evaluate.py; parsed by
+    :func:`env_kwargs_arg`)."""
+    add("--env-kwargs", nargs="+", action="extend", default=[], metavar="KEY:VALUE",
+        help=help_text)
+
+
+DURATION_FLAGS: dict[str, str] = {"duration_knowledge": "--duration-knowledge",
+                                  "estimate_sigma": "--estimate-sigma"}
+"""Env kwarg -> the flag that also sets it (:func:`add_duration_knowledge`)."""
+
+
+def env_kwargs_arg(args: argparse.Namespace,
+                   flags: dict[str, tuple[str, Any]] | None = None) -> dict[str, Any]:
+    """The env kwargs of ``--env-kwargs`` (each value read as YAML:
+    :func:`agents.hyperparams.parse_key_values`, names checked against the env's arguments)
+    plus those the flags set: the duration flags (:data:`DURATION_FLAGS`) and ``flags``
+    (``{env kwarg: (flag, value)}``; a None value: not given).
+
+    Raises:
+        ConfigError: naming ``--env-kwargs`` for a malformed item, an argument the env does
+            not take, ``trace`` (give ``--trace``), or a kwarg a given flag also sets (naming
+            the flag); or when PyYAML (the train extra) is missing.
+    """
+    parsed: dict[str, Any] = {}
+    if args.env_kwargs:
+        try:
+            from agents.hyperparams import parse_key_values
+        except ImportError as exc:
+            raise ConfigError(f"--env-kwargs needs PyYAML ({exc}): pip install -e "
+                              "'.[train]'") from None
+        from agents.evaluation.env_args import env_config
+
+        parsed = parse_key_values(args.env_kwargs, "--env-kwargs")
+        env_config(parsed, "--env-kwargs")
+        if "trace" in parsed:
+            raise ConfigError("--env-kwargs trace: give the traces with --trace (or "
+                              "--trace-set)")
+    named = {**(flags or {}),
+             **{key: (flag, getattr(args, key)) for key, flag in DURATION_FLAGS.items()}}
+    given = {key: value for key, (_, value) in named.items() if value is not None}
+    for key in given:
+        if key in parsed:
+            raise ConfigError(f"--env-kwargs {key} and {named[key][0]} both set the env's "
+                              f"{key}: give it once")
+    return {**parsed, **given}
 
 
 def _add_parallel(parser: argparse.ArgumentParser) -> None:
@@ -178,7 +250,9 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--selection-split", choices=SPLIT_NAMES, default=DEFAULT_SELECTION_SPLIT,
         help="split --best-heuristic chooses on (default: %(default)s)")
     add("--seeds", nargs="+", type=_bounded(int, "seed", 0), metavar="N",
-        help="reset seeds, each >= 0 (default: --seed)")
+        help="env reset seeds, each >= 0 (default: --seed): reset seed S draws an episode "
+             "seed E, printed beside the episode's hash; the heuristic table's --seed E "
+             "builds that episode")
     add("--window", type=_bounded(int, "window", 1), metavar="JOBS",
         help="episodes are windows of JOBS >= 1 consecutive jobs, drawn per seed (default: "
              "whole traces; a window as long as a trace or longer is that whole trace)")

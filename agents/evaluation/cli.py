@@ -5,10 +5,10 @@ result; :func:`~agents.evaluation.report.format_result` is printed and
 :func:`~agents.evaluation.report.write_result` writes ``--output``, ``--summary-output``,
 ``--json`` and ``--plot``:
 
-- **the heuristic table** (no ``--agent``, ``--env``, ``--trace-set``, ``--seeds``,
-  ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill`` under every
-  ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no learned
-  contender (:func:`agents.evaluation.comparison.heuristic_table`);
+- **the heuristic table** (no ``--agent``, ``--env``, ``--env-kwargs``, ``--trace-set``,
+  ``--seeds``, ``--planner`` or ``--best-heuristic``): every ``--policy`` x ``--backfill``
+  under every ``--queue-order`` on one episode per trace at ``--seed``, the comparison with no
+  learned contender (:func:`agents.evaluation.comparison.heuristic_table`);
 - **side by side**: learned agents, planners and heuristics (any ``[ORDER/]PLACEMENT[+SUFFIX]``
   name, :mod:`agents.evaluation.names`, and ``best``, chosen on ``--selection-split`` by
   :mod:`agents.evaluation.best_contender`) on the env's identical episodes
@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.evaluation.args import build_parser, duration_kwargs
+from agents.evaluation.args import build_parser, env_kwargs_arg
 from agents.evaluation.defaults import (
     BEST_HEURISTIC_ENV_ID,
     DEFAULT_BELIEF,
@@ -43,7 +43,7 @@ from agents.evaluation.defaults import (
 from agents.evaluation.names import BEST, parse_heuristic
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
-from palgym.io import read_profile
+from palgym.io import check_destination, read_profile
 from palgym.plots import require_matplotlib
 from palgym.policies import (
     PLACEMENT_NAMES,
@@ -85,25 +85,46 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by parsed arguments, print it and write the outputs.
 
     Raises:
-        PalgymError: for bad input files, options or a missing plotting dependency.
-        OSError: if an output cannot be written.
+        PalgymError: for bad input files, options, output paths that could not be written or
+            a missing plotting dependency (all checked before anything runs).
+        OSError: if an output cannot be written after all (e.g. a full disk).
     """
     from agents.evaluation.report import Outputs, format_result, write_result
 
+    check_outputs(args)  # fail before hours of simulation, not after
     if args.plot is not None:
-        require_matplotlib()  # fail before hours of simulation, not after
+        require_matplotlib()
     if args.render:
         from agents.enjoy import replay_from_args
 
         return replay_from_args(args, episode_overrides(args))
     result = evaluation_of(args)
     print(format_result(result))
+    if isinstance(result, Evaluation):
+        print(f"\nepisode seed {args.seed} (--seed: in the heuristic table the episode seed "
+              "itself; side by side, --seed / --seeds are env reset seeds, each drawing the "
+              "episode seed printed beside its hash)")
     outputs = Outputs(csv=args.output, summary_csv=args.summary_output, json=args.json,
                       plots=args.plot)
     for path in write_result(result, outputs):
         if not args.quiet:
             print(f"wrote {path}")
     return 0
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse ``--output``, ``--summary-output``, ``--json`` or ``--plot`` paths that could not
+    be written (a folder given for a file, an unwritable folder), before anything runs.
+
+    Raises:
+        ConfigError: naming the argument and the path (:func:`palgym.io.check_destination`).
+    """
+    for path, argument in ((args.output, "--output"), (args.summary_output, "--summary-output"),
+                           (args.json, "--json")):
+        if path is not None:
+            check_destination(path, argument)
+    if args.plot is not None:
+        check_destination(args.plot, "--plot", folder=True)
 
 
 def evaluation_of(args: argparse.Namespace) -> Any:
@@ -122,7 +143,7 @@ def evaluation_of(args: argparse.Namespace) -> Any:
 def side_by_side_mode(args: argparse.Namespace) -> bool:
     """True when the arguments ask for contenders on the env's episodes."""
     return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic
-                or args.planner)
+                or args.planner or args.env_kwargs)
 
 
 def runner_of(args: argparse.Namespace) -> Runner:
@@ -219,30 +240,37 @@ def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dic
         queue_order: include the one ``--queue-order`` (False: the contenders bring their own,
             as in ``--best-heuristic``).
 
+    Returns:
+        ``--env-kwargs`` (:func:`agents.evaluation.args.env_kwargs_arg`, as train.py reads
+        them) and the env kwargs of the flags given.
+
     Raises:
-        ConfigError: for ``--belief`` (the env's heuristics decide on the truth), or, with
-            ``queue_order``, several queue orders or ``--backfill``.
+        ConfigError: for ``--belief`` (the env's heuristics decide on the truth: give
+            ``--env-kwargs belief:...``), or, with ``queue_order``, several queue orders or
+            ``--backfill``; for a bad ``--env-kwargs`` item or one a flag also sets.
     """
     if args.belief is not None:
         raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
-                          "--trace-set or --seeds)")
+                          "--env-kwargs, --trace-set or --seeds); side by side, give "
+                          "--env-kwargs belief:NAME")
     orders = list(dict.fromkeys(args.queue_order or []))
     if queue_order and (len(orders) > 1 or args.backfill):
         raise ConfigError("side-by-side evaluation runs one queue order and no --backfill: "
                           "name other combinations as contenders, e.g. --policy "
                           "srsf/pal+backfill las/pm-first+easy (or choose: --best-heuristic)")
-    given = {
-        "preset": args.preset, "queue_order": orders[0] if orders and queue_order else None,
-        "cluster": (f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
+    flags = {
+        "preset": ("--preset", args.preset),
+        "queue_order": ("--queue-order", orders[0] if orders and queue_order else None),
+        "cluster": ("--cluster", f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
                     if args.cluster is not None else None),
-        "locality_penalty": args.locality_penalty, "round_duration_s": args.round_duration,
-        "window": args.window,
-        "profile": str(args.profile) if args.profile is not None else None,
-        "variability_data": (str(args.variability_data) if args.variability_data is not None
-                             else None),
-        **duration_kwargs(args),
+        "locality_penalty": ("--locality-penalty", args.locality_penalty),
+        "round_duration_s": ("--round-duration", args.round_duration),
+        "window": ("--window", args.window),
+        "profile": ("--profile", str(args.profile) if args.profile is not None else None),
+        "variability_data": ("--variability-data", str(args.variability_data)
+                             if args.variability_data is not None else None),
     }
-    return {key: value for key, value in given.items() if value is not None}
+    return env_kwargs_arg(args, flags)
 
 
 def _comparison_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
@@ -257,6 +285,9 @@ def _comparison_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
 
 def _env_id(args: argparse.Namespace) -> str:
     if args.env:
+        from agents.ids import check_env_id
+
+        check_env_id(args.env, "--env")
         return str(args.env)
     if args.agent:
         from agents.evaluation.contenders import learned_api
@@ -349,6 +380,10 @@ def _best_heuristic(args: argparse.Namespace) -> Any:
                                     args.duration_knowledge)
         if note:
             print(note)
+    if args.env:
+        from agents.ids import check_env_id
+
+        check_env_id(args.env, "--env")
     return run_best(args.env or BEST_HEURISTIC_ENV_ID, episode_overrides(args, queue_order=False),
                     field, splits, sources, tuple(args.seeds or [args.seed]),
                     runner=runner_of(args))

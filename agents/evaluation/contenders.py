@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import Agent, HeuristicAgent
+from agents.data_dir import require_resolved
 from agents.evaluation.env_args import EPISODE_SOURCE_KWARGS, env_config, episode_kwargs
 from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
@@ -128,8 +129,9 @@ def learned_contender(
         ``overrides``).
 
     Raises:
-        ConfigError: for a missing or unrecognised model, one trained on another env id, or
-            an env kwarg the env does not take.
+        ConfigError: for a missing or unrecognised model, one trained on another env id, an
+            env kwarg the env does not take, or a path recorded relative to an unset
+            ``PALGYM_DATA_DIR`` that the command line does not override.
     """
     load_agent, model_config, resolve_model_path = learned_api()
     path = resolve_model_path(spec, env_id)
@@ -144,13 +146,14 @@ def learned_contender(
         raise ConfigError(f"{path} was trained on {trained_on}, not on {env_id} (--env)")
     kwargs = {k: v for k, v in dict(config.get("env_kwargs") or {}).items()
               if k not in EPISODE_SOURCE_KWARGS}
-    env_config({**kwargs, **dict(overrides)},
-               f"{spec}: the env kwargs of its run config and of the command line")
+    where = f"{spec}: the env kwargs of its run config and of the command line"
+    kwargs = require_resolved({**kwargs, **dict(overrides)}, where)
+    env_config(kwargs, where)
     agent = load_agent(path, device=device, name=spec, trust_model=trust_model)
     trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()
                     for label in dict(described.get("splits") or {}).get("train", []))
-    return Contender(spec, "learned", agent, {**kwargs, **dict(overrides)}, str(path),
-                     agent.algo, path.stat().st_size, trained)
+    return Contender(spec, "learned", agent, kwargs, str(path), agent.algo,
+                     path.stat().st_size, trained)
 
 
 def training_overlap(contenders: Sequence[Contender], traces: Sequence[Trace]) -> list[str]:

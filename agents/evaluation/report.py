@@ -256,7 +256,7 @@ def format_warnings(comparison: Comparison) -> str:
 def format_comparison(comparison: Comparison) -> str:
     """Episodes table, summary table, each episode's hash and any warnings."""
     first = next(iter(comparison.outcomes.values()))
-    hashes = [f"  {o.trace} seed {comparison.seeds[i % len(comparison.seeds)]}: "
+    hashes = [f"  {o.trace} reset seed {comparison.seeds[i % len(comparison.seeds)]}: "
               f"{o.episode_hash} (episode seed {o.seed}, profile {o.profile})"
               for i, o in enumerate(first)]
     parts = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,20 @@ def check_positive(name: str, value: object) -> None:
     if (isinstance(value, bool) or not isinstance(value, int | float)
             or not math.isfinite(value) or value <= 0):
         raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
+
+
+def check_window(window: object) -> int | None:
+    """``window`` if it is None (whole traces) or an integer >= 1 (jobs per episode).
+
+    Raises:
+        ConfigError: naming ``window``, the valid values and the value.
+    """
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, numbers.Integral) or window < 1:
+        raise ConfigError(f"window must be None (whole traces) or an integer >= 1 (jobs per "
+                          f"episode), got {window!r}")
+    return int(window)
 
 
 def make_config(

@@ -20,6 +20,7 @@ from palgym.envs.arguments import (
     BeliefSpec,
     check_choice,
     check_positive,
+    check_window,
     make_config,
     parse_belief,
 )
@@ -31,6 +32,7 @@ from palgym.envs.episodes import (
     load_traces,
     refreshed,
     reset_info,
+    reset_options,
     start_episode,
 )
 from palgym.envs.observations import ObservationBuilder
@@ -45,6 +47,7 @@ from palgym.policies.allocation import random_allocation
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.engine import Simulator
+from palgym.sim.trace_fit import check_trace_fits
 from palgym.sim.variability import VariabilityProfile
 
 
@@ -101,6 +104,10 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     ## Episode End
 
     Terminated when every measured job has completed; truncated after ``max_rounds`` rounds.
+    A trace whose times the round clock cannot resolve, or (as a whole-trace episode) whose
+    first job arrives after ``max_rounds`` rounds, is refused with a
+    :class:`~palgym.errors.TraceFormatError` (:mod:`palgym.sim.trace_fit`): at construction
+    without ``window``, else at the ``reset`` that draws it.
     Stepping after the end without ``reset`` raises :class:`~palgym.errors.PalgymError`. The
     final step's ``info`` holds ``episode_metrics``: ``num_jobs``, ``num_completed``,
     ``num_unfinished``, avg/p50/p99 JCT (s) and ``makespan_s`` over the completed jobs (NaN
@@ -188,9 +195,12 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         check_positive("reward_scale", reward_scale)
         self.task = task
         self.traces = load_traces(trace)
-        self.window = window
+        self.window = check_window(window)
         self.cluster = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec.parse(cluster)
         self.config = make_config(preset, locality_penalty, round_duration_s, max_rounds)
+        if window is None:  # each episode is a whole trace: refuse one that cannot run now
+            for whole in self.traces:
+                check_trace_fits(whole, self.cluster, self.config)
         if sticky and self.config.packed_sticky_strict_total:
             raise ConfigError("sticky envs need packed_sticky_strict_total=False")
         self.variability_data = variability_data
@@ -232,9 +242,18 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start an episode; ``options`` may set ``trace`` (index, name or Trace),
-        ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG."""
+        ``window_start`` and ``profile``. Otherwise both are drawn from the seeded RNG.
+
+        Raises:
+            TypeError: if ``options`` is not a dict (or None).
+            ConfigError: for an unknown option key, a ``trace`` index or ``window_start``
+                out of range (naming the option and the valid range).
+            TraceFormatError: for a trace (window) the episode cannot simulate
+                (:func:`palgym.sim.trace_fit.check_trace_fits`).
+        """
         super().reset(seed=seed)
-        episode, window_start = draw_episode(self, self.memo, self.np_random, options or {})
+        episode, window_start = draw_episode(self, self.memo, self.np_random,
+                                             reset_options(options))
         self._ctx, self._sim = start_episode(
             episode, self.memo, self.codec,
             self.sticky and self.config.packed_sticky_strict_total, self.observed_rates,

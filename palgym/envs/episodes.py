@@ -11,6 +11,7 @@ job arrives at 0.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -116,20 +117,57 @@ def choose_episode_trace(
 
     Returns:
         ``(trace or job window, window start)``.
+
+    Raises:
+        ConfigError: for a ``trace`` index outside the env's traces or a ``window_start``
+            outside ``[0, num_jobs - window]``, naming the option and the valid range.
     """
     chosen = options.get("trace")
     if chosen is None:
         trace = traces[int(rng.integers(len(traces)))]
-    elif isinstance(chosen, int):
-        trace = traces[chosen]
+    elif isinstance(chosen, numbers.Integral) and not isinstance(chosen, bool):
+        if not 0 <= int(chosen) < len(traces):
+            raise ConfigError(f"reset option 'trace' {chosen!r}: an index of the env's traces "
+                              f"must be in [0, {len(traces) - 1}] ({len(traces)} traces)")
+        trace = traces[int(chosen)]
     else:
         trace = load_traces(chosen)[0]
     if window is None or window >= trace.num_jobs:
         return trace, 0
     start = options.get("window_start")
+    last = trace.num_jobs - window
     if start is None:
-        start = int(rng.integers(trace.num_jobs - window + 1))
+        start = int(rng.integers(last + 1))
+    elif (isinstance(start, bool) or not isinstance(start, numbers.Integral)
+          or not 0 <= int(start) <= last):
+        raise ConfigError(f"reset option 'window_start' must be an integer in [0, {last}] "
+                          f"(windows of {window} jobs in trace {trace.name!r} of "
+                          f"{trace.num_jobs}), got {start!r}")
     return job_window(trace, int(start), window), int(start)
+
+
+RESET_OPTIONS: tuple[str, ...] = ("trace", "window_start", "profile")
+"""The keys the env's ``reset(options=...)`` accepts."""
+
+
+def reset_options(options: object) -> dict[str, Any]:
+    """The env's ``reset`` options as a dict (None: no options).
+
+    Raises:
+        TypeError: if ``options`` is neither None nor a mapping, naming ``options``.
+        ConfigError: naming unknown keys and the accepted ones (:data:`RESET_OPTIONS`).
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset(options=...) must be a dict with keys among "
+                        f"{list(RESET_OPTIONS)} or None, got {type(options).__name__} "
+                        f"{options!r}")
+    unknown = [key for key in options if key not in RESET_OPTIONS]
+    if unknown:
+        raise ConfigError(f"reset options {unknown} are not known: the env accepts "
+                          f"{list(RESET_OPTIONS)}")
+    return dict(options)
 
 
 class EpisodeSource(Protocol):

@@ -6,10 +6,11 @@
   file per perf class found by :func:`resolve_class_files` (workload names or a class mapping).
 - :func:`read_profile` / :func:`write_profile`: palgym's per-GPU profile CSV
   (``gpu,perfvar_classA,...,perfvar_classD``).
-- :func:`atomic_write_text`: write-then-rename, so a half-written file never replaces a good one.
+- :func:`atomic_write_text`: write-then-rename, so a half-written file never replaces a good one;
+  :func:`check_destination`: refuse an unwritable destination before the work.
 """
 
-from palgym.io.atomic import atomic_write_text
+from palgym.io.atomic import atomic_write_text, check_destination
 from palgym.io.class_files import MAPPING_FILE_NAME, ClassFiles, resolve_class_files
 from palgym.io.measurements import LONGHORN_CLASS_FILES, Measurements, read_measurements
 from palgym.io.profile_file import read_profile, write_profile
@@ -22,6 +23,7 @@ __all__ = [
     "DurationUnit",
     "Measurements",
     "atomic_write_text",
+    "check_destination",
     "read_measurements",
     "read_profile",
     "read_sia_trace",

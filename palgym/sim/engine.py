@@ -35,7 +35,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from palgym.errors import ConfigError, InvalidActionError, TraceFormatError
+from palgym.errors import ConfigError, InvalidActionError
 from palgym.sim.admission import Admission
 from palgym.sim.backend import Backend, BackendName, resolve_backend, step_backend
 from palgym.sim.cluster import ClusterSpec
@@ -60,6 +60,7 @@ from palgym.sim.state import (
     kernel_params,
     new_state,
 )
+from palgym.sim.trace_fit import check_trace_fits
 from palgym.sim.truth import make_truth, rounds_one_by_one
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 from palgym.sim.variability import VariabilityProfile
@@ -86,7 +87,9 @@ class Simulator:
             its persistent character) when ``config.dynamics`` is active; None: its ``seed``.
 
     Raises:
-        TraceFormatError: if a job needs more GPUs than the cluster has (never silently queued).
+        TraceFormatError: if a job needs more GPUs than the cluster has (never silently
+            queued), has a time the float64 clock cannot resolve to a round, or the first job
+            arrives after the round cap (:func:`palgym.sim.trace_fit.check_trace_fits`).
         ProfileError: if the profile covers fewer GPUs than the cluster.
         ConfigError: for an unknown backend, or ``"numba"`` without numba installed.
 
@@ -101,14 +104,7 @@ class Simulator:
         backend: BackendName | None = None,
         dynamics_seed: np.random.SeedSequence | int | None = None,
     ) -> None:
-        too_big = np.flatnonzero(trace.num_gpus > cluster.num_gpus)
-        if too_big.size:
-            job = int(too_big[0])
-            raise TraceFormatError(
-                f"job {int(trace.job_id[job])} needs {int(trace.num_gpus[job])} GPUs but the "
-                f"cluster {cluster} has {cluster.num_gpus}; it could never run",
-                path=trace.source or trace.name, line=trace.line_of(job), field="num_gpus",
-            )
+        check_trace_fits(trace, cluster, config)
         self.trace = trace
         self.cluster = cluster
         self.config = config

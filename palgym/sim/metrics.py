@@ -15,12 +15,15 @@ episode the censored statistics equal the plain ones bit for bit.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from palgym.sim.types import NUM_PERF_CLASSES, FloatArray, IntArray
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,9 +212,28 @@ def _mean(values: FloatArray) -> float:
     return float(np.mean(values)) if values.size else math.nan
 
 
+def jct_ratio(avg_jct_policy_s: float, avg_jct_baseline_s: float) -> float:
+    """avgJCT(policy) / avgJCT(baseline) (PAL, SC24, Figure 10).
+
+    Returns:
+        The ratio; NaN, with a logged warning naming both values, when it is undefined: the
+        baseline's average JCT is not a finite number > 0 (e.g. 0 s: no measured job had
+        arrived by its end) or the policy's is not a finite number >= 0. Never a division by
+        zero.
+    """
+    if not (math.isfinite(avg_jct_baseline_s) and avg_jct_baseline_s > 0
+            and math.isfinite(avg_jct_policy_s) and avg_jct_policy_s >= 0):
+        logger.warning("JCT ratio undefined (NaN): policy avg JCT %r s, baseline avg JCT %r s "
+                       "(a ratio needs a finite baseline > 0 s)", avg_jct_policy_s,
+                       avg_jct_baseline_s)
+        return math.nan
+    return avg_jct_policy_s / avg_jct_baseline_s
+
+
 def improvement(avg_jct_policy_s: float, avg_jct_baseline_s: float) -> float:
-    """1 - avgJCT(policy) / avgJCT(baseline) (PAL, SC24, Figure 10)."""
-    return 1.0 - avg_jct_policy_s / avg_jct_baseline_s
+    """1 - avgJCT(policy) / avgJCT(baseline) (PAL, SC24, Figure 10); NaN, with a logged
+    warning, when the ratio is undefined (:func:`jct_ratio`)."""
+    return 1.0 - jct_ratio(avg_jct_policy_s, avg_jct_baseline_s)
 
 
 def geomean_improvement(ratios: FloatArray) -> float:

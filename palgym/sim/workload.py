@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from palgym.errors import TraceFormatError
+from palgym.sim.trace_checks import integer_column, row_error
 from palgym.sim.types import BoolArray, FloatArray, IntArray, PerfClass
 
 logger = logging.getLogger(__name__)
@@ -127,12 +128,17 @@ class Trace:
             The trace, sorted by ``submit_time_s`` (stable).
 
         Raises:
-            TraceFormatError: naming the field and the offending job (0-based position).
+            TraceFormatError: naming the field and the offending job (0-based position, and
+                its file line when ``source_line`` is given), e.g. a fractional ``num_gpus``
+                (integer columns: ``job_id``, ``num_gpus``, ``perf_class``, ``source_line``
+                must hold whole numbers; they are never truncated).
         """
-        ids = np.asarray(job_id, dtype=np.int64)
+        where = source or name
+        lines = None if source_line is None else integer_column(source_line, "source_line", where)
+        ids = integer_column(job_id, "job_id", where, lines)
         columns: dict[str, Any] = {
             "submit_time_s": np.asarray(submit_time_s, dtype=np.float64),
-            "num_gpus": np.asarray(num_gpus, dtype=np.int64),
+            "num_gpus": integer_column(num_gpus, "num_gpus", where, lines),
             "total_iterations": np.asarray(total_iterations, dtype=np.float64),
             "iteration_time_s": np.asarray(iteration_time_s, dtype=np.float64),
         }
@@ -140,9 +146,9 @@ class Trace:
         classes = (
             np.array([int(perf_class_of_model(m)) for m in models], dtype=np.int64)
             if perf_class is None
-            else np.asarray(perf_class, dtype=np.int64)
+            else integer_column(perf_class, "perf_class", where, lines)
         )
-        _validate(source or name, ids, columns, classes, models)
+        _validate(where, ids, columns, classes, models, lines)
         order = np.argsort(columns["submit_time_s"], kind="stable")
         return cls(
             name=name,
@@ -154,7 +160,7 @@ class Trace:
             perf_class=classes[order],
             model=tuple(models[i] for i in order),
             source=source,
-            source_line=None if source_line is None else np.asarray(source_line)[order],
+            source_line=None if lines is None else lines[order],
         )
 
     @property
@@ -208,11 +214,15 @@ def _validate(
     columns: dict[str, np.ndarray],
     classes: IntArray,
     models: tuple[str, ...],
+    lines: IntArray | None = None,
 ) -> None:
     num_jobs = ids.shape[0]
     if num_jobs == 0:
         raise TraceFormatError("the trace has no jobs", path=name)
-    for field, values in {**columns, "perf_class": classes}.items():
+    shaped = {**columns, "perf_class": classes}
+    if lines is not None:
+        shaped["source_line"] = lines
+    for field, values in shaped.items():
         if values.shape != (num_jobs,):
             raise TraceFormatError(
                 f"expected {num_jobs} values, got shape {values.shape}", path=name, field=field
@@ -229,18 +239,12 @@ def _validate(
         bad = np.flatnonzero(~ok(columns[field]))
         if bad.size:
             job = int(bad[0])
-            raise TraceFormatError(
-                f"job {int(ids[job])} (position {job}): value {columns[field][job]!r}, "
-                f"expected {expected}",
-                path=name,
-                field=field,
-            )
+            value = columns[field][job].item()
+            raise row_error(f"value {value!r}, expected {expected}", name, field, job, lines,
+                            int(ids[job]))
     bad_class = np.flatnonzero((classes < 0) | (classes > int(PerfClass.D)))
     if bad_class.size:
-        raise TraceFormatError(
-            f"job position {int(bad_class[0])}: perf class must be 0..3", path=name,
-            field="perf_class",
-        )
+        raise row_error("perf class must be 0..3", name, "perf_class", int(bad_class[0]), lines)
     unique, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
         raise TraceFormatError(

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from palgym.bundled import natural_key
 from palgym.errors import PalgymError
+from palgym.io.atomic import check_destination
 from palgym.io.pipes import run_cli
 from palgym.tracesets.manifest import load_trace_set, write_manifest
 from palgym.tracesets.sets import SPLITS, SplitSpec, TraceSet, TraceSetError, make_trace_set
@@ -76,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _write(args: argparse.Namespace) -> TraceSet:
+    if not args.folder.is_dir():
+        raise TraceSetError(f"folder {args.folder}: "
+                            + ("not a folder" if args.folder.exists() else "not found"))
+    check_destination(args.output, "--output")
     explicit = {s: getattr(args, s) for s in SPLITS if getattr(args, s) is not None}
     if not explicit:
         trace_set = load_trace_set(args.folder, args.duration_unit)
@@ -99,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         trace_set = load_trace_set(args.set) if args.command == "show" else _write(args)
-    except PalgymError as exc:
+    except (PalgymError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(describe(trace_set))
