@@ -340,8 +340,11 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
     with ExitStack() as stack:
         venv, eval_env = open_envs(stack, settings, config)
         run_dir = resumed or claim_run_dir(settings.log_folder, settings.env_id, settings.algo)
-        with recording_failure(run_dir, settings.resume):
+        if settings.resume:  # a model refused here leaves the run folder as it was
             model, start, seed = load_or_make_model(settings, config, venv, run_dir)
+        with recording_failure(run_dir, settings.resume):
+            if not settings.resume:
+                model, start, seed = load_or_make_model(settings, config, venv, run_dir)
             if not settings.resume:
                 write_yaml(run_dir / "config.yml", portable_config(config))
                 if settings.imitate:
