@@ -63,7 +63,7 @@ from agents.factory import (
     make_model,
     validate_hyperparams,
 )
-from agents.hyperparams import load_hyperparams
+from agents.hyperparams import fast_hyperparams, load_hyperparams
 from agents.ids import check_env_id
 from agents.input_driven import check_input_driven, load_or_make_input_driven
 from agents.model_zip import load_model
@@ -110,6 +110,8 @@ class TrainSettings:
     (:mod:`agents.curriculum`; None: uniform windows).
     ``num_threads`` sets torch's threads (``<= 0``: torch's default); 1 is the default because
     these small MLPs train several times faster single-threaded (4x measured on 2 busy cores).
+    ``fast``: lay :data:`agents.hyperparams.FAST_HYPERPARAMS` over the YAML's hyperparameters
+    (``hyperparams`` and ``n_envs`` still override it).
     ``trust_model``: a resume loads ``model.zip`` with SB3's unpickling (runs any code the zip
     holds); by default nothing is unpickled (:func:`agents.model_zip.load_model`).
     """
@@ -139,6 +141,7 @@ class TrainSettings:
     device: str = "cpu"
     num_threads: int = 1
     vec_env: str = "auto"
+    fast: bool = False
     verbose: int = 1
     imitate: str | None = None
     imitate_decisions: int = 30_000
@@ -184,7 +187,9 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     """
     check_env_id(settings.env_id, "--env")
     env_config(settings.env_kwargs, "--env-kwargs")
-    hyperparams = {**load_hyperparams(settings.algo, settings.env_id), **settings.hyperparams}
+    hyperparams = {**load_hyperparams(settings.algo, settings.env_id),
+                   **(fast_hyperparams(settings.algo) if settings.fast else {}),
+                   **settings.hyperparams}
     n_timesteps = (settings.n_timesteps if settings.n_timesteps is not None
                    else hyperparams.get("n_timesteps"))
     if n_timesteps is None:

@@ -247,3 +247,24 @@ def test_clashes_and_bad_input_exit_2(runs: tuple[Path, Path], tmp_path: Path, c
     assert cli.main([*ARGS, "-f", str(tmp_path), "--trace", "no-such-trace"]) == 2
     assert "neither a file nor a bundled trace" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())  # bad input fails before the run folder is made
+
+
+def test_fast_recipe_lays_its_settings_under_the_command_line(tmp_path: Path) -> None:
+    """``--fast`` sets the batched-env recipe (agents.hyperparams.FAST_HYPERPARAMS) over the
+    YAML; ``--n-envs`` and ``--hyperparams`` still win, and the run uses the native env."""
+    import yaml
+
+    args = ["--env", "palgym/PALPlacement-v0", "--algo", "maskable_ppo", "-n", "64", "--seed",
+            "0", "--trace", "sia-philly-gen-0", "--window", "20", "--eval-freq", "0",
+            "--verbose", "0", "--references", "--fast", "--n-envs", "2",
+            "--hyperparams", "n_steps:16", "batch_size:32"]
+    assert train_cli().main([*args, "-f", str(tmp_path)]) in (0, None)
+    config = yaml.safe_load((tmp_path / RUN / "config.yml").read_text())
+    hyper = config["hyperparams"]
+    assert config["n_envs"] == 2 and hyper["n_steps"] == 16 and hyper["batch_size"] == 32
+    assert hyper["n_epochs"] == 5 and "skip_infeasible=True" in hyper["policy_kwargs"]
+
+
+def test_fast_recipe_is_maskable_ppo_only(capsys: pytest.CaptureFixture[str]) -> None:
+    assert train_cli().main(["--algo", "ppo", "--fast", "-n", "64", "--window", "20"]) == 2
+    assert "--fast is a maskable_ppo recipe" in capsys.readouterr().err
