@@ -21,14 +21,18 @@ Two figures, printed (nothing is asserted):
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from palgym.bundled import bundled_trace_paths
-from palgym.envs import ClusterEnv
-from palgym.envs.references import REFERENCES
-from palgym.policies.slowdown import ClusterCountRule, KMeansSolver, SlowdownFactors
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from palgym.bundled import bundled_trace_paths  # noqa: E402
+from palgym.envs import ClusterEnv  # noqa: E402
+from palgym.envs.references import REFERENCES  # noqa: E402
+from palgym.policies.slowdown import ClusterCountRule, KMeansSolver, SlowdownFactors  # noqa: E402
 
 SOLVERS = (KMeansSolver.SKLEARN, KMeansSolver.EXACT)
 

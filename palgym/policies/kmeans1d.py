@@ -48,21 +48,60 @@ def optimal_partitions(values: FloatArray, max_clusters: int) -> list[IntArray]:
     Raises:
         ValueError: for an empty or non-finite ``values`` or ``max_clusters`` out of range.
     """
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
-        raise ValueError("k-means values must be a non-empty 1-D array of finite numbers")
-    distinct, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    if not 1 <= max_clusters <= distinct.size:
-        raise ValueError(f"max_clusters must be in 1..{distinct.size} (distinct values), "
-                         f"got {max_clusters}")
-    weights = counts.astype(np.float64)
-    shifted = distinct - distinct[distinct.size // 2]
-    split = _split_table(shifted, weights, int(max_clusters))
-    out = []
-    for clusters in range(1, max_clusters + 1):
-        run_label = _backtrack(split, clusters, distinct.size)
-        out.append(run_label[inverse.ravel()])
-    return out
+    runs = _Runs(values, max_clusters)
+    return [runs.labels(k) for k in range(1, max_clusters + 1)]
+
+
+def best_silhouette_partition(values: FloatArray, min_clusters: int, max_clusters: int
+                              ) -> tuple[IntArray, int, FloatArray]:
+    """Among the optimal partitions of ``values`` into K = ``min_clusters`` .. ``max_clusters``
+    clusters (:func:`optimal_partitions`, one DP), the one of the largest silhouette (the
+    smallest such K on ties). The silhouettes of these contiguous partitions are computed in
+    O(n) each (for a value in cluster c, every other cluster lies wholly below or above it, so
+    its mean distance is ``|x - mean|`` and the nearest is c - 1 or c + 1), equal to
+    :func:`silhouette_1d` up to rounding.
+
+    Args:
+        values: float64 (n,), finite.
+        min_clusters, max_clusters: 2 <= min <= max <= min(distinct values, n - 1).
+
+    Returns:
+        ``(labels, K, scores)``: int64 (n,) labels as :func:`optimal_partitions` numbers them,
+        the chosen K, float64 (max - min + 1,) the silhouette of each K.
+
+    Raises:
+        ValueError: for bad ``values`` or cluster counts out of range.
+    """
+    runs = _Runs(values, max_clusters)
+    if not 2 <= min_clusters <= max_clusters <= values.size - 1:
+        raise ValueError(f"silhouette cluster counts must satisfy 2 <= {min_clusters} <= "
+                         f"{max_clusters} <= n - 1 = {values.size - 1}")
+    scores = _run_silhouettes(runs.shifted, runs.weights, runs.split, min_clusters,
+                              max_clusters)
+    best = min_clusters + int(np.argmax(scores))  # the first maximum
+    return runs.labels(best), best, scores
+
+
+class _Runs:
+    """The DP over the distinct values of ``values`` (weighted by their counts)."""
+
+    def __init__(self, values: FloatArray, max_clusters: int) -> None:
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        if values.ndim != 1 or values.size == 0 or not np.isfinite(values).all():
+            raise ValueError("k-means values must be a non-empty 1-D array of finite numbers")
+        distinct, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+        if not 1 <= max_clusters <= distinct.size:
+            raise ValueError(f"max_clusters must be in 1..{distinct.size} (distinct values), "
+                             f"got {max_clusters}")
+        self.inverse = inverse.ravel()
+        self.weights = counts.astype(np.float64)
+        self.shifted = distinct - distinct[distinct.size // 2]
+        self.split = _split_table(self.shifted, self.weights, int(max_clusters))
+
+    def labels(self, num_clusters: int) -> IntArray:
+        """int64 (n,): the labels of the optimal partition into ``num_clusters``."""
+        run_label: IntArray = _backtrack(self.split, num_clusters, self.shifted.size)
+        return run_label[self.inverse]
 
 
 def kmeans_1d(values: FloatArray, num_clusters: int) -> tuple[FloatArray, IntArray]:
@@ -79,7 +118,7 @@ def kmeans_1d(values: FloatArray, num_clusters: int) -> tuple[FloatArray, IntArr
     Raises:
         ValueError: as :func:`optimal_partitions`.
     """
-    labels = optimal_partitions(values, num_clusters)[-1]
+    labels = _Runs(values, num_clusters).labels(num_clusters)
     return cluster_means(values, labels, num_clusters), labels
 
 
@@ -180,6 +219,62 @@ def _backtrack(split, clusters, n):  # type: ignore[no-untyped-def]
         labels[start:end + 1] = k
         end = start - 1
     return labels
+
+
+@njit(cache=True, nogil=True)
+def _run_silhouettes(x, w, split, min_clusters, max_clusters):  # type: ignore[no-untyped-def]
+    """float64 (max - min + 1,): the silhouette of the optimal partition into each K, in the
+    weighted distinct values ``x`` (ascending, shifted), ``w``."""
+    n = x.size
+    total = 0.0
+    for t in range(n):
+        total += w[t]
+    scores = np.empty(max_clusters - min_clusters + 1)
+    means = np.empty(max_clusters)
+    for clusters in range(min_clusters, max_clusters + 1):
+        labels = _backtrack(split, clusters, n)
+        starts = np.searchsorted(labels, np.arange(clusters + 1))
+        for c in range(clusters):
+            weight, moment = 0.0, 0.0
+            for t in range(starts[c], starts[c + 1]):
+                weight += w[t]
+                moment += w[t] * x[t]
+            means[c] = moment / weight
+        score = 0.0
+        for c in range(clusters):
+            score += _run_score(x, w, starts[c], starts[c + 1], means, c, clusters)
+        scores[clusters - min_clusters] = score / total
+    return scores
+
+
+@njit(cache=True, nogil=True)
+def _run_score(x, w, start, end, means, c, clusters):  # type: ignore[no-untyped-def]
+    """The summed silhouette of the values of run ``c`` (``x[start:end]``, weights ``w``)."""
+    ref = x[start]
+    members, spread = 0.0, 0.0  # weight and summed (x - ref) of the run
+    for t in range(start, end):
+        members += w[t]
+        spread += w[t] * (x[t] - ref)
+    if members <= 1.0:
+        return 0.0  # a sample alone in its cluster scores 0
+    out = 0.0
+    below_w, below_s = 0.0, 0.0
+    for t in range(start, end):
+        offset = x[t] - ref
+        above_w = members - below_w - w[t]
+        above_s = spread - below_s - w[t] * offset
+        intra = (below_w * offset - below_s + above_s - above_w * offset) / (members - 1.0)
+        inter = np.inf
+        if c > 0:
+            inter = x[t] - means[c - 1]
+        if c < clusters - 1:
+            inter = min(inter, means[c + 1] - x[t])
+        denominator = max(intra, inter)
+        if denominator > 0:
+            out += w[t] * (inter - intra) / denominator
+        below_w += w[t]
+        below_s += w[t] * offset
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -135,24 +135,20 @@ def _silhouette_candidates(values: FloatArray, distinct: int) -> range:
 def _bin_class_exact(values: FloatArray, rule: ClusterCountRule) -> tuple[FloatArray, IntArray]:
     """:func:`_bin_class` with the exact solver: the optimal clustering of every candidate K
     from one DP; the silhouette rule keeps the first K of the largest exact silhouette."""
-    from palgym.policies.kmeans1d import cluster_means, optimal_partitions, silhouette_1d
+    from palgym.policies.kmeans1d import best_silhouette_partition, cluster_means, kmeans_1d
 
     distinct = np.unique(values).shape[0]
     if distinct < 2:
         return np.ones_like(values), np.zeros(values.shape, dtype=np.int64)
-    if rule is ClusterCountRule.OUTLIERS:
-        num_clusters = _outlier_clusters(values, distinct)
-        labels = optimal_partitions(values, num_clusters)[-1]
-    else:
-        candidates = _silhouette_candidates(values, distinct)
-        partitions = optimal_partitions(values, max(candidates, default=2))
-        best_score, num_clusters = -np.inf, 2
-        for candidate in candidates:
-            score = silhouette_1d(values, partitions[candidate - 1])
-            if score > best_score:
-                best_score, num_clusters = score, candidate
-        labels = partitions[num_clusters - 1]
-    centres = cluster_means(values, labels, num_clusters)
+    candidates = _silhouette_candidates(values, distinct)
+    if rule is ClusterCountRule.SILHOUETTE and candidates:
+        labels, num_clusters, _ = best_silhouette_partition(values, candidates.start,
+                                                            candidates.stop - 1)
+        centres = cluster_means(values, labels, num_clusters)
+    else:  # the outliers rule, or two values (K = 2 without a score)
+        num_clusters = 2 if rule is ClusterCountRule.SILHOUETTE else _outlier_clusters(
+            values, distinct)
+        centres, labels = kmeans_1d(values, num_clusters)
     median_centre = float(np.median(centres))
     return centres[labels] / median_centre, labels
 
