@@ -18,10 +18,13 @@ one binary search). The per-sample scores and their mean follow sklearn's defini
 (a sample alone in its label scores 0; 0 / 0 scores 0).
 
 Source: H. Wang and M. Song, "Ckmeans.1d.dp: Optimal k-means clustering in one dimension by
-dynamic programming", The R Journal 3(2), 2011 (the recurrence, the monotone split, weighted
-prefix-sum costs as in its later versions); P. J. Rousseeuw, "Silhouettes", J. Comput. Appl.
-Math. 20, 1987, and scikit-learn's ``silhouette_samples`` (the score). Importing this module
-imports numba (see :mod:`palgym._numba`).
+dynamic programming", The R Journal 3(2), 2011, doi:10.32614/RJ-2011-015 (the recurrence,
+O(K n^2)); M. Song and H. Zhong, "Efficient weighted univariate clustering maps outstanding
+transcriptionally active regions in the human genome", Bioinformatics 36(18), 2020,
+doi:10.1093/bioinformatics/btaa613 (weights; the monotone split filled by divide and conquer,
+Ckmeans.1d.dp's "loglinear" method, O(K n log n)); P. J. Rousseeuw, "Silhouettes", J. Comput.
+Appl. Math. 20, 1987, and scikit-learn's ``silhouette_samples`` (the score). Importing this
+module imports numba (see :mod:`palgym._numba`).
 """
 
 from __future__ import annotations
