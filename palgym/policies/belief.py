@@ -72,7 +72,7 @@ class BeliefOptions:
         refit_interval_rounds: rounds from one fit to the earliest next one (>= 1).
         solver: how the belief's fits cluster each class (:class:`~palgym.policies.slowdown.
             KMeansSolver`, or its name): ``exact`` (default) or ``sklearn`` (the profile's
-            k-means, ~1,000 times slower). A belief equal to the profile decides on the
+            k-means, ~100 times slower). A belief equal to the profile decides on the
             profile's factors whatever the solver.
 
     Raises:
