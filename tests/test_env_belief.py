@@ -53,6 +53,7 @@ def completions(env: ClusterEnv) -> np.ndarray:
 @pytest.mark.parametrize(("belief", "policy"), [
     ("oracle", "pal"), ("stale", "pal"), ("online", "pal"), ("online", "pm-first"),
     ({"mode": "online", "alpha": 0.6, "refit_interval_rounds": 3}, "pal"),
+    ({"mode": "online", "solver": "sklearn"}, "pal"),  # the profile's k-means for the refits
 ])
 def test_env_reproduces_run_episode_under_each_belief(belief: object, policy: str) -> None:
     env = env_episode(belief, policy)

@@ -87,4 +87,5 @@ def plain_belief(options: BeliefOptions) -> str | dict[str, Any]:
     plain values (what ``parse_belief`` reads back)."""
     if options == BeliefOptions(options.mode):
         return options.mode.value
-    return {**dataclasses.asdict(options), "mode": options.mode.value}
+    return {**dataclasses.asdict(options), "mode": options.mode.value,
+            "solver": options.solver.value}

@@ -264,8 +264,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         order = make_queue_order(self.order.name, durations, self.config)
         rewards = RewardTracker(
             self.reward_name, self.reward_scale,
-            self.memo.baseline(episode, self.baseline_policy, order.name,
-                                self.memo.slowdown_factors(episode, self.max_tiers), durations)
+            self.memo.baseline(episode, self.baseline_policy, order.name, durations)
             if self.reward_name == "relative" else None,
         )
         rewards.reset(self._sim)

@@ -25,6 +25,7 @@ from palgym.envs.arguments import copy_rng
 from palgym.envs.candidates import EpisodeTables
 from palgym.envs.heuristics import pal_orders
 from palgym.envs.observed import ObservedRates
+from palgym.envs.references import profile_factors, reference_completions
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
 from palgym.policies.base import Sampler, make_sampler
@@ -36,7 +37,7 @@ from palgym.sim.config import SimConfig
 from palgym.sim.engine import Simulator
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
-from palgym.simulate import Episode, make_episode, run_episode, slowdown_factors
+from palgym.simulate import Episode, make_episode
 from palgym.tracesets import parse_split_spec, split_traces
 
 TraceSpec = str | Path | Trace | Mapping[str, str]
@@ -201,13 +202,12 @@ def draw_episode(env: EpisodeSource, memo: EpisodeMemo, rng: np.random.Generator
 
 
 class EpisodeMemo:
-    """What an env's episodes share, computed once: the bundled profile, the slowdown factors
-    of each profile and the baseline's completion times of each episode."""
+    """What an env's episodes share, computed once: the bundled profile, and through the
+    process's caches (:mod:`palgym.envs.references`) the slowdown factors of each profile and
+    the baseline's completion times of each episode."""
 
     def __init__(self) -> None:
         self._bundled: dict[tuple[str, int], VariabilityProfile] = {}
-        self._factors: dict[str, SlowdownFactors] = {}
-        self._baselines: dict[tuple[object, ...], np.ndarray] = {}
 
     def bundled_profile(self, sampling: str, cluster: ClusterSpec) -> VariabilityProfile:
         """The bundled profile of ``sampling`` for the cluster (read once)."""
@@ -217,28 +217,21 @@ class EpisodeMemo:
         return self._bundled[key]
 
     def slowdown_factors(self, episode: Episode, max_tiers: int) -> SlowdownFactors:
-        """The episode profile's slowdown factors (fitted once per profile).
+        """The episode profile's slowdown factors (fitted once per profile and rule,
+        :func:`palgym.envs.references.profile_factors`).
 
         Raises:
             ConfigError: if a class has more than ``max_tiers`` tiers.
         """
-        key = episode.profile.content_hash() + episode.config.slowdown_clusters
-        if key not in self._factors:
-            self._factors[key] = slowdown_factors(episode)
-        return check_tiers(self._factors[key], max_tiers)
+        return check_tiers(profile_factors(episode), max_tiers)
 
-    def baseline(
-        self, episode: Episode, policy: str, queue_order: str, factors: SlowdownFactors,
-        durations: Durations = CLAIRVOYANT,
-    ) -> np.ndarray:
-        """float64 (J,) completion times (s) of ``policy`` on the identical episode (the queue
-        order knowing job durations as ``durations`` does; PAL / PM-First deciding on
-        ``episode.belief``, as the env's own heuristics do)."""
-        key = (episode.episode_hash(), policy, episode.belief)
-        if key not in self._baselines:
-            result = run_episode(episode, policy, queue_order, factors, durations=durations)
-            self._baselines[key] = result.records.completion_time_s
-        return self._baselines[key]
+    def baseline(self, episode: Episode, policy: str, queue_order: str,
+                 durations: Durations = CLAIRVOYANT) -> np.ndarray:
+        """float64 (J,), read-only: completion times (s) of ``policy`` on the identical
+        episode (the queue order knowing job durations as ``durations`` does; PAL / PM-First
+        deciding on ``episode.belief``, as the env's own heuristics do), run once per episode
+        and reference in the process (:func:`palgym.envs.references.reference_completions`)."""
+        return reference_completions(episode, policy, queue_order, durations)
 
 
 def reset_info(episode: Episode, window_start: int) -> dict[str, Any]:

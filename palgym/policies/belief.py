@@ -20,11 +20,14 @@ fitted from a **belief** (C, G) of the same units (:class:`BeliefMode`):
   outlier runs are GPU-level).
 
 Without a dynamic truth, ``stale`` and ``online`` start at the truth, so every mode decides on
-the factors fitted from the profile. The factors are refitted (a k-means fit of every class,
-:meth:`palgym.policies.slowdown.SlowdownFactors.fit`, ~0.1-0.3 s on 64 GPUs, more than a whole
-static episode's rounds) at a round boundary at least ``refit_interval_rounds`` after the last
-fit where some belief value differs from its value at that fit by more than
-``refit_tolerance`` (relative); a refit is an event for the driver
+the factors fitted from the profile (scikit-learn's k-means, as every static run). Otherwise the
+belief's factors are fitted by ``BeliefOptions.solver`` (:meth:`palgym.policies.slowdown.
+SlowdownFactors.fit`; by default ``exact``, the optimal 1-D k-means and exact silhouette of
+:mod:`palgym.policies.kmeans1d`, ~0.2 ms per class on 64 GPUs, where scikit-learn's
+k-means++ fits and silhouettes take ~0.1-0.3 s for the four classes). They are refitted at a
+round boundary at least ``refit_interval_rounds`` after the last fit where some belief value
+differs from its value at that fit by more than ``refit_tolerance`` (relative); a class whose
+values equal those of the last fit keeps its factors. A refit is an event for the driver
 (:meth:`palgym.sim.engine.Simulator.mark_event`). Between refits a policy decides on the
 factors of the last fit, so ``oracle`` is the truth as of its last fit.
 """
@@ -37,9 +40,9 @@ from enum import Enum
 
 import numpy as np
 
-from palgym.errors import ConfigError
+from palgym.errors import ConfigError, coerce_enum
 from palgym.policies.base import PlacementPolicy, WrappedPlacement
-from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
+from palgym.policies.slowdown import ClusterCountRule, KMeansSolver, SlowdownFactors
 from palgym.sim.dynamics import VariabilityProcess
 from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
 from palgym.sim.views import SimView
@@ -66,17 +69,21 @@ class BeliefOptions:
         alpha: EWMA weight of an observation (``online``), in (0, 1].
         refit_tolerance: relative change of a belief value since the last fit that refits the
             slowdown factors (>= 0).
-        refit_interval_rounds: rounds from one fit to the earliest next one (>= 1; a fit costs
-            more than a round, see the module docstring).
+        refit_interval_rounds: rounds from one fit to the earliest next one (>= 1).
+        solver: how the belief's fits cluster each class (:class:`~palgym.policies.slowdown.
+            KMeansSolver`, or its name): ``exact`` (default) or ``sklearn`` (the profile's
+            k-means, ~100 times slower). A belief equal to the profile decides on the
+            profile's factors whatever the solver.
 
     Raises:
-        ConfigError: for an unknown mode or an out-of-range value.
+        ConfigError: for an unknown mode or solver or an out-of-range value.
     """
 
     mode: BeliefMode = BeliefMode.ORACLE
     alpha: float = 0.3
     refit_tolerance: float = 0.1
     refit_interval_rounds: int = 10
+    solver: KMeansSolver = KMeansSolver.EXACT
 
     def __post_init__(self) -> None:
         try:
@@ -84,6 +91,8 @@ class BeliefOptions:
         except ValueError:
             raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)}, got "
                               f"{self.mode!r}") from None
+        object.__setattr__(self, "solver", coerce_enum(KMeansSolver, self.solver,
+                                                       "belief solver"))
         if not (0 < self.alpha <= 1 and self.refit_tolerance >= 0
                 and self.refit_interval_rounds >= 1):
             raise ConfigError(f"belief alpha must be in (0, 1], refit_tolerance >= 0 and "
@@ -227,9 +236,19 @@ class BeliefFit:
         self.refits = 0
         self._fit_round = 0
         self._fitted = belief.values.copy()
-        if not np.array_equal(self._fitted, profile):
-            factors = SlowdownFactors.fit(self._fitted, rule)
+        self._own = False  # factors fitted by the belief's solver (reusable per class)
+        self._previous: FloatArray = self._fitted
         self.factors = factors
+        if not np.array_equal(self._fitted, profile):
+            self._fit()
+
+    def _fit(self) -> None:
+        """Fit ``self._fitted`` with the belief's solver, keeping the classes whose values
+        equal those of the previous fit by the same solver."""
+        reuse = (self._previous, self.factors) if self._own else None
+        self.factors = SlowdownFactors.fit(self._fitted, self._rule,
+                                           solver=self.belief.options.solver, reuse=reuse)
+        self._previous, self._own = self._fitted, True
 
     def update(self, sim: SimView) -> bool:
         """The per-commit and per-advance callback: update the belief, refit the factors when
@@ -245,7 +264,7 @@ class BeliefFit:
             return False
         self._fitted = values.copy()
         self._fit_round = sim.round_index
-        self.factors = SlowdownFactors.fit(self._fitted, self._rule)
+        self._fit()
         self.refits += 1
         return True
 
