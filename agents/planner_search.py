@@ -41,7 +41,7 @@ from palgym.simulate import drive
 ESTIMATES = ("queue", "ideal")
 """Estimates of the rest of an episode after a rollout's horizon (see :func:`state_cost`)."""
 
-_SHARED_ENV_ATTRIBUTES = ("traces", "_memo", "spec", "observation_space", "action_space",
+_SHARED_ENV_ATTRIBUTES = ("traces", "memo", "spec", "observation_space", "action_space",
                           "_final", "codec", "config", "cluster", "profile")
 """Env attributes an env copy shares with its original (never written during an episode)."""
 
