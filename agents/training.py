@@ -6,8 +6,9 @@ see :mod:`agents.runs`) holds:
 - ``model.zip``: the final model (written atomically; also on Ctrl-C); ``best_model.zip``: the
   best evaluation so far; ``checkpoints/`` with ``save_freq > 0``;
 - ``config.yml``: the resolved hyperparameters (``default`` + env entry + overrides), the algo,
-  env id, env kwargs of the training and evaluation envs and, with trace sets, every member's
-  SHA-256 (``trace_sets``);
+  env id, env kwargs of the training and evaluation envs, the training env's layout hash
+  (``env_layout``, :mod:`agents.layouts`: a model is refused on an env of another layout) and,
+  with trace sets, every member's SHA-256 (``trace_sets``);
 - ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
@@ -61,6 +62,7 @@ from agents.factory import (
 )
 from agents.hyperparams import load_hyperparams
 from agents.input_driven import check_input_driven, load_or_make_input_driven
+from agents.layouts import LAYOUT_KEY, training_layout
 from agents.rollout import heuristic_outcomes
 from agents.runs import (
     check_evaluation_set,
@@ -180,9 +182,11 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
+    env_kwargs = env_kwargs_of(settings)
     return {
         "algo": settings.algo, "env_id": settings.env_id, "n_timesteps": int(n_timesteps),
-        "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs_of(settings),
+        "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs,
+        LAYOUT_KEY: training_layout(settings.env_id, env_kwargs),
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
         "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
         "trace_sets": trace_set_hashes(settings),

@@ -29,6 +29,7 @@ from agents.base import Agent, HeuristicAgent
 from agents.evaluation.env_args import EPISODE_SOURCE_KWARGS, env_config, episode_kwargs
 from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
+from agents.layouts import check_layout
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
 
@@ -125,8 +126,9 @@ def learned_contender(
         ``overrides``).
 
     Raises:
-        ConfigError: for a missing or unrecognised model, one trained on another env id, or
-            an env kwarg the env does not take.
+        ConfigError: for a missing or unrecognised model, one trained on another env id or
+            env layout (:func:`agents.layouts.check_layout`), or an env kwarg the env does not
+            take.
     """
     load_agent, model_config, resolve_model_path = learned_api()
     path = resolve_model_path(spec, env_id)
@@ -143,6 +145,7 @@ def learned_contender(
               if k not in EPISODE_SOURCE_KWARGS}
     env_config({**kwargs, **dict(overrides)},
                f"{spec}: the env kwargs of its run config and of the command line")
+    check_layout(path, config, env_id, {**kwargs, **dict(overrides)})
     agent = load_agent(path, device=device, name=spec)
     trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()
                     for label in dict(described.get("splits") or {}).get("train", []))
