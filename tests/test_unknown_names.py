@@ -35,7 +35,7 @@ from palgym.policies.belief import BeliefOptions, belief_options
 from palgym.policies.durations import parse_knowledge
 from palgym.policies.pal import within_node_allocation
 from palgym.policies.placement import PAL
-from palgym.report import policies_to_run, reference_baselines
+from palgym.report import policies_to_run
 from palgym.sim.backend import resolve_backend, step_backend
 from palgym.sim.cluster import ClusterSpec
 from palgym.simulate import slowdown_factors
@@ -107,7 +107,8 @@ CASES: list[tuple[str, Callable[[], object], str, str]] = [
     ("env heuristic_action unchecked", lambda: started_env().heuristic_action(BAD, check=False),
      "heuristic", "pm-first"),
     ("policies_to_run", lambda: policies_to_run([BAD]), "placement", "packed-sticky"),
-    ("reference_baselines", lambda: reference_baselines(BAD), "baseline", "packed-sticky"),
+    ("policies_to_run baseline", lambda: policies_to_run(["pal"], baseline=BAD), "placement",
+     "packed-sticky"),
     ("trace-set split", lambda: parse_split_spec({"set": "bundled", "split": BAD}), "split",
      "validation"),
     *((f"env {name}", (lambda name=name: gym.make(PLACEMENT, **{name: BAD})), label, known)
