@@ -24,6 +24,7 @@ from agents.data_dir import resolve_config
 from agents.factory import MASKED_ALGOS
 from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
+from agents.layouts import check_env_layout
 from agents.model_zip import TRUST_HINT, algo_of, load_model, policy_module, read_model_zip
 from agents.runs import yaml_problem
 from palgym.errors import ConfigError
@@ -44,19 +45,28 @@ class LearnedAgent:
         algo: its algorithm name; ``maskable_ppo`` models receive the action masks, ``ppo`` and
             ``dqn`` ignore them (the env's fallback replaces their invalid actions).
         name: label for result tables (default: the algorithm).
+        run_config: its run configuration (:func:`model_config`); its ``env_layout`` is
+            checked against every env the agent is bound to (:mod:`agents.layouts`).
     """
 
-    def __init__(self, model: Any, algo: str, name: str | None = None) -> None:
+    def __init__(self, model: Any, algo: str, name: str | None = None,
+                 run_config: dict[str, Any] | None = None) -> None:
         self.model = model
         self.algo = algo
         self.name = name or algo
         self.uses_masks = algo in MASKED_ALGOS
+        self.run_config = run_config or {}
 
     def __repr__(self) -> str:
         return f"LearnedAgent({self.name!r}, algo={self.algo!r})"
 
     def bind(self, env: gym.Env[Any, Any]) -> LearnedAgent:
-        """Nothing to attach (the model acts from observations); returns self."""
+        """Nothing to attach (the model acts from observations); returns self.
+
+        Raises:
+            ConfigError: ``env``'s layout is not the one the model was trained on.
+        """
+        check_env_layout(self.name, self.run_config, env)
         return self
 
     def predict(
@@ -258,13 +268,15 @@ def load_agent(
         The agent.
 
     Raises:
-        ConfigError: for a missing or unrecognised model file, or (without ``trust_model``)
+        ConfigError: for a missing or unrecognised model file, (without ``trust_model``)
             one whose pickled entries palgym cannot supply
-            (:class:`agents.model_zip.UntrustedModelError`).
+            (:class:`agents.model_zip.UntrustedModelError`), and, when the agent is bound, an
+            env of another layout than its run configuration's ``env_layout``.
     """
     zip_path = model_path(path)
     algo = algo or detect_algo(zip_path, trust_model=trust_model)
-    hyperparams = model_config(zip_path).get("hyperparams")
+    config = model_config(zip_path)
+    hyperparams = config.get("hyperparams")
     model = load_model(zip_path, algo, device=device, trust_model=trust_model,
                        hyperparams=hyperparams if isinstance(hyperparams, dict) else None)
-    return LearnedAgent(model, algo, name=name or str(zip_path))
+    return LearnedAgent(model, algo, name=name or str(zip_path), run_config=config)

@@ -132,8 +132,11 @@ def sample_hyperparams(trial: Any, algo: str, fixed: Mapping[str, Any]) -> dict[
             continue
         if kind == "categorical":
             sampled[name] = trial.suggest_categorical(name, domain)
-        else:
+        elif kind in ("log", "uniform"):
             sampled[name] = trial.suggest_float(name, *domain, log=kind == "log")
+        else:
+            raise ConfigError(f"search space of {name!r}: kind must be one of "
+                              f"['categorical', 'log', 'uniform'], got {kind!r}")
     return sampled
 
 
@@ -233,6 +236,9 @@ def write_trials(run_dir: Path, records: list[dict[str, Any]]) -> None:
 
 def make_study(optuna: Any, settings: TrainSettings, search: SearchSettings) -> Any:
     """An in-memory maximising study with the seeded sampler and the chosen pruner."""
+    if search.sampler not in SAMPLERS or search.pruner not in PRUNERS:
+        raise ConfigError(f"--sampler must be one of {list(SAMPLERS)} and --pruner one of "
+                          f"{list(PRUNERS)}, got {search.sampler!r} and {search.pruner!r}")
     if search.sampler == "tpe":
         sampler = optuna.samplers.TPESampler(n_startup_trials=search.n_startup_trials,
                                              seed=settings.seed)

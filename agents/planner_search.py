@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from palgym.errors import ConfigError
 from palgym.policies import make_placement
 from palgym.policies.base import PlacementPolicy
 from palgym.sim.engine import Simulator
@@ -106,6 +107,9 @@ def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True) -> float
 
     Returns:
         The cost in seconds (float64 sums in job order).
+
+    Raises:
+        ConfigError: ``estimate`` is not None or one of :data:`ESTIMATES`.
     """
     jobs = sim.jobs
     measured = slice(0, jobs.num_measured)
@@ -120,6 +124,8 @@ def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True) -> float
         cost += float(np.sum(np.maximum(left, 0.0) * jobs.iteration_time_s[measured][unfinished]))
     elif estimate == "queue":
         cost += queue_estimate(sim, srtf)
+    elif estimate is not None:
+        raise ConfigError(f"estimate must be one of {list(ESTIMATES)} or None, got {estimate!r}")
     return cost
 
 
@@ -185,10 +191,15 @@ class BaseRollout:
         horizon: rounds simulated after the decision's round (None: to the episode's end).
         counters: where the simulated work is counted.
         estimate: the rest's estimate after the horizon (:data:`ESTIMATES`).
+
+    Raises:
+        ConfigError: ``estimate`` is not one of :data:`ESTIMATES`.
     """
 
     def __init__(self, base: str, horizon: int | None, counters: SearchCounters,
                  estimate: str = "queue") -> None:
+        if estimate not in ESTIMATES:
+            raise ConfigError(f"estimate must be one of {list(ESTIMATES)}, got {estimate!r}")
         self.base = base
         self.horizon = horizon
         self.estimate = estimate

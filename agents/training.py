@@ -8,7 +8,9 @@ see :mod:`agents.runs`) holds:
 - ``config.yml``: the resolved hyperparameters (``default`` + env entry + overrides), the algo,
   env id, env kwargs of the training and evaluation envs (a ``variability_data`` or
   ``profile`` path inside ``PALGYM_DATA_DIR`` written as ``$PALGYM_DATA_DIR/...``:
-  :mod:`agents.data_dir`) and, with trace sets, every member's SHA-256 (``trace_sets``);
+  :mod:`agents.data_dir`), the training env's layout hash (``env_layout``,
+  :mod:`agents.layouts`: a model is refused on an env of another layout) and, with trace
+  sets, every member's SHA-256 (``trace_sets``);
 - ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
@@ -66,6 +68,7 @@ from agents.factory import (
 from agents.hyperparams import fast_hyperparams, load_hyperparams
 from agents.ids import check_env_id
 from agents.input_driven import check_input_driven, load_or_make_input_driven
+from agents.layouts import LAYOUT_KEY, training_layout
 from agents.model_zip import load_model
 from agents.rollout import heuristic_outcomes
 from agents.runs import (
@@ -205,9 +208,11 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
+    env_kwargs = env_kwargs_of(settings)
     return {
         "algo": settings.algo, "env_id": settings.env_id, "n_timesteps": int(n_timesteps),
-        "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs_of(settings),
+        "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs,
+        LAYOUT_KEY: training_layout(settings.env_id, env_kwargs),
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
         "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
         "trace_sets": trace_set_hashes(settings),

@@ -212,6 +212,11 @@ SCANNED = [PALGYM, REPO_ROOT / "traces", REPO_ROOT / "agents", REPO_ROOT / "trai
            REPO_ROOT / "evaluate.py"]
 PRIVATE_API_OF_NAMEDTUPLE = frozenset({"_replace", "_asdict", "_make", "_fields",
                                        "_field_defaults"})
+THIRD_PARTY_EXTENSION_POINTS = frozenset({
+    "palgym/_numba.py reads or calls numba_caching.CacheImpl._locator_classes",
+})
+"""Private names a library offers as its extension point: numba's list of cache locators, where
+palgym/_numba.py puts the locators that key the kernel cache by the kernels' sources."""
 
 
 def layer_of(module: str) -> int:
@@ -337,7 +342,8 @@ def test_cycle_scan_finds_a_cycle() -> None:
 
 
 def test_no_module_reaches_into_another_objects_private_members() -> None:
-    found = [hit for path in python_files(PALGYM) for hit in private_reaches(path)]
+    found = [hit for path in python_files(PALGYM) for hit in private_reaches(path)
+             if hit.split(":")[0] + " " + hit.split(" ", 1)[1] not in THIRD_PARTY_EXTENSION_POINTS]
     assert not found, found
 
 

@@ -24,12 +24,16 @@ from palgym.errors import ConfigError, PalgymError
 from palgym.io.pipes import run_cli
 from traces.bundle import write_bundle
 from traces.canonical_io import write_canonical
-from traces.cli_data import add_data_commands, command_text, run_data_command
+from traces.cli_data import DATA_COMMANDS, add_data_commands, command_text, run_data_command
 from traces.generate import write_sia_philly_like
 from traces.model_profile import write_model_profile
 from traces.profiles import ProfileSampling, write_longhorn_profile
 from traces.sia_philly_fit import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams
 from traces.synthetic import GENERATOR_KINDS, generate_gavel, generate_philly_poisson
+
+COMMANDS: tuple[str, ...] = ("generate", "convert", "describe", "split", "bundle", "profile",
+                             "model-profile")
+"""The subcommands (:func:`build_parser`)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,7 +102,7 @@ def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[s
         PalgymError: for invalid arguments or input files.
         OSError: if a file cannot be written.
     """
-    if args.command in ("convert", "describe", "split"):
+    if args.command in DATA_COMMANDS:
         return run_data_command(args, argv_text)
     if args.command == "generate":
         return [f"wrote {_generate(args)}"]
@@ -106,10 +110,12 @@ def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[s
         return [f"wrote {write_model_profile(args.output, args.num_gpus, args.seed)}"]
     if args.command == "bundle":
         return [f"wrote {p}" for p in write_bundle(args.output_dir, args.variability_data)]
-    path = write_longhorn_profile(
-        args.variability_data, args.output, args.num_gpus, args.sampling, args.seed
-    )
-    return [f"wrote {path}"]
+    if args.command == "profile":
+        path = write_longhorn_profile(
+            args.variability_data, args.output, args.num_gpus, args.sampling, args.seed
+        )
+        return [f"wrote {path}"]
+    raise ConfigError(f"command must be one of {list(COMMANDS)}, got {args.command!r}")
 
 
 def _generate(args: argparse.Namespace) -> Path:
@@ -122,7 +128,10 @@ def _generate(args: argparse.Namespace) -> Path:
         return write_sia_philly_like(args.output, args.num_jobs, args.seed, params)
     if args.independent_models:
         raise ConfigError("--independent-models applies to --kind sia-philly only")
-    make = generate_philly_poisson if args.kind == "philly-poisson" else generate_gavel
+    generators = {"philly-poisson": generate_philly_poisson, "gavel": generate_gavel}
+    if args.kind not in generators:
+        raise ConfigError(f"--kind must be one of {list(GENERATOR_KINDS)}, got {args.kind!r}")
+    make = generators[args.kind]
     trace = (make(args.num_jobs, args.seed) if rate is None
              else make(args.num_jobs, args.seed, rate))
     return write_canonical(trace, args.output)

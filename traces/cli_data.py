@@ -15,11 +15,15 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from palgym.errors import ConfigError
 from traces.canonical_io import write_canonical
 from traces.describe import describe, format_summary
 from traces.formats import TRACE_FORMATS, load_canonical
 from traces.schema import CanonicalTrace
 from traces.windows import ARRIVALS, OVERSIZE_POLICIES, make_windows
+
+DATA_COMMANDS: tuple[str, ...] = ("convert", "describe", "split")
+"""The subcommands :func:`run_data_command` runs."""
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
@@ -104,6 +108,8 @@ def run_data_command(args: argparse.Namespace, argv_text: str) -> list[str]:
         PalgymError: for bad input or options.
         OSError: if a file cannot be written.
     """
+    if args.command not in DATA_COMMANDS:
+        raise ConfigError(f"command must be one of {list(DATA_COMMANDS)}, got {args.command!r}")
     trace = load_input(args)
     lines = [] if trace.report is None or not trace.report.entries else [trace.report.summary()]
     if args.command == "describe":

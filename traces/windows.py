@@ -34,6 +34,12 @@ OVERSIZE_POLICIES: tuple[str, ...] = ("reject", "drop", "clip")
 ARRIVALS: tuple[str, ...] = ("trace", "poisson")
 
 
+def _check_oversize(oversize: str) -> None:
+    if oversize not in OVERSIZE_POLICIES:
+        raise ConfigError(f"oversize must be one of {', '.join(OVERSIZE_POLICIES)}, "
+                          f"got {oversize!r}")
+
+
 def fit_to_cluster(trace: CanonicalTrace, cluster_gpus: int, oversize: str) -> CanonicalTrace:
     """Apply the oversized-job policy for a cluster of ``cluster_gpus`` GPUs.
 
@@ -50,8 +56,7 @@ def fit_to_cluster(trace: CanonicalTrace, cluster_gpus: int, oversize: str) -> C
         TraceFormatError: with ``"reject"``, naming the source, line and ``num_gpus`` of the
             first oversized job; with ``"drop"``, if every job is oversized.
     """
-    if oversize not in OVERSIZE_POLICIES:
-        raise ConfigError(f"oversize must be one of {', '.join(OVERSIZE_POLICIES)}")
+    _check_oversize(oversize)
     if cluster_gpus < 1:
         raise ConfigError(f"cluster_gpus must be >= 1, got {cluster_gpus}")
     gpus = trace.jobs["num_gpus"].to_numpy()
@@ -183,6 +188,7 @@ def make_windows(
     """
     if arrivals not in ARRIVALS:
         raise ConfigError(f"arrivals must be one of {', '.join(ARRIVALS)}, got {arrivals!r}")
+    _check_oversize(oversize)  # also without cluster_gpus: an unknown rule is never ignored
     if arrivals == "poisson" and (load is None or cluster_gpus is None):
         raise ConfigError("arrivals='poisson' needs load and cluster_gpus")
     if arrivals == "trace" and load is not None:

@@ -21,6 +21,7 @@ from agents.evaluation.names import BEST
 from agents.evaluation.traces import split_of_sets, split_source
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, DURATION_ORDER_NAMES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies.durations import parse_knowledge
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
 
@@ -50,7 +51,14 @@ def default_field(queue_orders: Sequence[str] | None, placements: Sequence[str] 
                   backfills: Sequence[str] | None, duration_knowledge: str | None
                   ) -> tuple[list[Combination], str | None]:
     """Every order x placement x backfill (None: all), and a note when unknown durations
-    leave srtf, srsf and EASY out of a default dimension (else None)."""
+    leave srtf, srsf and EASY out of a default dimension (else None).
+
+    Raises:
+        ConfigError: ``duration_knowledge`` is not None or a known name; see
+            :func:`~agents.evaluation.best.field_of`.
+    """
+    if duration_knowledge is not None:
+        parse_knowledge(duration_knowledge)
     orders, modes = list(queue_orders or QUEUE_ORDER_NAMES), list(backfills or BACKFILL_MODES)
     note = None
     if duration_knowledge == "unknown":

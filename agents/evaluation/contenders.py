@@ -30,6 +30,7 @@ from agents.data_dir import require_resolved
 from agents.evaluation.env_args import EPISODE_SOURCE_KWARGS, env_config, episode_kwargs
 from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
+from agents.layouts import check_layout
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
 
@@ -129,9 +130,10 @@ def learned_contender(
         ``overrides``).
 
     Raises:
-        ConfigError: for a missing or unrecognised model, one trained on another env id, an
-            env kwarg the env does not take, or a path recorded relative to an unset
-            ``PALGYM_DATA_DIR`` that the command line does not override.
+        ConfigError: for a missing or unrecognised model, one trained on another env id or
+            env layout (:func:`agents.layouts.check_layout`), an env kwarg the env does not
+            take, or a path recorded relative to an unset ``PALGYM_DATA_DIR`` that the command
+            line does not override.
     """
     load_agent, model_config, resolve_model_path = learned_api()
     path = resolve_model_path(spec, env_id)
@@ -149,6 +151,7 @@ def learned_contender(
     where = f"{spec}: the env kwargs of its run config and of the command line"
     kwargs = require_resolved({**kwargs, **dict(overrides)}, where)
     env_config(kwargs, where)
+    check_layout(path, config, env_id, kwargs)
     agent = load_agent(path, device=device, name=spec, trust_model=trust_model)
     trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()
                     for label in dict(described.get("splits") or {}).get("train", []))

@@ -69,6 +69,28 @@ class ActionCodec:
         """Candidate index of the best-factor (PM-First) candidate at tier ``tier``."""
         return self.max_tiers + tier
 
+    def candidate_kinds(self) -> tuple[str, ...]:
+        """The kind of each candidate index 0 .. M-1, read back from :meth:`within`,
+        :meth:`best`, :attr:`PACKED` and :attr:`RANDOM`: ``within_tier{t}``,
+        ``best_tier{t}``, ``packed``, ``random`` (part of the env's layout,
+        :mod:`palgym.envs.layouts`).
+
+        Raises:
+            ValueError: two kinds share an index or an index has none (a codec bug).
+        """
+        kinds: dict[int, str] = {}
+        named = [*((self.within(t), f"within_tier{t}") for t in range(self.max_tiers)),
+                 *((self.best(t), f"best_tier{t}") for t in range(self.max_tiers)),
+                 (self.PACKED, "packed"), (self.RANDOM, "random")]
+        for index, kind in named:
+            if index in kinds:
+                raise ValueError(f"candidates {kinds[index]} and {kind} share index {index}")
+            kinds[index] = kind
+        if sorted(kinds) != list(range(self.num_candidates)):
+            raise ValueError(f"candidate kinds cover indices {sorted(kinds)}, "
+                             f"not 0 .. {self.num_candidates - 1}")
+        return tuple(kinds[m] for m in range(self.num_candidates))
+
     def encode(self, slot: int, candidate: int) -> int:
         """The action giving the job of window slot ``slot`` its candidate ``candidate``.
 

@@ -25,6 +25,7 @@ from palgym.envs.arguments import (
     parse_belief,
 )
 from palgym.envs.decide import Decision, choose_backend, final_decision
+from palgym.envs.decisions import TASKS
 from palgym.envs.episodes import (
     EpisodeMemo,
     TraceSpec,
@@ -186,7 +187,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         backend: str = "numba",
         render_mode: str | None = None,
     ) -> None:
-        check_choice("task", task, ("placement", "scheduling"))
+        check_choice("task", task, TASKS)
         check_choice("reward", reward, REWARD_NAMES)
         check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES + BACKFILL_PLACEMENT_NAMES)
         check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)

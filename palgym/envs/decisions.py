@@ -22,9 +22,13 @@ import bisect
 
 import numpy as np
 
+from palgym.errors import ConfigError
 from palgym.policies.placement import class_reordered, fitting_prefix
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, BoolArray, IntArray
+
+TASKS: tuple[str, ...] = ("placement", "scheduling")
+"""The env's tasks (``palgym/PALPlacement-v0``, ``palgym/PALScheduling-v0``)."""
 
 
 class DecisionRound:
@@ -49,6 +53,9 @@ class DecisionRound:
         start: ``pending`` at the start of a non-sticky round (tuple; empty when sticky).
         placed: jobs placed so far this round, in decision order.
         deferred: the agent ended the round (:meth:`end`).
+
+    Raises:
+        ConfigError: ``task`` is not one of :data:`TASKS`.
     """
 
     def __init__(  # noqa: PLR0913
@@ -60,6 +67,8 @@ class DecisionRound:
         class_reorder: bool,
         start: tuple[int, ...] | None = None,
     ) -> None:
+        if task not in TASKS:
+            raise ConfigError(f"task must be one of {list(TASKS)}, got {task!r}")
         self.sim = sim
         self.task = task
         self.sticky = sticky

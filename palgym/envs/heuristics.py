@@ -36,6 +36,8 @@ from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, FloatArray, Loca
 _split_name = functools.lru_cache(maxsize=256)(split_name)  # parsed once per name, not per step
 STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
 CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
+PACKED_POLICIES = frozenset({"packed-sticky", "packed-non-sticky"})
+RANDOM_POLICIES = frozenset({"random-sticky", "random-non-sticky"})
 
 
 @functools.lru_cache(maxsize=256)  # a check that passed holds for the env's life
@@ -205,14 +207,21 @@ def heuristic_candidate(
             (:func:`pal_order`).
         gpus_per_node: G_n.
         codec: the action codec.
+
+    Raises:
+        ConfigError: ``name`` is not one of :data:`palgym.policies.PLACEMENT_NAMES` (naming it
+            and the known ones).
     """
     if name == "pal":
         return pal_choice(feasible, num_gpus, num_tiers, pal_order, gpus_per_node, codec)
     if name == "pm-first":
         return codec.best(num_tiers - 1)
-    if name.startswith("packed"):
+    if name in PACKED_POLICIES:
         return codec.PACKED
-    return codec.RANDOM
+    if name in RANDOM_POLICIES:
+        return codec.RANDOM
+    raise ConfigError(f"heuristic must be one of {list(PLACEMENT_NAMES)} (without a backfill "
+                      f"suffix here), got {name!r}")
 
 
 def pal_orders(

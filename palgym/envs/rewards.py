@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from palgym._numba import AVAILABLE, njit
+from palgym.errors import ConfigError
 from palgym.sim.engine import Simulator
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FloatArray
@@ -81,11 +82,19 @@ class RewardTracker:
         name: one of :data:`REWARD_NAMES`.
         reward_scale: divisor of every term (s, or s-weighted).
         baseline_completion_s: float64 (J,), completions of the baseline (``relative`` only).
+
+    Raises:
+        ConfigError: ``name`` is not one of :data:`REWARD_NAMES`, or ``relative`` without
+            ``baseline_completion_s``.
     """
 
     def __init__(
         self, name: str, reward_scale: float, baseline_completion_s: FloatArray | None = None
     ) -> None:
+        if name not in REWARD_NAMES:
+            raise ConfigError(f"reward must be one of {list(REWARD_NAMES)}, got {name!r}")
+        if name == "relative" and baseline_completion_s is None:
+            raise ConfigError("reward 'relative' needs the baseline's completion times")
         self.name = name
         self.scale = reward_scale
         self.baseline = baseline_completion_s

@@ -11,7 +11,7 @@ import logging
 from enum import Enum
 from pathlib import Path
 
-from palgym.errors import TraceFormatError
+from palgym.errors import TraceFormatError, coerce_enum
 from palgym.io.csvutil import parse_number, read_header, read_rows
 from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace, perf_class_of_model
 
@@ -60,9 +60,10 @@ def read_sia_trace(
             column, empty / non-numeric / non-finite / negative cell, non-integer ``job_id`` or
             ``num_gpus``, ``num_gpus`` < 1, ``duration`` <= 0, duplicate ``job_id``, and (with
             iteration durations) a model without a known per-iteration time.
+        ConfigError: for an unknown ``duration_unit`` (naming the known ones).
     """
     file = Path(path)
-    unit = DurationUnit(duration_unit)
+    unit = coerce_enum(DurationUnit, duration_unit, "duration_unit")
     job_ids: list[int] = []
     num_gpus: list[int] = []
     submit_times: list[float] = []

@@ -76,8 +76,6 @@ def make_queue_order(
             neither a configuration nor policy options, or ``srtf`` / ``srsf`` when
             ``durations`` withholds durations.
     """
-    if name not in QUEUE_ORDER_NAMES:
-        raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
     options = policy_options(config)
     if name == "srtf":
         return SRTF(durations=durations, remaining=options.srtf_remaining)
@@ -88,7 +86,9 @@ def make_queue_order(
     if name == "tiresias":
         return Tiresias(service=options.las_service,
                         thresholds_gpu_s=options.tiresias_thresholds_gpu_s)
-    return FIFO()
+    if name == "fifo":
+        return FIFO()
+    raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
 
 
 def make_placement(

@@ -18,8 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from palgym.errors import ConfigError
 from palgym.policies.pm_first import pm_first_allocation
+from palgym.sim.config import PalNodeOrder
 from palgym.sim.types import BoolArray, IntArray, Locality
+
+NODE_ORDERS: tuple[str, ...] = tuple(order.value for order in PalNodeOrder)
+"""How the WITHIN step may visit nodes with equally many candidates
+(``SimConfig.pal_node_order``)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,12 @@ def within_node_allocation(
 
     Returns:
         int64 (N,) ascending GPU ids, or None if no node has N candidates.
+
+    Raises:
+        ConfigError: ``node_order`` is not one of :data:`NODE_ORDERS`.
     """
+    if node_order not in NODE_ORDERS:
+        raise ConfigError(f"node_order must be one of {list(NODE_ORDERS)}, got {node_order!r}")
     index = np.flatnonzero(candidates)
     nodes = node_of_gpu[index]
     counts = np.bincount(nodes)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from palgym.errors import coerce_enum
 from palgym.policies.allocation import packed_allocation
 from palgym.policies.backfill import NO_BACKFILL, Backfill, with_backfill
 from palgym.policies.base import Sampler
@@ -198,6 +199,8 @@ class PAL:
     tables: ClassTables = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "node_order",
+                           coerce_enum(PalNodeOrder, self.node_order, "node_order"))
         entries = tuple(
             matrix_entries(self.factors.sf[c], self.locality_penalty_by_class[c])
             for c in PerfClass

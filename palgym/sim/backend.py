@@ -82,8 +82,13 @@ def resolve_backend(backend: BackendName | None) -> Backend:
     return chosen
 
 
-def step_backend(backend: Backend) -> StepBackend:
-    """The module implementing ``backend`` (step_numba is imported on first use)."""
+def step_backend(backend: BackendName) -> StepBackend:
+    """The module implementing ``backend`` (step_numba is imported on first use).
+
+    Raises:
+        ConfigError: for an unknown backend name.
+    """
+    backend = coerce_enum(Backend, backend, "backend")
     if backend is Backend.NUMPY:
         from palgym.sim import step_numpy
 

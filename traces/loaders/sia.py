@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from palgym.errors import coerce_enum
 from palgym.io import DurationUnit
 from traces.load_report import LoadReport
 from traces.loaders.common import RowFilter, finish
@@ -51,9 +52,9 @@ def load_sia(
     Raises:
         TraceFormatError: naming file, line and field for a missing column, an empty,
             non-numeric, non-integer, negative or zero value, an empty model or a duplicate id.
-        ValueError: for an unknown ``duration_unit``.
+        ConfigError: for an unknown ``duration_unit`` (naming the known ones).
     """
-    unit = DurationUnit(duration_unit)
+    unit = coerce_enum(DurationUnit, duration_unit, "duration_unit")
     table = read_table(path, SIA_COLUMNS)
     job_id = parse_numbers(table, "job_id", integer=True)
     num_gpus = parse_numbers(table, "num_gpus", integer=True)
