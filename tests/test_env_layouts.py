@@ -92,7 +92,7 @@ def test_layout_text_of_the_default_placement_env() -> None:
             "logical=(25,)") in lines
     assert lines[-1] == ("scales TIME_HORIZON_S=31536000.0 SLOWDOWN_MAX=4.0 LOCALITY_MAX=4.0 "
                          "OBSERVED_AGE_ROUNDS=100")
-    gpus = layout_text(gym.make(PLACEMENT, cluster="2x8", observed_rates=True))
+    gpus = layout_text(gym.make(PLACEMENT, cluster="2x8", observed_rates=True, window=8))
     assert "observation gpus Box dtype=float32 shape=(96,) low=0.0 high=1.0 logical=(16, 6)" in gpus
 
 

@@ -134,7 +134,9 @@ def env_layout(env_id: str, kwargs: Mapping[str, Any] | None = None) -> str:
         palgym.errors.ConfigError: a layout argument is invalid (as the env raises it).
     """
     chosen = {k: v for k, v in dict(kwargs or {}).items() if k in LAYOUT_ARGUMENTS}
-    env = gym.make(env_id, disable_env_checker=True, **chosen)
+    # a window: a whole trace is checked against the cluster at construction, a window at
+    # reset (never here); the window does not change the layout
+    env = gym.make(env_id, disable_env_checker=True, window=8, **chosen)
     try:
         return layout_hash(env)
     finally:
