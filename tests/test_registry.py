@@ -10,6 +10,7 @@ The user classes below are defined here, at module level (importable as
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 import palgym
+from evaluate import main
 from palgym import FREE, ConfigError, make_episode, preset, read_sia_trace, run_episode
 from palgym.envs import ClusterEnv
 from palgym.errors import PolicyTypeError
@@ -106,6 +108,21 @@ class Drawing(PackedInPython):
     deterministic = False
 
 
+class NoPlace:
+    """A placement class lacking its place() method."""
+
+    name = "no-place"
+    sticky = False
+    deterministic = True
+
+
+class BadSticky(PackedInPython):
+    """A placement class whose sticky is not a bool."""
+
+    name = "bad-sticky"
+    sticky = "no"  # type: ignore[assignment]
+
+
 class LargestFirst:
     """A user's queue order: most GPUs first, ties in admission order."""
 
@@ -176,7 +193,7 @@ def test_names_are_registered_once() -> None:
 
 
 @pytest.mark.parametrize(("members", "message"), [
-    ({"place": None}, r"Broken is not a placement policy: it lacks a place\(\) method"),
+    ({"place": None}, r"Broken is not a placement policy: it lacks the place\(\) method"),
     ({"sticky": None}, "it lacks sticky as a class attribute"),
     ({"sticky": "no"}, r"Broken.sticky must be a bool, got 'no'"),
     ({"name": 3}, "Broken.name must be a non-empty str, got 3"),
@@ -247,7 +264,7 @@ def test_module_class_names_import_and_register_the_class(episode: palgym.Episod
 ])
 def test_a_bad_module_class_name_is_named(spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        placement_name(spec, "--policy")
+        placement_name(spec, f"--policy {spec!r}")
 
 
 # ------------------------------------------------------------------------ the env
@@ -284,3 +301,51 @@ def test_the_env_refuses_what_it_cannot_express() -> None:
     register_placement(Drawing)
     with pytest.raises(ConfigError, match="drawing draws random numbers"):
         env_run("drawing", "placement")
+
+
+# ------------------------------------------------------------------------ evaluate.py
+def test_evaluate_runs_a_module_class_in_worker_processes(tmp_path: Path,
+                                                          episode: palgym.Episode) -> None:
+    output = tmp_path / "table.csv"
+    assert main(["--trace", str(TRACE), "--policy", "tests.test_registry:PackedInPython",
+                 "--queue-order", "tests.test_registry:LargestFirst", "--workers", "2",
+                 "--output", str(output), "--quiet"]) == 0
+    with output.open(newline="", encoding="utf-8") as handle:
+        rows = {row["policy"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == {"packed-in-python", "packed-sticky", "packed-non-sticky"}
+    assert {row["queue_order"] for row in rows.values()} == {"largest-first"}
+    direct = run_episode(episode, policy=PackedInPython(), queue_order=LargestFirst())
+    assert float(rows["packed-in-python"]["avg_jct_s"]) == direct.metrics.avg_jct_s
+    # the same rule as Packed-Non-Sticky: the same episode
+    assert rows["packed-in-python"]["avg_jct_s"] == rows["packed-non-sticky"]["avg_jct_s"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--policy", "tests.test_registry:NoPlace"],
+     "--policy 'tests.test_registry:NoPlace': NoPlace is not a placement policy: it lacks the "
+     "place() method"),
+    (["--policy", "tests.test_registry:BadSticky"],
+     "--policy 'tests.test_registry:BadSticky': BadSticky.sticky must be a bool, got 'no'"),
+    (["--queue-order", "tests.test_registry:PackedInPython"],
+     "PackedInPython is not a queue order: it lacks the order() method"),
+    (["--policy", "no_such_package.mod:Mine"],
+     "--policy 'no_such_package.mod:Mine': cannot import module 'no_such_package.mod'"),
+])
+def test_evaluate_names_a_bad_class_in_one_line(args: list[str], message: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*args, "--trace", str(TRACE), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {err[len('error: '):]}" and err.count("\n") == 1, err
+    assert message in err
+
+
+def test_a_class_defined_in_a_function_cannot_go_to_workers() -> None:
+    class Local(PackedInPython):
+        name = "local"
+
+    register_placement(Local)
+    from palgym.policies.loader import origins_of
+
+    with pytest.raises(ConfigError, match="Local cannot be imported by another process"):
+        origins_of(["local"], ["fifo"])
+    assert origins_of(["pal", "packed-sticky+easy"], ["fifo"]) == ()

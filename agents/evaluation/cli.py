@@ -40,7 +40,7 @@ from agents.evaluation.defaults import (
     DEFAULT_PRESET,
     DEFAULT_QUEUE_ORDER,
 )
-from agents.evaluation.names import BEST, parse_heuristic
+from agents.evaluation.names import BEST, load_user_classes, parse_heuristic
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
 from palgym.io import read_profile
@@ -85,11 +85,13 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by parsed arguments, print it and write the outputs.
 
     Raises:
-        PalgymError: for bad input files, options or a missing plotting dependency.
+        PalgymError: for bad input files, options, policy classes (``MODULE:CLASS``) or a
+            missing plotting dependency.
         OSError: if an output cannot be written.
     """
     from agents.evaluation.report import Outputs, format_result, write_result
 
+    load_user_classes(args)  # MODULE:CLASS names -> the names their classes register
     if args.plot is not None:
         require_matplotlib()  # fail before hours of simulation, not after
     if args.render:

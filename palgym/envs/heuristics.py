@@ -73,7 +73,7 @@ def check_heuristic(
     base = split_name(name)[0]
     if ":" not in base:  # a MODULE:CLASS is imported and registered by placement_name
         check_choice("heuristic", base, tuple(PLACEMENT_NAMES))
-    base, mode = split_name(placement_name(name, "heuristic"))
+    base, mode = split_name(placement_name(name, f"heuristic {name!r}"))
     entry = placement_entry(base)
     if entry.candidate is None:
         check_generic(entry, mode)

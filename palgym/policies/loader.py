@@ -140,36 +140,44 @@ def unregister(name: str) -> None:
     REGISTRY.remove(name)
 
 
-def placement_name(text: str, argument: str = "placement") -> str:
+def placement_name(text: str, where: str | None = None) -> str:
     """The registered name of placement ``text`` (``NAME[+SUFFIX]`` or
     ``MODULE:CLASS[+SUFFIX]``, whose class it imports and registers), with its suffix.
 
+    Args:
+        text: the name.
+        where: what gave it, at the head of an error (default ``placement 'TEXT'``; e.g.
+            ``--policy 'TEXT'``).
+
     Raises:
-        ConfigError: naming ``argument``, for an unknown name, a class that cannot be
-            imported or registered, or a suffix on a placement that takes no backfill mode.
+        ConfigError: ``"{where}: ..."`` for a class that cannot be imported or registered, or
+            a suffix on a placement that takes no backfill mode; for an unknown name, listing
+            the known ones.
     """
+    where = where or f"placement {text!r}"
     base, mode = split_name(text)
     if SPEC_SEPARATOR in base:
-        klass = _import(base, argument)
+        klass = _import(base, where)
         entry = _registered(klass, REGISTRY.placements.values())
-        base = str(entry.name if entry else _checked(register_placement, klass, argument).name)
+        base = str(entry.name if entry else _checked(register_placement, klass, where).name)
     entry = placement_entry(base)
     if mode != "none" and not entry.backfills:
-        raise ConfigError(f"{argument} {text!r}: placement {base!r} takes no backfill mode "
-                          "(its constructor has no 'backfill' parameter)")
+        raise ConfigError(f"{where}: placement {base!r} takes no backfill mode (its "
+                          "constructor has no 'backfill' parameter)")
     return with_backfill(base, mode)
 
 
-def queue_order_name(text: str, argument: str = "queue order") -> str:
+def queue_order_name(text: str, where: str | None = None) -> str:
     """The registered name of queue order ``text`` (``NAME`` or ``MODULE:CLASS``).
 
     Raises:
-        ConfigError: naming ``argument``, as :func:`placement_name`.
+        ConfigError: as :func:`placement_name` (``where`` default ``queue order 'TEXT'``).
     """
+    where = where or f"queue order {text!r}"
     if SPEC_SEPARATOR in text:
-        klass = _import(text, argument)
+        klass = _import(text, where)
         entry = _registered(klass, REGISTRY.queue_orders.values())
-        return str(entry.name if entry else _checked(register_queue_order, klass, argument).name)
+        return str(entry.name if entry else _checked(register_queue_order, klass, where).name)
     return queue_order_entry(text).name
 
 
@@ -205,47 +213,44 @@ def load_origins(origins: Iterable[str]) -> None:
         ConfigError: as :func:`placement_name`.
     """
     for origin in origins:
-        klass = _import(origin, "policy class")
-        if _is_placement(klass):
-            placement_name(origin, "policy class")
+        where = f"policy class {origin!r}"
+        if _is_placement(_import(origin, where)):
+            placement_name(origin, where)
         else:
-            queue_order_name(origin, "policy class")
+            queue_order_name(origin, where)
 
 
 # ----------------------------------------------------------------------------- internals
-def _import(spec: str, argument: str) -> type:
+def _import(spec: str, where: str) -> type:
     """The class ``MODULE:QUALNAME`` names.
 
     Raises:
-        ConfigError: naming ``argument`` and ``spec``, if the module cannot be imported, has
-            no such attribute, or the attribute is not a class.
+        ConfigError: ``"{where}: ..."``, if the module cannot be imported, has no such
+            attribute, or the attribute is not a class.
     """
     module_name, _, qualname = spec.partition(SPEC_SEPARATOR)
     if not module_name or not qualname or SPEC_SEPARATOR in qualname:
-        raise ConfigError(f"{argument} {spec!r}: expected MODULE:CLASS "
-                          "(e.g. mypkg.mymodule:MyPlacement)")
+        raise ConfigError(f"{where}: expected MODULE:CLASS (e.g. mypkg.mymodule:MyPlacement)")
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is named
-        raise ConfigError(f"{argument} {spec!r}: cannot import module {module_name!r} "
+        raise ConfigError(f"{where}: cannot import module {module_name!r} "
                           f"({type(exc).__name__}: {exc})") from None
     for part in qualname.split("."):
         if not hasattr(obj, part):
-            raise ConfigError(f"{argument} {spec!r}: module {module_name!r} has no "
-                              f"attribute {qualname!r}")
+            raise ConfigError(f"{where}: module {module_name!r} has no attribute {qualname!r}")
         obj = getattr(obj, part)
     if not isinstance(obj, type):
-        raise ConfigError(f"{argument} {spec!r}: {qualname} is a {type(obj).__name__}, not "
-                          "a class")
+        raise ConfigError(f"{where}: {qualname} is a {type(obj).__name__}, not a class")
     return obj
 
 
-def _checked(register: Callable[..., Any], klass: type, argument: str) -> Any:
-    """Register ``klass`` and return its entry; errors name ``argument``."""
+def _checked(register: Callable[..., Any], klass: type, where: str) -> Any:
+    """Register ``klass`` and return its entry; errors start with ``where``."""
     try:
         register(klass)
     except ConfigError as exc:
-        raise ConfigError(f"{argument} {origin_of(klass)!r}: {exc}") from None
+        raise ConfigError(f"{where}: {exc}") from None
     found = _registered(klass, [*REGISTRY.placements.values(), *REGISTRY.queue_orders.values()])
     assert found is not None
     return found
@@ -270,7 +275,7 @@ def _traits(klass: type, kind: str, members: tuple[str, ...],
     what = klass.__name__
     *fields, method = members
     if not callable(getattr(klass, method, None)):
-        raise ConfigError(f"{what} is not a {kind}: it lacks a {method}() method (a {kind} "
+        raise ConfigError(f"{what} is not a {kind}: it lacks the {method}() method (a {kind} "
                           f"has {', '.join(members)})")
     traits: dict[str, Any] = {}
     for field in fields:
