@@ -21,6 +21,7 @@ import pytest
 import palgym
 from evaluate import main
 from palgym import FREE, ConfigError, make_episode, preset, read_sia_trace, run_episode
+from palgym._numba import AVAILABLE as NUMBA
 from palgym.envs import ClusterEnv
 from palgym.errors import PolicyTypeError
 from palgym.policies import (
@@ -242,6 +243,26 @@ def test_a_registered_class_runs_by_name_as_its_object_does(episode: palgym.Epis
     with pytest.raises(ConfigError, match=r"packed-in-python.*\(PackedInPython\) has no "
                                           "compiled twin"):
         run_episode(episode, "packed-in-python", driver="compiled")
+
+
+@pytest.mark.skipif(not NUMBA, reason="compiled forms need numba")
+def test_a_compiled_form_is_an_opt_in_that_changes_no_result(episode: palgym.Episode) -> None:
+    # PackedInPython's rule is Packed-Non-Sticky's: the kernel's Packed rule is its compiled
+    # form (registered as a separate, optional step)
+    from palgym.policies.place_kernel import PACKED_RULE
+    from palgym.policies.registry import CompiledRule
+
+    def packed_form(view: Any, placement: Any) -> CompiledRule:
+        return CompiledRule((PACKED_RULE, 0, 0, 0), None)
+
+    register_placement(PackedInPython)
+    python = run_episode(episode, "packed-in-python", "las", driver="python")
+    unregister("packed-in-python")
+    register_placement(PackedInPython, compiled=packed_form)
+    assert "packed-in-python" in COMPILED_PLACEMENT_NAMES
+    compiled = run_episode(episode, "packed-in-python", "las", driver="compiled")
+    np.testing.assert_array_equal(compiled.records.jct_s, python.records.jct_s)
+    assert compiled.num_rounds == python.num_rounds
 
 
 def test_module_class_names_import_and_register_the_class(episode: palgym.Episode) -> None:

@@ -21,6 +21,8 @@ column, ``--best-heuristic``'s field, side-by-side contenders, ``--reference``,
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -134,9 +136,9 @@ NAME_ARGUMENTS: tuple[str, ...] = ("policy", "best_field", "baseline", "referenc
 
 def load_user_classes(args: argparse.Namespace) -> None:
     """Import and register every user class the command line names as ``MODULE:CLASS``
-    (``--policy``, ``--best-field``, ``--baseline``, ``--reference``, ``--queue-order``) and
-    put the name it registers in its place, so the rest of the run (and its worker
-    processes) use names.
+    (``--policy``, ``--best-field``, ``--baseline``, ``--reference``, ``--queue-order``; the
+    module importable from the current directory too) and put the name it registers in its
+    place, so the rest of the run (and its worker processes) use names.
 
     Raises:
         ConfigError: naming the argument and the value, for a module that cannot be imported,
@@ -145,6 +147,7 @@ def load_user_classes(args: argparse.Namespace) -> None:
     def named(text: str, flag: str) -> str:
         if SPEC_SEPARATOR not in text:
             return text
+        importable_from_cwd()
         return parse_heuristic(text, flag).label
 
     for attribute in NAME_ARGUMENTS:
@@ -156,4 +159,14 @@ def load_user_classes(args: argparse.Namespace) -> None:
             setattr(args, attribute, named(value, flag))
     orders = getattr(args, "queue_order", None)
     if orders:
+        if any(SPEC_SEPARATOR in text for text in orders):
+            importable_from_cwd()
         args.queue_order = [queue_order_name(text, f"--queue-order {text!r}") for text in orders]
+
+
+def importable_from_cwd() -> None:
+    """Let ``MODULE:CLASS`` name a module of the current directory, as ``python -m`` does
+    (the current directory first on ``sys.path``; worker processes inherit it)."""
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)

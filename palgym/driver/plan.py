@@ -96,8 +96,7 @@ def _rule(sim: Simulator, placement: PlacementPolicy
     class tables) and its entry, or why it has none."""
     entry = entry_of(placement)
     if not isinstance(entry, PlacementEntry) or entry.compiled is None:
-        shown = placement.inner if isinstance(placement, CheckedPlacement) else placement
-        return f"placement {placement.name!r} ({type(shown).__name__}) has no compiled twin"
+        return f"placement {placement.name!r} ({type(placement).__name__}) has no compiled twin"
     form = entry.compiled(sim.view(), placement)
     return form if isinstance(form, str) else (form, entry)
 
@@ -135,6 +134,8 @@ def compiled_plan(sim: Simulator, order: QueueOrder, placement: PlacementPolicy,
         return "a dynamic truth"
     if on_event is not None:
         return "a per-round callback"
+    if isinstance(placement, CheckedPlacement):  # a user's class: its own compiled form, if any
+        placement = placement.inner
     if isinstance(placement, BeliefPlacement):
         if placement.belief.changes:
             return "a belief that changes"
