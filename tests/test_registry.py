@@ -192,6 +192,12 @@ def test_names_are_registered_once() -> None:
     with pytest.raises(ConfigError, match="ends in the backfill suffix '\\+easy'"):
         register_placement(Suffixed)
 
+    class Colon(PackedInPython):
+        name = "my:placement"
+
+    with pytest.raises(ConfigError, match="without spaces at its ends, '/' or ':'"):
+        register_placement(Colon)
+
 
 @pytest.mark.parametrize(("members", "message"), [
     ({"place": None}, r"Broken is not a placement policy: it lacks the place\(\) method"),
@@ -257,8 +263,7 @@ def test_a_compiled_form_is_an_opt_in_that_changes_no_result(episode: palgym.Epi
 
     register_placement(PackedInPython)
     python = run_episode(episode, "packed-in-python", "las", driver="python")
-    unregister("packed-in-python")
-    register_placement(PackedInPython, compiled=packed_form)
+    register_placement(PackedInPython, compiled=packed_form)  # the class again: its new entry
     assert "packed-in-python" in COMPILED_PLACEMENT_NAMES
     compiled = run_episode(episode, "packed-in-python", "las", driver="compiled")
     np.testing.assert_array_equal(compiled.records.jct_s, python.records.jct_s)

@@ -113,6 +113,18 @@ def _stream(sim: Simulator, sampler: Sampler
     return f"a sampler of type {type(sampler).__name__}"
 
 
+def _unwrapped(placement: PlacementPolicy) -> PlacementPolicy | str:
+    """The placement whose compiled form serves the episode: inside a user's target check
+    and a belief that does not change; or why there is none."""
+    if isinstance(placement, CheckedPlacement):  # a user's class: its own compiled form, if any
+        placement = placement.inner
+    if isinstance(placement, BeliefPlacement):
+        if placement.belief.changes:
+            return "a belief that changes"
+        placement = placement.inner
+    return placement
+
+
 def compiled_plan(sim: Simulator, order: QueueOrder, placement: PlacementPolicy,
                   sampler: Sampler, on_event: Any = None) -> CompiledPlan | str:
     """The compiled loop's plan for this episode, or why the Python loop runs it (the rule
@@ -134,12 +146,10 @@ def compiled_plan(sim: Simulator, order: QueueOrder, placement: PlacementPolicy,
         return "a dynamic truth"
     if on_event is not None:
         return "a per-round callback"
-    if isinstance(placement, CheckedPlacement):  # a user's class: its own compiled form, if any
-        placement = placement.inner
-    if isinstance(placement, BeliefPlacement):
-        if placement.belief.changes:
-            return "a belief that changes"
-        placement = placement.inner
+    unwrapped = _unwrapped(placement)
+    if isinstance(unwrapped, str):
+        return unwrapped
+    placement = unwrapped
     order_code = _order_code(order)
     if isinstance(order_code, str):
         return order_code

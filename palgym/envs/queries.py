@@ -16,7 +16,7 @@ from palgym.envs.decide import Decision
 from palgym.envs.episodes import EpisodeContext
 from palgym.envs.heuristics import check_heuristic, window_action
 from palgym.envs.observations import ObservationBuilder
-from palgym.envs.policy_agent import PolicyAgent
+from palgym.envs.policy_agent import PolicyAgent, check_generic
 from palgym.envs.render import GanttRecorder, render_ansi
 from palgym.errors import PalgymError
 from palgym.policies import placement_name
@@ -114,7 +114,10 @@ class EnvQueries(EnvAccess):
                                     self.num_slots)
             self._checked = name
         else:
-            entry = placement_entry(split_name(placement_name(name))[0])
+            base, mode = split_name(placement_name(name))
+            entry = placement_entry(base)
+            if entry.candidate is None:
+                check_generic(entry, mode)
         if self._forms is None:
             self._forms = {}
         form = self._forms[name] = entry.candidate or PolicyAgent(entry)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast, overload
+from typing import Any, NamedTuple, overload
 
 from palgym.errors import ConfigError
 from palgym.policies.backfill import NO_BACKFILL, Backfill
@@ -185,12 +185,13 @@ class Registry:
 
     def add(self, entry: Entry) -> Entry:
         """Register ``entry`` and return it; registering the same policy again (the same
-        classes, or a user's class of the same origin: a re-imported module) returns the
-        entry already there.
+        classes, or a user's class of the same origin: a re-imported module) replaces its
+        entry in place (e.g. now with a compiled form).
 
         Raises:
             ConfigError: for a name (or a placement name ending in a backfill suffix) taken
-                by another entry of its kind.
+                by another entry of its kind, or a name with ``/``, ``:`` or spaces at its
+                ends.
         """
         table: dict[str, Any] = self._table(entry)
         taken = table.get(entry.name)
@@ -198,7 +199,8 @@ class Registry:
             if taken == entry or (not isinstance(entry, BackfillEntry) and (
                     (entry.kinds and taken.kinds == entry.kinds)
                     or (entry.origin is not None and taken.origin == entry.origin))):
-                return cast(Entry, taken)
+                table[entry.name] = entry
+                return entry
             raise ConfigError(f"{_KIND[type(entry)]} name {entry.name!r} is already registered"
                               f" ({taken.origin or 'palgym'}): choose another name")
         if isinstance(entry, PlacementEntry):
@@ -206,9 +208,10 @@ class Registry:
                 if mode.suffix and entry.name.endswith(mode.suffix):
                     raise ConfigError(f"placement name {entry.name!r} ends in the backfill "
                                       f"suffix {mode.suffix!r}: choose another name")
-        if not entry.name or entry.name != entry.name.strip() or "/" in entry.name:
+        if (not entry.name or entry.name != entry.name.strip()
+                or any(c in entry.name for c in "/:")):
             raise ConfigError(f"{_KIND[type(entry)]} name {entry.name!r}: a non-empty name "
-                              "without spaces at its ends or '/'")
+                              "without spaces at its ends, '/' or ':'")
         table[entry.name] = entry
         return entry
 
