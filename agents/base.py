@@ -18,10 +18,10 @@ from typing import Any, Protocol, runtime_checkable
 import gymnasium as gym
 import numpy as np
 
-from palgym.envs.heuristics import CLASS_REORDER_POLICIES, STICKY_POLICIES
 from palgym.errors import ConfigError, PalgymError
-from palgym.policies import PLACEMENT_NAMES, is_placement_name
+from palgym.policies import PLACEMENT_NAMES, is_placement_name, placement_name
 from palgym.policies.backfill import split_name
+from palgym.policies.registry import placement_entry
 
 State = tuple[np.ndarray, ...] | None
 
@@ -55,7 +55,8 @@ class Agent(Protocol):
 
 
 def heuristic_env_kwargs(name: str) -> dict[str, bool]:
-    """Env kwargs a heuristic needs (``sticky``, ``class_reorder``) to act as its policy.
+    """Env kwargs a heuristic needs (``sticky``, ``class_reorder``) to act as its policy: the
+    placement's traits in the registry (:mod:`palgym.policies.registry`).
 
     The episode itself (trace, window, profile, seed) does not depend on them, so every policy
     still runs on the identical episode.
@@ -63,16 +64,17 @@ def heuristic_env_kwargs(name: str) -> dict[str, bool]:
     Raises:
         ConfigError: for an unknown placement name.
     """
-    base = split_name(name)[0]
+    name = placement_name(name) if ":" in name else name  # MODULE:CLASS: imported, registered
     if not is_placement_name(name):
         raise ConfigError(f"unknown placement {name!r}: one of {list(PLACEMENT_NAMES)}, each "
                           "also as NAME+backfill or NAME+easy (scheduling task, non-sticky)")
-    return {"sticky": base in STICKY_POLICIES, "class_reorder": base in CLASS_REORDER_POLICIES}
+    entry = placement_entry(split_name(name)[0])
+    return {"sticky": entry.sticky, "class_reorder": entry.class_reorder}
 
 
 class HeuristicAgent:
     """A placement heuristic (PAL, PM-First, Packed, Random; with backfilling, e.g.
-    ``pal+easy``, in the scheduling task) as an agent of the env.
+    ``pal+easy``, in the scheduling task; any registered placement) as an agent of the env.
 
     Acts through ``env.unwrapped.heuristic_action(name)``, which reproduces
     :func:`palgym.run_episode` bit for bit when the env is made with
@@ -80,7 +82,7 @@ class HeuristicAgent:
 
     Args:
         name: placement name (:data:`palgym.PLACEMENT_NAMES`, or one of
-            :data:`palgym.policies.BACKFILL_PLACEMENT_NAMES`).
+            :data:`palgym.policies.BACKFILL_PLACEMENT_NAMES`, or ``MODULE:CLASS``).
 
     Raises:
         ConfigError: for an unknown name.
@@ -90,7 +92,7 @@ class HeuristicAgent:
 
     def __init__(self, name: str) -> None:
         self.env_kwargs = heuristic_env_kwargs(name)
-        self.name = name
+        self.name = placement_name(name) if ":" in name else name
         self._env: Any = None
 
     def __repr__(self) -> str:

@@ -42,7 +42,9 @@ from agents.base import State, heuristic_env_kwargs
 from agents.planner_search import ESTIMATES, BaseRollout, SearchCounters, clone_env
 from palgym.envs.heuristics import heuristic_candidate
 from palgym.errors import ConfigError, PalgymError
+from palgym.policies import placement_name
 from palgym.policies.backfill import split_name
+from palgym.policies.registry import placement_entry
 from palgym.report_output import format_columns
 
 _TIE_TOLERANCE = 1e-12
@@ -186,13 +188,15 @@ def alternatives(env: Any, base: str, base_action: int, limit: int) -> list[int]
     if limit == 0 or candidates is None:
         return []
     jobs = env.rounds.sim.jobs
-    placement = split_name(base)[0]  # backfilling picks the job, not its GPU set
+    # backfilling picks the job, not its GPU set; a placement without a candidate kind chooses
+    # for the first slot's job only (palgym.envs.policy_agent): no other slot's alternative
+    kind = placement_entry(split_name(placement_name(base))[0]).candidate
     by_slot, end, same_job = [], [], []
-    for slot in range(1, len(candidates.jobs)):
+    for slot in range(1, len(candidates.jobs) if kind is not None else 1):
         job = int(candidates.jobs[slot])
         klass = int(jobs.perf_class[job])
         choice = heuristic_candidate(
-            placement, candidates.feasible[candidates.shape_of_slot[slot]], int(jobs.num_gpus[job]),
+            kind, candidates.feasible[candidates.shape_of_slot[slot]], int(jobs.num_gpus[job]),
             env.episode_context.factors.tiers[klass].size, env.episode_context.pal_orders[klass],
             env.cluster.gpus_per_node, codec)
         if choice is not None:

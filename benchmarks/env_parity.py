@@ -9,7 +9,7 @@ that belief (what PAL and PM-First see; the direct run takes it from the env's e
 
     python benchmarks/env_parity.py [--trace PATH ...] [--preset pal-artifact]
         [--variability-data DIR] [--queue-orders fifo srtf] [--task scheduling]
-        [--belief oracle|stale|online]
+        [--belief oracle|stale|online] [--policies NAME|MODULE:CLASS ...]
 """
 
 from __future__ import annotations
@@ -23,16 +23,18 @@ import numpy as np
 from palgym import PLACEMENT_NAMES, run_episode
 from palgym.bundled import bundled_trace_paths
 from palgym.envs import ClusterEnv
-from palgym.envs.heuristics import CLASS_REORDER_POLICIES, STICKY_POLICIES
+from palgym.policies import placement_name
 from palgym.policies.belief import BELIEF_NAMES
+from palgym.policies.registry import placement_entry
 
 
 def parity(trace: Path, policy: str, order: str, args: argparse.Namespace) -> tuple[bool, float]:
     """(identical completions, env decisions per second) for one run."""
+    entry = placement_entry(policy)  # its traits: the env it acts in
     env = ClusterEnv(
         str(trace), preset=args.preset, variability_data=args.variability_data,
-        queue_order=order, sticky=policy in STICKY_POLICIES,
-        class_reorder=policy in CLASS_REORDER_POLICIES, max_tiers=6, task=args.task,
+        queue_order=order, sticky=entry.sticky,
+        class_reorder=entry.class_reorder, max_tiers=6, task=args.task,
         belief=args.belief,
     )
     env.reset(seed=0)
@@ -56,7 +58,9 @@ def main() -> None:
     parser.add_argument("--preset", default="default")
     parser.add_argument("--variability-data", type=Path)
     parser.add_argument("--queue-orders", nargs="+", default=["fifo", "srtf"])
-    parser.add_argument("--policies", nargs="+", default=list(PLACEMENT_NAMES))
+    parser.add_argument("--policies", nargs="+", default=list(PLACEMENT_NAMES),
+                        help="registered placements or MODULE:CLASS (default: every "
+                             "registered placement)")
     parser.add_argument("--task", choices=["placement", "scheduling"], default="placement",
                         help="the env's task (scheduling: heuristics end the round when their "
                              "head job does not fit)")
@@ -67,7 +71,7 @@ def main() -> None:
     failures = total = 0
     for trace in traces:
         for order in args.queue_orders:
-            for policy in args.policies:
+            for policy in map(placement_name, args.policies):
                 same, rate = parity(trace, policy, order, args)
                 total += 1
                 failures += not same

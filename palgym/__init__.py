@@ -14,7 +14,9 @@ Your own policy: a placement (:class:`PlacementPolicy`: ``name``, ``sticky``, ``
 :data:`FREE`) or a queue order (:class:`QueueOrder`: ``name``, ``static``, ``order(view)``)
 reads the simulation through a :class:`SimView` (its job columns: :class:`JobColumns`) and runs
 with ``run_episode(episode, policy=obj, queue_order=obj)``; or drive the engine
-(:func:`make_simulator`) round by round. docs/CUSTOM_POLICY.md "Writing your own policy".
+(:func:`make_simulator`) round by round. Registered (:func:`register_placement`,
+:func:`register_queue_order`, or ``MODULE:CLASS`` on the command line), your class runs by
+name everywhere palgym's own do. docs/CUSTOM_POLICY.md "Writing your own policy".
 """
 
 from palgym.bundled import bundled_profile
@@ -29,6 +31,7 @@ from palgym.errors import (
 from palgym.io import read_measurements, read_profile, read_sia_trace, write_profile
 from palgym.policies import (
     CLAIRVOYANT,
+    PAPER_PLACEMENT_NAMES,
     PLACEMENT_NAMES,
     QUEUE_ORDER_NAMES,
     Durations,
@@ -39,6 +42,8 @@ from palgym.policies import (
     make_placement,
     make_queue_order,
     make_sampler,
+    register_placement,
+    register_queue_order,
 )
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, SimConfig, preset
@@ -80,13 +85,14 @@ def _register_envs() -> None:
 _register_envs()
 
 __all__ = [
-    "CLAIRVOYANT", "FREE", "PLACEMENT_NAMES", "PRESETS", "QUEUE_ORDER_NAMES", "ClusterSpec",
+    "CLAIRVOYANT", "FREE", "PAPER_PLACEMENT_NAMES", "PLACEMENT_NAMES", "PRESETS",
+    "QUEUE_ORDER_NAMES", "ClusterSpec",
     "ConfigError", "Durations", "Episode", "EpisodeMetrics", "EpisodeResult",
     "InvalidActionError", "JobColumns", "JobRecords", "JobStatus", "PalgymError",
     "PlacementPolicy", "ProfileError", "QueueOrder", "Sampler", "SimConfig", "SimView",
     "Simulator", "SlowdownFactors", "Trace", "TraceFormatError", "VariabilityProfile",
     "bundled_profile", "drive", "episode_sampler", "final_metrics", "make_episode",
     "make_placement", "make_queue_order", "make_sampler", "make_simulator", "preset",
-    "read_measurements", "read_profile", "read_sia_trace", "run_episode", "slowdown_factors",
-    "write_profile",
+    "read_measurements", "read_profile", "read_sia_trace", "register_placement",
+    "register_queue_order", "run_episode", "slowdown_factors", "write_profile",
 ]

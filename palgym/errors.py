@@ -38,6 +38,11 @@ class InvalidActionError(PalgymError, ValueError):
     """An action that is not valid in the current state (raised only in strict mode)."""
 
 
+class PolicyTypeError(PalgymError, TypeError):
+    """A policy object or class lacking a member of its protocol, a member of the wrong type,
+    or a ``place()`` returning something other than a target (names the policy and member)."""
+
+
 class _FileError(PalgymError, ValueError):
     """An error located in a file: ``path``, ``line`` (1-based; None: whole file), ``field``."""
 

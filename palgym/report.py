@@ -27,6 +27,7 @@ import numpy as np
 
 from palgym.errors import ConfigError
 from palgym.policies import CLAIRVOYANT, PLACEMENT_NAMES, Durations, is_placement_name
+from palgym.policies.backfill import split_name
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement, jct_ratio
@@ -145,13 +146,18 @@ def policies_to_run(policies: Iterable[str], baseline: str = DEFAULT_BASELINE) -
     """The requested placements (duplicates dropped), then each reported baseline not among them.
 
     Raises:
-        ConfigError: for an unknown placement name.
+        ConfigError: for an unknown placement name, or a backfill suffix on a placement that
+            takes none.
     """
     wanted = list(dict.fromkeys(policies))
     for extra in reference_baselines(baseline):
         if extra not in wanted:
             wanted.append(extra)
     unknown = [name for name in wanted if not is_placement_name(name)]
+    unsuffixed = [name for name in unknown if split_name(name)[0] in PLACEMENT_NAMES]
+    if unsuffixed:
+        raise ConfigError(f"placement {split_name(unsuffixed[0])[0]!r} takes no backfill mode "
+                          f"({unsuffixed[0]!r} asked)")
     if unknown:
         raise ConfigError(f"unknown placement(s) {unknown}; known: {', '.join(PLACEMENT_NAMES)}")
     return tuple(wanted)

@@ -31,7 +31,14 @@ from palgym.driver import Driver
 from palgym.driver import drive as drive  # re-exported: the loop run_episode runs
 from palgym.errors import ConfigError, PalgymError
 from palgym.io.measurements import read_measurements
-from palgym.policies import CLAIRVOYANT, Durations, make_placement, make_queue_order, make_sampler
+from palgym.policies import (
+    CLAIRVOYANT,
+    Durations,
+    make_placement,
+    make_queue_order,
+    make_sampler,
+    placement_name,
+)
 from palgym.policies.backfill import split_name
 from palgym.policies.base import (
     CheckedPlacement,
@@ -49,6 +56,7 @@ from palgym.policies.belief import (
     BeliefPlacement,
     belief_options,
 )
+from palgym.policies.registry import placement_entry
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.backend import BackendName
 from palgym.sim.cluster import ClusterSpec
@@ -222,11 +230,13 @@ def run_episode(
 
     Args:
         episode: from :func:`make_episode`.
-        policy: placement name (see :data:`palgym.policies.PLACEMENT_NAMES`), or a
+        policy: placement name (see :data:`palgym.policies.PLACEMENT_NAMES`; a registered
+            class of yours too, or ``MODULE:CLASS``), or a
             :class:`~palgym.policies.PlacementPolicy` object (e.g. your own; it decides on
             what it holds: ``factors``, ``durations`` and ``belief`` do not reach it, and the
-            compiled driver serves only palgym's own placements).
-        queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`), or a
+            compiled driver serves only placements registered with a compiled form).
+        queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`, or
+            ``MODULE:CLASS``), or a
             :class:`~palgym.policies.QueueOrder` object (e.g. a
             :class:`~palgym.policies.gittins.GittinsOrder`; ``durations`` does not reach it).
         factors: precomputed slowdown factors (computed from the profile if None).
@@ -252,17 +262,17 @@ def run_episode(
             arrivals left (the episode could never end).
     """
     known = durations.for_seed(episode.seed)
-    name = policy if isinstance(policy, str) else None
+    name = placement_name(policy) if isinstance(policy, str) else None
     if name is not None:
         factors = factors or slowdown_factors(episode)
         placement = make_placement(name, factors, episode.config, durations=known)
+        own = placement_entry(split_name(name)[0]).origin is None
     elif belief is not None:
         raise ConfigError("belief applies to a named policy; a placement object decides on "
                           "what it holds")
-    else:  # a user's object: its targets checked, no stall test that assumes palgym's rules
+    else:
         placement = check_placement(policy)
-        placement = placement if is_own_policy(placement) else CheckedPlacement(placement)
-    own = name is not None or is_own_policy(placement)
+        own = is_own_policy(placement)
     _reject_unplaceable(episode, placement)
     order = (make_queue_order(queue_order, known, episode.config)
              if isinstance(queue_order, str) else check_queue_order(queue_order))
@@ -271,11 +281,13 @@ def run_episode(
     sim = make_simulator(episode)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR if stall_factor is None else stall_factor,
                           None if placement.sticky or not own else order.name,
-                          prefix_order=order.name if _runs_prefix(placement) else None)
+                          prefix_order=order.name if own and _runs_prefix(placement) else None)
     options = episode.belief if belief is None else belief_options(belief)
     watched = None if name is None else _with_belief(
         sim, episode, options, name, placement, np.random.default_rng(profiling_seed), known)
     placement = watched or placement
+    if not own:  # a user's: its targets checked, no stall test that assumes palgym's rules
+        placement = CheckedPlacement(placement)
     reason = drive(sim, order, placement, episode_sampler(episode), stall=stall,
                    on_event=_belief_events(watched) if watched and watched.belief.changes
                    else None, progress=progress, driver=driver)

@@ -10,6 +10,8 @@
   must not pass by skipping). A relative value is resolved once, against the folder pytest was
   started from, and written back to ``os.environ`` as an absolute path, so subprocesses started
   from other folders see the same data.
+- every test starts and ends with the policy registry holding palgym's own policies only
+  (``_registry_as_at_start``), whatever classes a test registers;
 - every test starts as a fresh process for the "unknown model" warning, which
   :func:`palgym.sim.workload.perf_class_of_model` logs once per model name per process.
 """
@@ -17,10 +19,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+
+from palgym.policies.registry import REGISTRY
+
+_REGISTRY_AT_START = REGISTRY.snapshot()  # palgym's own policies (palgym.policies.catalog)
 
 SIA_HEADER = "job_id,num_gpus,submit_time,duration,model"
 DATA_DIR_VARIABLE = "PALGYM_DATA_DIR"
@@ -130,3 +136,11 @@ def data_dir() -> Path:
     path = Path(value)
     assert path.is_absolute() and path.is_dir(), value  # resolved by pytest_configure
     return path
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_at_start() -> Iterator[None]:
+    """Every test starts and ends with the policy registry as palgym registers it: a test
+    that registers a user's class (palgym.register_placement, MODULE:CLASS) leaves no trace."""
+    yield
+    REGISTRY.restore(_REGISTRY_AT_START)

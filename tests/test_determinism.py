@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from palgym.policies import PLACEMENT_NAMES, SlowdownFactors
+from palgym.policies.registry import DRAWING_PLACEMENT_NAMES
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 from palgym.sim.metrics import JobRecords
@@ -28,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ClusterSpec(4, 4)
 RECORD_FIELDS = ("job_id", "submit_time_s", "first_start_time_s", "completion_time_s", "num_gpus",
                  "perf_class", "num_preemptions")
-RANDOM_POLICIES = ("random-sticky", "random-non-sticky")
+RANDOM_POLICIES = tuple(DRAWING_PLACEMENT_NAMES)  # the placements that draw random numbers
 DETERMINISTIC_POLICIES = tuple(p for p in PLACEMENT_NAMES if p not in RANDOM_POLICIES)
 
 

@@ -23,14 +23,13 @@ from palgym.driver import CompiledPlan, compiled_plan
 from palgym.errors import ConfigError
 from palgym.policies import (
     CLAIRVOYANT,
-    PLACEMENT_NAMES,
-    QUEUE_ORDER_NAMES,
     Durations,
     make_placement,
     make_queue_order,
     make_sampler,
 )
 from palgym.policies.gittins import GittinsOrder, ServicePrior
+from palgym.policies.registry import COMPILED_PLACEMENT_NAMES, COMPILED_QUEUE_ORDER_NAMES
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
@@ -89,9 +88,10 @@ def run(episode: Episode, order_name: str, policy: str, driver: str) -> dict[str
 
 
 @pytest.mark.parametrize("config_name", list(CONFIGS))
-@pytest.mark.parametrize("policy", PLACEMENT_NAMES)
+@pytest.mark.parametrize("policy", COMPILED_PLACEMENT_NAMES)
 def test_compiled_loop_gives_the_python_loops_episodes(config_name: str, policy: str) -> None:
-    for seed, order_name in enumerate(QUEUE_ORDER_NAMES):
+    # every registered placement and queue order with a compiled form, on both loops
+    for seed, order_name in enumerate(COMPILED_QUEUE_ORDER_NAMES):
         episode = episode_of(config_name, seed + 3 * len(policy))
         python = run(episode, order_name, policy, "python")
         compiled = run(episode, order_name, policy, "compiled")
@@ -105,7 +105,7 @@ def test_the_episodes_reach_what_the_compiled_loop_must_stop_for() -> None:
     policy = "packed-sticky"
     reasons = {run(episode_of("artifact", seed + 3 * len(policy)), order, policy,
                    "compiled")["reason"].split(" ")[0]
-               for seed, order in enumerate(QUEUE_ORDER_NAMES)}
+               for seed, order in enumerate(COMPILED_QUEUE_ORDER_NAMES)}
     assert {"", "round", "blocked:"} <= reasons, reasons
     episode = episode_of("artifact", 1)
     sim = Simulator(episode.trace, episode.profile, episode.cluster, episode.config)
@@ -116,7 +116,8 @@ def test_the_episodes_reach_what_the_compiled_loop_must_stop_for() -> None:
     assert np.any(sim.jobs.priority[: sim.jobs.size] == 1)  # promotions
 
 
-SERVED = [(order, policy) for order in QUEUE_ORDER_NAMES for policy in PLACEMENT_NAMES]
+SERVED = [(order, policy) for order in COMPILED_QUEUE_ORDER_NAMES
+          for policy in COMPILED_PLACEMENT_NAMES]
 
 
 @functools.lru_cache(maxsize=8)

@@ -16,14 +16,14 @@ import palgym  # noqa: F401  (registers the ids)
 from palgym import PLACEMENT_NAMES, InvalidActionError, PalgymError, run_episode
 from palgym.envs import ClusterEnv
 from palgym.errors import ConfigError
+from palgym.policies.registry import placement_entry
 
 ENV_IDS = ("palgym/PALPlacement-v0", "palgym/PALScheduling-v0")
-STICKY = {"packed-sticky", "random-sticky"}
-REORDER = {"pal", "pm-first"}
 
 
 def heuristic_env(policy: str, **kwargs: object) -> ClusterEnv:
-    return ClusterEnv(sticky=policy in STICKY, class_reorder=policy in REORDER, **kwargs)
+    entry = placement_entry(policy)  # the env the placement's traits ask for
+    return ClusterEnv(sticky=entry.sticky, class_reorder=entry.class_reorder, **kwargs)
 
 
 def run_heuristic(env: ClusterEnv, policy: str, seed: int = 0) -> tuple[float, dict, int]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from palgym import PLACEMENT_NAMES, make_episode, preset, read_sia_trace, run_episode
+from palgym import PAPER_PLACEMENT_NAMES, make_episode, preset, read_sia_trace, run_episode
 from palgym.bundled import bundled_profile
 from palgym.io import read_measurements
 from palgym.simulate import slowdown_factors
@@ -94,4 +94,4 @@ def test_bundled_profile_replays_the_artifact_rng(public_data: Path) -> None:
         a = run_episode(with_data, policy).records.completion_time_s
         b = run_episode(bundled, policy).records.completion_time_s
         assert np.array_equal(a, b)
-    assert set(PLACEMENT_NAMES) == set(ORDER)
+    assert set(PAPER_PLACEMENT_NAMES) == set(ORDER)

@@ -26,9 +26,10 @@ from agents.evaluation.defaults import (
 )
 from agents.evaluation.names import BEST, heuristic_arg
 from palgym.errors import ConfigError
-from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES, queue_order_name
 from palgym.policies.belief import BELIEF_NAMES
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, DURATION_KNOWLEDGE_NAMES
+from palgym.policies.loader import SPEC_SEPARATOR
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS
 
@@ -82,6 +83,17 @@ def non_negative_int(name: str) -> Any:
     return _bounded(int, name, 0)
 
 
+def queue_order_arg(text: str) -> str:
+    """An argparse ``type``: a registered queue order's name, or a user's ``MODULE:CLASS`` as
+    it is (imported after parsing: :func:`agents.evaluation.names.load_user_classes`)."""
+    if SPEC_SEPARATOR in text:
+        return text
+    try:
+        return queue_order_name(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
@@ -93,13 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
              "(default: every bundled trace; side by side: the bundled set's --split)")
     add("--policy", nargs="+", action="extend", type=heuristic_arg("", allow_best=True),
         metavar="NAME",
-        help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}; side by side "
-             "any heuristic [ORDER/]PLACEMENT[+backfill|+easy] (e.g. srsf/pal+backfill, "
-             f"las/pm-first+easy) or '{BEST}', the --best-field combination chosen on "
-             "--selection-split")
-    add("--queue-order", nargs="+", action="extend", choices=QUEUE_ORDER_NAMES, metavar="NAME",
+        help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}, or your "
+             "class as MODULE:CLASS (e.g. mypkg.mymodule:MyPlacement, imported and "
+             "registered); side by side any heuristic [ORDER/]PLACEMENT[+backfill|+easy] "
+             f"(e.g. srsf/pal+backfill, las/pm-first+easy) or '{BEST}', the --best-field "
+             "combination chosen on --selection-split")
+    add("--queue-order", nargs="+", action="extend", type=queue_order_arg, metavar="NAME",
         help=f"queue order(s) (default: fifo; --best-heuristic: all): "
-             f"{', '.join(QUEUE_ORDER_NAMES)}")
+             f"{', '.join(QUEUE_ORDER_NAMES)}, or your class as MODULE:CLASS")
     add("--backfill", nargs="+", action="extend", choices=BACKFILL_MODES, metavar="MODE",
         help="backfill mode(s) crossed with --policy, named NAME+backfill (first-fit) and "
              "NAME+easy (default: none; --best-heuristic: all): " + ", ".join(BACKFILL_MODES))

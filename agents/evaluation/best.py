@@ -34,7 +34,9 @@ from agents.evaluation.names import format_label, parse_heuristic
 from agents.evaluation.stats import geomean
 from agents.rollout import EpisodeOutcome
 from palgym.errors import ConfigError
+from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.backfill import check_mode, split_name, with_backfill
+from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
 
@@ -63,7 +65,9 @@ class Combination:
 
 def field_of(orders: Sequence[str], placements: Sequence[str], backfills: Sequence[str]
              ) -> list[Combination]:
-    """Every order x placement x backfill (orders outermost; duplicates dropped).
+    """Every order x placement x backfill (orders outermost; duplicates dropped; a placement
+    that takes no backfill mode, e.g. a user's class without a ``backfill`` parameter, only
+    without backfilling).
 
     Raises:
         ConfigError: for an unknown backfill mode or an empty dimension.
@@ -74,7 +78,8 @@ def field_of(orders: Sequence[str], placements: Sequence[str], backfills: Sequen
         raise ConfigError("the heuristic field needs at least one queue order, placement and "
                           "backfill mode")
     names = [with_backfill(p, b) for b in dict.fromkeys(backfills)
-             for p in dict.fromkeys(placements)]
+             for p in dict.fromkeys(placements)
+             if b == "none" or p in BACKFILLING_PLACEMENT_NAMES or p not in PLACEMENT_NAMES]
     field = [Combination(o, n) for o in dict.fromkeys(orders) for n in names]
     for combination in field:
         parse_heuristic(combination.label, "heuristic field")

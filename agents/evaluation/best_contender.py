@@ -22,6 +22,7 @@ from agents.evaluation.traces import split_of_sets, split_source
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, DURATION_ORDER_NAMES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.policies.durations import parse_knowledge
+from palgym.policies.registry import DURATION_BACKFILL_MODES
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
 
@@ -64,7 +65,8 @@ def default_field(queue_orders: Sequence[str] | None, placements: Sequence[str] 
     if duration_knowledge == "unknown":
         orders = list(queue_orders or [o for o in QUEUE_ORDER_NAMES
                                        if o not in DURATION_ORDER_NAMES])
-        modes = list(backfills or [b for b in BACKFILL_MODES if b != "easy"])
+        modes = list(backfills or [b for b in BACKFILL_MODES
+                                   if b not in DURATION_BACKFILL_MODES])
         note = None if (queue_orders and backfills) else UNKNOWN_NOTE
     return field_of(orders, placements or PLACEMENT_NAMES, modes), note
 

@@ -40,7 +40,7 @@ from agents.evaluation.defaults import (
     DEFAULT_PRESET,
     DEFAULT_QUEUE_ORDER,
 )
-from agents.evaluation.names import BEST, parse_heuristic
+from agents.evaluation.names import BEST, load_user_classes, parse_heuristic
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
 from palgym.io import check_destination, read_profile
@@ -85,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
     """Run the evaluation described by parsed arguments, print it and write the outputs.
 
     Raises:
-        PalgymError: for bad input files, options, output paths that could not be written or
-            a missing plotting dependency (all checked before anything runs).
+        PalgymError: for bad input files, options, policy classes (``MODULE:CLASS``), output
+            paths that could not be written or a missing plotting dependency (all checked
+            before anything runs).
         OSError: if an output cannot be written after all (e.g. a full disk).
     """
     from agents.evaluation.report import Outputs, format_result, write_result
 
     check_outputs(args)  # fail before hours of simulation, not after
+    load_user_classes(args)  # MODULE:CLASS names -> the names their classes register
     if args.plot is not None:
         require_matplotlib()
     if args.render:

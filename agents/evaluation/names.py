@@ -5,10 +5,12 @@ column, ``--best-heuristic``'s field, side-by-side contenders, ``--reference``,
 ``--baseline``):
 
 - ``PLACEMENT`` is one of :data:`palgym.policies.PLACEMENT_NAMES` (``pal``, ``pm-first``,
-  ``packed-sticky``, ...);
+  ``packed-sticky``, ..., and any registered class), or a user's class as ``MODULE:CLASS``
+  (imported and registered, then named by its ``name``);
 - the suffix is the backfill mode (:data:`palgym.policies.backfill.SUFFIXES`): ``+backfill``
   first-fit, ``+easy`` EASY, none without backfilling (``pal+backfill``, ``pm-first+easy``);
-- the prefix ``ORDER/`` is the queue order (:data:`palgym.policies.QUEUE_ORDER_NAMES`), e.g.
+- the prefix ``ORDER/`` is the queue order (:data:`palgym.policies.QUEUE_ORDER_NAMES`, or
+  ``MODULE:CLASS``), e.g.
   ``srsf/pal+backfill``, ``las/pm-first+easy``; without it the heuristic runs under the
   episode's queue order (``--queue-order``, or the env's default).
 
@@ -19,12 +21,16 @@ column, ``--best-heuristic``'s field, side-by-side contenders, ``--reference``,
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from palgym.errors import ConfigError
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES
+from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, placement_name, queue_order_name
 from palgym.policies.backfill import SUFFIXES, split_name, with_backfill
+from palgym.policies.loader import SPEC_SEPARATOR
+from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
 
 BEST = "best"
 """The name of the best heuristic combination chosen on the selection split."""
@@ -66,7 +72,8 @@ def format_label(queue_order: str | None, placement_name: str) -> str:
 def known_names_text() -> str:
     """What a heuristic name may be, for error messages."""
     return (f"[ORDER/]PLACEMENT[{'|'.join(SUFFIXES.values())}] with ORDER one of "
-            f"{', '.join(QUEUE_ORDER_NAMES)} and PLACEMENT one of {', '.join(PLACEMENT_NAMES)}")
+            f"{', '.join(QUEUE_ORDER_NAMES)} and PLACEMENT one of {', '.join(PLACEMENT_NAMES)} "
+            "(or either as MODULE:CLASS)")
 
 
 def parse_heuristic(text: str, argument: str = "heuristic") -> HeuristicName:
@@ -77,37 +84,89 @@ def parse_heuristic(text: str, argument: str = "heuristic") -> HeuristicName:
         argument: what gave it (``--policy``, a file and field, ...), named in the error.
 
     Returns:
-        The parsed name (its :attr:`~HeuristicName.label` equals ``text``).
+        The parsed name (its :attr:`~HeuristicName.label` equals ``text``, with a user's
+        ``MODULE:CLASS`` replaced by the name it registers).
 
     Raises:
         ConfigError: naming ``argument`` and ``text``, for an unknown queue order, placement
-            or suffix, or an empty part.
+            or suffix, an empty part, or a ``MODULE:CLASS`` that cannot be imported or
+            registered.
     """
     order: str | None = None
     rest = text
+    where = f"{argument} {text!r}".strip()
     if ORDER_SEPARATOR in text:
         order, rest = text.split(ORDER_SEPARATOR, 1)
+        if SPEC_SEPARATOR in order:  # a user's class: imported and registered
+            order = queue_order_name(order, where)
         if order not in QUEUE_ORDER_NAMES:
-            raise ConfigError(f"{argument} {text!r}: unknown queue order {order!r}; expected "
+            raise ConfigError(f"{where}: unknown queue order {order!r}; expected "
                               f"{known_names_text()}")
+    if SPEC_SEPARATOR in rest:
+        rest = placement_name(rest, where)
     placement, backfill = split_name(rest)
     if placement not in PLACEMENT_NAMES:
-        raise ConfigError(f"{argument} {text!r}: unknown placement {placement!r}; expected "
+        raise ConfigError(f"{where}: unknown placement {placement!r}; expected "
                           f"{known_names_text()}")
+    if backfill != "none" and placement not in BACKFILLING_PLACEMENT_NAMES:
+        raise ConfigError(f"{where}: placement {placement!r} takes no backfill mode")
     return HeuristicName(order, placement, backfill)
 
 
 def heuristic_arg(argument: str, allow_best: bool = False) -> Callable[[str], str]:
-    """An argparse ``type``: the text if it parses (:func:`parse_heuristic`), or ``best``
-    when ``allow_best``; else an ``argparse.ArgumentTypeError`` naming the value."""
+    """An argparse ``type``: the name's label if it parses (:func:`parse_heuristic`), ``best``
+    when ``allow_best``, or a text naming a user's ``MODULE:CLASS`` as it is (imported after
+    parsing, where an error is one line: :func:`load_user_classes`); else an
+    ``argparse.ArgumentTypeError`` naming the value."""
     def check(text: str) -> str:
-        if allow_best and text == BEST:
-            return text
+        if (allow_best and text == BEST) or SPEC_SEPARATOR in text:
+            return text  # a MODULE:CLASS is loaded after parsing (load_user_classes)
         try:
-            parse_heuristic(text, "")
+            return parse_heuristic(text, "").label
         except ConfigError as exc:
             extra = f" (or '{BEST}')" if allow_best else ""
             raise argparse.ArgumentTypeError(f"{str(exc).strip()}{extra}") from None
-        return text
 
     return check
+
+
+NAME_ARGUMENTS: tuple[str, ...] = ("policy", "best_field", "baseline", "reference")
+"""The ``evaluate.py`` arguments that hold heuristic names (a list or one name)."""
+
+
+def load_user_classes(args: argparse.Namespace) -> None:
+    """Import and register every user class the command line names as ``MODULE:CLASS``
+    (``--policy``, ``--best-field``, ``--baseline``, ``--reference``, ``--queue-order``; the
+    module importable from the current directory too) and put the name it registers in its
+    place, so the rest of the run (and its worker processes) use names.
+
+    Raises:
+        ConfigError: naming the argument and the value, for a module that cannot be imported,
+            a missing attribute, or a class lacking a member (or with one of the wrong type).
+    """
+    def named(text: str, flag: str) -> str:
+        if SPEC_SEPARATOR not in text:
+            return text
+        importable_from_cwd()
+        return parse_heuristic(text, flag).label
+
+    for attribute in NAME_ARGUMENTS:
+        flag = "--" + attribute.replace("_", "-")
+        value = getattr(args, attribute, None)
+        if isinstance(value, list):
+            setattr(args, attribute, [named(text, flag) for text in value])
+        elif isinstance(value, str):
+            setattr(args, attribute, named(value, flag))
+    orders = getattr(args, "queue_order", None)
+    if orders:
+        if any(SPEC_SEPARATOR in text for text in orders):
+            importable_from_cwd()
+        args.queue_order = [queue_order_name(text, f"--queue-order {text!r}") for text in orders]
+
+
+def importable_from_cwd() -> None:
+    """Let ``MODULE:CLASS`` name a module of the current directory, as ``python -m`` does
+    (the current directory first on ``sys.path``; worker processes inherit it)."""
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)

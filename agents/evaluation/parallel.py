@@ -6,7 +6,10 @@ Both runners are :data:`palgym.sweep.Runner`\\ s: they take the sweep's
 fitted in this process, as in a serial run), run each with :func:`palgym.sweep.run_one`
 elsewhere and yield the results in the runs' order. A run's result depends on its episode,
 factors and names only (the episode carries its random streams), so every output file is
-byte-identical to the serial run's.
+byte-identical to the serial run's. A user's policy class a run names (registered in this
+process, e.g. by ``--policy MODULE:CLASS``) is imported and registered in each worker by its
+``MODULE:QUALNAME`` before the runs start (a class defined in ``__main__`` or in a function is
+refused, naming it).
 
 The pool starts its workers with ``spawn``, never ``fork``: a forked child of a process that
 has started an OpenMP or numba thread pool can deadlock (see
@@ -24,6 +27,7 @@ from typing import Any
 
 from palgym.errors import ConfigError
 from palgym.policies.durations import Durations
+from palgym.policies.loader import load_origins, origins_of
 from palgym.simulate import EpisodeResult
 from palgym.sweep import EpisodeRun, Runner, run_one, serial_runner
 
@@ -33,11 +37,23 @@ POOL_START_METHOD = "spawn"
 """How pool workers start (``spawn``: no inherited thread pools; portable)."""
 
 
-def _limit_worker_threads() -> None:
-    """Pool initializer: one BLAS / OpenMP thread per worker (the workers are the parallelism)."""
+def _start_worker(origins: Sequence[str]) -> None:
+    """Pool initializer: one BLAS / OpenMP thread per worker (the workers are the
+    parallelism), and the user's policy classes the runs name imported and registered."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
+    load_origins(origins)
+
+
+def user_origins(runs: Sequence[EpisodeRun]) -> tuple[str, ...]:
+    """``MODULE:QUALNAME`` of every user class the runs name (what a worker imports to run
+    them; :func:`palgym.policies.loader.origins_of`).
+
+    Raises:
+        ConfigError: for a class another process cannot import (naming it).
+    """
+    return origins_of([r.policy for r in runs], [r.queue_order for r in runs])
 
 
 def pool_runner(workers: int) -> Runner:
@@ -59,9 +75,10 @@ def pool_runner(workers: int) -> Runner:
     def run(runs: Sequence[EpisodeRun]) -> Iterator[EpisodeResult]:
         if not runs:
             return
+        origins = user_origins(runs)
         context = multiprocessing.get_context(POOL_START_METHOD)
         with ProcessPoolExecutor(max_workers=min(workers, len(runs)), mp_context=context,
-                                 initializer=_limit_worker_threads) as pool:
+                                 initializer=_start_worker, initargs=(origins,)) as pool:
             futures: list[Future[EpisodeResult]] = [pool.submit(run_one, item)
                                                     for item in runs]
             try:
@@ -89,8 +106,10 @@ def import_ray() -> Any:
 
 
 def _ray_run(episode: Any, factors: Any, policy: str, queue_order: str,
-             durations: Durations) -> EpisodeResult:
-    """The Ray task body (Ray resolves ``episode`` / ``factors`` from the object store)."""
+             durations: Durations, origins: Sequence[str] = ()) -> EpisodeResult:
+    """The Ray task body (Ray resolves ``episode`` / ``factors`` from the object store;
+    ``origins``: the user's policy classes to import and register first)."""
+    load_origins(origins)
     return run_one(EpisodeRun(episode, factors, policy, queue_order, durations))
 
 
@@ -114,6 +133,7 @@ def ray_runner(address: str | None = None) -> Runner:
     def run(runs: Sequence[EpisodeRun]) -> Iterator[EpisodeResult]:
         if not runs:
             return
+        origins = user_origins(runs)
         started = not ray.is_initialized()
         if started:
             ray.init(address=address or None, include_dashboard=False,
@@ -128,7 +148,7 @@ def ray_runner(address: str | None = None) -> Runner:
                 if key not in stored:
                     stored[key] = (ray.put(item.episode), ray.put(item.factors))
                 refs.append(task.remote(*stored[key], item.policy, item.queue_order,
-                                        item.durations))
+                                        item.durations, origins))
             for ref in refs:
                 yield ray.get(ref)
         finally:

@@ -7,13 +7,17 @@ The rule, decided once per episode (:func:`compiled_plan`): the compiled loop
 - numba is installed and the simulator runs the numba step backend;
 - the truth is static (no ``config.dynamics``) and no callback watches the rounds
   (``on_event``: invariant checks, a belief that changes);
-- the queue order is exactly one of FIFO, LAS, SRTF, SRSF or Tiresias
-  (:mod:`palgym.policies.ordering`), SRTF and SRSF with clairvoyant durations;
-- the placement (inside a :class:`~palgym.policies.belief.BeliefPlacement` whose belief does
-  not change) is exactly one of Packed, Random, PM-First or PAL with its ascending node order,
-  without backfilling; the deterministic ones on the contiguous layout (GPU g on node g // G_n);
-- Random draws from a plain ``random.Random`` or a ``numpy.random.Generator`` (through
-  :class:`~palgym.policies.base.NumpySampler`), on fewer than 2**31 GPUs.
+- the queue order and the placement (inside a :class:`~palgym.policies.belief.BeliefPlacement`
+  whose belief does not change) are objects of classes registered with a compiled form
+  (:mod:`palgym.policies.registry`; a policy without one, e.g. a user's Python-only class,
+  runs on the Python loop), and the form serves the episode
+  (:mod:`palgym.policies.compiled_forms`: FIFO, LAS, SRTF, SRSF or Tiresias, SRTF and SRSF
+  with clairvoyant durations; Packed, Random, PM-First or PAL with its ascending node order,
+  without backfilling, the deterministic ones on the contiguous layout, GPU g on node
+  g // G_n);
+- a placement that draws (Random) draws from a plain ``random.Random`` or a
+  ``numpy.random.Generator`` (through :class:`~palgym.policies.base.NumpySampler`), on fewer
+  than 2**31 GPUs.
 
 Both loops give the same episode bit for bit (``tests/test_driver.py``).
 """
@@ -27,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from palgym.errors import ConfigError, coerce_enum
-from palgym.policies.backfill import BackfillMode
 from palgym.policies.base import (
     CheckedPlacement,
     NumpySampler,
@@ -36,13 +39,11 @@ from palgym.policies.base import (
     Sampler,
 )
 from palgym.policies.belief import BeliefPlacement
-from palgym.policies.compiled_rules import ClassTables, contiguous
-from palgym.policies.durations import DurationKnowledge
-from palgym.policies.ordering import FIFO, LAS, SRSF, SRTF, Tiresias
-from palgym.policies.placement import PAL, Packed, PMFirst
-from palgym.policies.random_placement import MAX_COMPILED_GPUS, RandomPlacement
+from palgym.policies.compiled_rules import ClassTables
+from palgym.policies.random_placement import MAX_COMPILED_GPUS
+from palgym.policies.registry import CompiledRule, PlacementEntry, QueueOrderEntry, entry_of
 from palgym.sim.backend import Backend
-from palgym.sim.config import AttainedService, Choice, PalNodeOrder, RemainingTime
+from palgym.sim.config import Choice
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FloatArray, IntArray
 
@@ -82,56 +83,22 @@ class CompiledPlan:
 
 
 def _order_code(order: QueueOrder) -> int | str:
-    """The key code of ``order``, or why it has none."""
-    from palgym.policies import order_kernel as codes
-
-    if type(order) not in (FIFO, LAS, SRTF, SRSF, Tiresias):
+    """The key code of ``order`` (its registered compiled form), or why it has none."""
+    entry = entry_of(order)
+    if not isinstance(entry, QueueOrderEntry) or entry.compiled is None:
         return f"queue order {order.name!r} ({type(order).__name__}) has no compiled twin"
-    if isinstance(order, FIFO):
-        return codes.FIFO_KEY
-    if isinstance(order, LAS | Tiresias) and (
-            isinstance(order, LAS) or order.service is AttainedService.WALL_CLOCK):
-        wall = order.service is AttainedService.WALL_CLOCK
-        return codes.LAS_WALL_KEY if wall else codes.LAS_GPU_KEY
-    if isinstance(order, Tiresias):
-        return codes.TIRESIAS_2D_KEY
-    assert isinstance(order, SRTF)  # SRSF is an SRTF
-    if order.durations.knowledge is not DurationKnowledge.CLAIRVOYANT:
-        return f"queue order {order.name} with {order.durations.knowledge.value} durations"
-    nominal = order.remaining is RemainingTime.NOMINAL
-    if isinstance(order, SRSF):
-        return codes.SRSF_NOMINAL_KEY if nominal else codes.SRSF_IDEAL_KEY
-    return codes.SRTF_NOMINAL_KEY if nominal else codes.SRTF_IDEAL_KEY
+    return entry.compiled(order)
 
 
 def _rule(sim: Simulator, placement: PlacementPolicy
-          ) -> tuple[tuple[int, int, int, int], ClassTables | None] | str:
-    """The rule code and options of ``placement`` (rule, sticky, strict total, keep victims
-    stopped) and its class tables, or why it has none."""
-    from palgym.policies import place_kernel as codes
-
-    kind = type(placement)
-    if kind not in (PAL, PMFirst, Packed, RandomPlacement):
-        shown = placement.inner if isinstance(placement, CheckedPlacement) else placement
-        return f"placement {placement.name!r} ({type(shown).__name__}) has no compiled twin"
-    if placement.backfill.mode != BackfillMode.NONE:  # type: ignore[attr-defined]
-        return f"placement {placement.name!r} backfills"
-    if kind is RandomPlacement:
-        return (codes.RANDOM_RULE, int(placement.sticky),
-                0, int(placement.keep_victims_stopped)), None  # type: ignore[attr-defined]
-    if not contiguous(sim.view()):
-        return "a GPU layout other than the contiguous one"
-    if kind is Packed:
-        packed: Packed = placement  # type: ignore[assignment]
-        return (codes.PACKED_RULE, int(packed.sticky), int(packed.strict_total),
-                int(packed.keep_victims_stopped)), None
-    ranked: PAL | PMFirst = placement  # type: ignore[assignment]
-    if isinstance(ranked, PAL) and ranked.node_order is not PalNodeOrder.ASCENDING:
-        return f"PAL's node order {ranked.node_order.value!r}"
-    if not ranked.tables.matches(ranked.factors):
-        return "slowdown factors changed since the placement was made"
-    return (codes.PAL_RULE if isinstance(ranked, PAL) else codes.PM_FIRST_RULE, 0, 0, 0), \
-        ranked.tables
+          ) -> tuple[CompiledRule, PlacementEntry] | str:
+    """The compiled form of ``placement`` for this episode (its rule code and options, its
+    class tables) and its entry, or why it has none."""
+    entry = entry_of(placement)
+    if not isinstance(entry, PlacementEntry) or entry.compiled is None:
+        return f"placement {placement.name!r} ({type(placement).__name__}) has no compiled twin"
+    form = entry.compiled(sim.view(), placement)
+    return form if isinstance(form, str) else (form, entry)
 
 
 def _stream(sim: Simulator, sampler: Sampler
@@ -144,6 +111,18 @@ def _stream(sim: Simulator, sampler: Sampler
     if type(sampler) is NumpySampler and type(sampler.generator) is np.random.Generator:
         return sampler.generator
     return f"a sampler of type {type(sampler).__name__}"
+
+
+def _unwrapped(placement: PlacementPolicy) -> PlacementPolicy | str:
+    """The placement whose compiled form serves the episode: inside a user's target check
+    and a belief that does not change; or why there is none."""
+    if isinstance(placement, CheckedPlacement):  # a user's class: its own compiled form, if any
+        placement = placement.inner
+    if isinstance(placement, BeliefPlacement):
+        if placement.belief.changes:
+            return "a belief that changes"
+        placement = placement.inner
+    return placement
 
 
 def compiled_plan(sim: Simulator, order: QueueOrder, placement: PlacementPolicy,
@@ -167,25 +146,25 @@ def compiled_plan(sim: Simulator, order: QueueOrder, placement: PlacementPolicy,
         return "a dynamic truth"
     if on_event is not None:
         return "a per-round callback"
-    if isinstance(placement, BeliefPlacement):
-        if placement.belief.changes:
-            return "a belief that changes"
-        placement = placement.inner
+    unwrapped = _unwrapped(placement)
+    if isinstance(unwrapped, str):
+        return unwrapped
+    placement = unwrapped
     order_code = _order_code(order)
     if isinstance(order_code, str):
         return order_code
     rule = _rule(sim, placement)
     if isinstance(rule, str):
         return rule
-    (code, sticky, strict, keep), tables = rule
+    (codes, tables), entry = rule
     stream: random.Random | np.random.Generator | None = None
-    if type(placement) is RandomPlacement:
+    if entry.streams:
         drawn = _stream(sim, sampler)
         if isinstance(drawn, str):
             return drawn
         stream = drawn
     thresholds = np.asarray(getattr(order, "thresholds_gpu_s", ()), dtype=np.float64)
-    return CompiledPlan(placement.name, order_code, thresholds, (code, sticky, strict, keep),
+    return CompiledPlan(placement.name, order_code, thresholds, codes,
                         placement.deterministic and order.static, tables, stream)
 
 

@@ -106,6 +106,11 @@ class DecisionRound:
 
     # ------------------------------------------------------------------ queries
     @property
+    def order(self) -> IntArray:
+        """int64 (A,): the queue order the round was built from (read only)."""
+        return self._order
+
+    @property
     def done(self) -> bool:
         """True when nothing is left to decide this round."""
         return self.ended or not self.pending

@@ -2,9 +2,11 @@
 
 A heuristic acts on the first job of the window (heuristics keep the queue's order) with its
 own allocation rule, expressed as a candidate index of the action codec
-(:class:`palgym.envs.actions.ActionCodec`): PAL takes the first feasible entry of its cost
-matrix, PM-First the best-factor candidate at the top tier, Packed and Random their own
-candidates.
+(:class:`palgym.envs.actions.ActionCodec`). The rule is the placement's candidate kind, its env
+form in the registry (:class:`palgym.policies.registry.CandidateKind`): PAL takes the first
+feasible entry of its cost matrix, PM-First the best-factor candidate at the top tier, Packed
+and Random their own candidates. A placement registered without one (a user's Python-only
+class) is asked for its own choice (:mod:`palgym.envs.policy_agent`).
 
 Backfilling heuristics (``NAME+backfill``, ``NAME+easy``; :mod:`palgym.policies.backfill`) are
 agents of the scheduling task, non-sticky placements only: they take the first window slot
@@ -24,37 +26,58 @@ from palgym.envs.actions import ActionCodec
 from palgym.envs.arguments import check_choice
 from palgym.envs.candidates import WindowCandidates
 from palgym.envs.decisions import DecisionRound
+from palgym.envs.policy_agent import check_generic
 from palgym.errors import ConfigError
-from palgym.policies import PLACEMENT_NAMES
+from palgym.policies import PLACEMENT_NAMES, placement_name
 from palgym.policies.backfill import DEFAULT_DEPTH, Reservation, reserve, split_name
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.pal import MatrixEntry, matrix_entries
+from palgym.policies.registry import (
+    CLASS_REORDER_PLACEMENT_NAMES,
+    STICKY_PLACEMENT_NAMES,
+    CandidateKind,
+    PlacementEntry,
+    placement_entry,
+)
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.config import SimConfig
 from palgym.sim.types import FREE, NUM_PERF_CLASSES, BoolArray, FloatArray, Locality
 
 _split_name = functools.lru_cache(maxsize=256)(split_name)  # parsed once per name, not per step
-STICKY_POLICIES = frozenset({"packed-sticky", "random-sticky"})
-CLASS_REORDER_POLICIES = frozenset({"pal", "pm-first"})
-PACKED_POLICIES = frozenset({"packed-sticky", "packed-non-sticky"})
-RANDOM_POLICIES = frozenset({"random-sticky", "random-non-sticky"})
+STICKY_POLICIES = STICKY_PLACEMENT_NAMES
+"""The sticky placements (a view of the registry)."""
+CLASS_REORDER_POLICIES = CLASS_REORDER_PLACEMENT_NAMES
+"""The placements whose env rounds class-reorder (a view of the registry)."""
 
 
-@functools.lru_cache(maxsize=256)  # a check that passed holds for the env's life
 def check_heuristic(
     name: str, sticky: bool, class_reorder: bool, task: str | None = None,
     num_slots: int | None = None,
-) -> None:
+) -> PlacementEntry:
     """Check that the env's ``sticky`` and ``class_reorder`` (and, for a backfilling name,
-    ``task`` and ``num_slots``) match the named policy.
+    ``task`` and ``num_slots``) match the named policy, and that the env can act as it.
+
+    Args:
+        name: a registered placement name (with a backfill suffix it takes), or
+            ``MODULE:CLASS``.
+        sticky, class_reorder, task, num_slots: the env's settings.
+
+    Returns:
+        The placement's registry entry (its env form: :attr:`PlacementEntry.candidate`).
 
     Raises:
         ConfigError: naming the mismatch (e.g. ``pal`` in a sticky env, ``pal+easy`` in the
-            placement task).
+            placement task), or what the env cannot express of a placement without a
+            candidate kind (:func:`palgym.envs.policy_agent.check_generic`).
     """
-    base, mode = split_name(name)
-    check_choice("heuristic", base, PLACEMENT_NAMES)
-    wants_sticky = base in STICKY_POLICIES
+    base = split_name(name)[0]
+    if ":" not in base:  # a MODULE:CLASS is imported and registered by placement_name
+        check_choice("heuristic", base, tuple(PLACEMENT_NAMES))
+    base, mode = split_name(placement_name(name, f"heuristic {name!r}"))
+    entry = placement_entry(base)
+    if entry.candidate is None:
+        check_generic(entry, mode)
+    wants_sticky = entry.sticky
     if mode != "none":
         if wants_sticky:
             raise ConfigError(f"{name}: sticky backfilling is simulator-only (a sticky env "
@@ -69,11 +92,12 @@ def check_heuristic(
             f"{name} is {'sticky' if wants_sticky else 'non-sticky'} but the env has "
             f"sticky={sticky}: make the env with sticky={wants_sticky}"
         )
-    wants_reorder = base in CLASS_REORDER_POLICIES
+    wants_reorder = entry.class_reorder
     if wants_reorder != class_reorder:
         raise ConfigError(
             f"{name} needs class_reorder={wants_reorder} (the env has {class_reorder})"
         )
+    return entry
 
 
 def heuristic_slot(
@@ -188,7 +212,7 @@ def pal_choice(
 
 
 def heuristic_candidate(
-    name: str,
+    kind: CandidateKind,
     feasible: BoolArray,
     num_gpus: int,
     num_tiers: int,
@@ -196,10 +220,11 @@ def heuristic_candidate(
     gpus_per_node: int,
     codec: ActionCodec,
 ) -> int | None:
-    """Candidate index the named placement takes for a job (None: it does not fit).
+    """Candidate index a placement of candidate kind ``kind`` takes for a job (None: it does
+    not fit).
 
     Args:
-        name: placement name.
+        kind: the placement's env form (:attr:`PlacementEntry.candidate`).
         feasible: bool (M,), the job's candidate feasibility.
         num_gpus: N.
         num_tiers: T_c, the number of the job class's slowdown tiers.
@@ -212,16 +237,15 @@ def heuristic_candidate(
         ConfigError: ``name`` is not one of :data:`palgym.policies.PLACEMENT_NAMES` (naming it
             and the known ones).
     """
-    if name == "pal":
+    if kind is CandidateKind.PAL_MATRIX:
         return pal_choice(feasible, num_gpus, num_tiers, pal_order, gpus_per_node, codec)
-    if name == "pm-first":
+    if kind is CandidateKind.BEST_FACTOR:
         return codec.best(num_tiers - 1)
-    if name in PACKED_POLICIES:
+    if kind is CandidateKind.PACKED:
         return codec.PACKED
-    if name in RANDOM_POLICIES:
+    if kind is CandidateKind.RANDOM:
         return codec.RANDOM
-    raise ConfigError(f"heuristic must be one of {list(PLACEMENT_NAMES)} (without a backfill "
-                      f"suffix here), got {name!r}")
+    raise ConfigError(f"unknown candidate kind {kind!r}")
 
 
 def pal_orders(
@@ -240,6 +264,7 @@ def pal_orders(
 
 def window_action(
     name: str,
+    kind: CandidateKind,
     decision: DecisionRound,
     candidates: WindowCandidates,
     factors: SlowdownFactors,
@@ -252,6 +277,7 @@ def window_action(
 
     Args:
         name: placement name, with or without a backfill suffix.
+        kind: its candidate kind (:func:`check_heuristic`'s entry).
         decision: the open round.
         candidates: the window's candidates.
         factors: the slowdown factors the candidates were built from.
@@ -267,7 +293,7 @@ def window_action(
     jobs = sim.jobs
     perf_class = jobs.perf_class.item(job)
     choice = heuristic_candidate(
-        _split_name(name)[0], candidates.feasible[candidates.shape_of_slot.item(slot)],
+        kind, candidates.feasible[candidates.shape_of_slot.item(slot)],
         jobs.num_gpus.item(job), factors.tiers[perf_class].size, orders[perf_class],
         sim.cluster.gpus_per_node, codec,
     )

@@ -16,8 +16,12 @@ from palgym.envs.decide import Decision
 from palgym.envs.episodes import EpisodeContext
 from palgym.envs.heuristics import check_heuristic, window_action
 from palgym.envs.observations import ObservationBuilder
+from palgym.envs.policy_agent import PolicyAgent, check_generic
 from palgym.envs.render import GanttRecorder, render_ansi
 from palgym.errors import PalgymError
+from palgym.policies import placement_name
+from palgym.policies.backfill import split_name
+from palgym.policies.registry import CandidateKind, placement_entry
 from palgym.sim.engine import Simulator
 from palgym.simulate import Episode
 
@@ -42,6 +46,7 @@ class EnvQueries(EnvAccess):
     _final: Decision
     _decision: Decision | None
     _checked: str | None = None  # the last heuristic name checked against the env's settings
+    _forms: dict[str, CandidateKind | PolicyAgent] | None = None  # each name's env form
 
     @property
     def feature_names(self) -> dict[str, tuple[str, ...]]:
@@ -78,22 +83,45 @@ class EnvQueries(EnvAccess):
         """The action the named placement policy takes now.
 
         Always the first window slot (heuristics keep the queue's order) with the policy's own
-        allocation rule; in the scheduling task, "end round" when that job does not fit.
+        allocation rule (its candidate kind, or, for a placement registered without one, the
+        candidate equal to its own choice: :mod:`palgym.envs.policy_agent`); in the scheduling
+        task, "end round" when that job does not fit.
 
         Raises:
-            ConfigError: for an unknown name, or when the env's ``sticky`` / ``class_reorder``
-                contradict the policy (e.g. ``pal`` in a sticky env).
+            ConfigError: for an unknown name, when the env's ``sticky`` / ``class_reorder``
+                contradict the policy (e.g. ``pal`` in a sticky env), or when the env cannot
+                express the placement's choice (naming it).
         """
-        if check and name != self._checked:  # the env's settings never change: once a name
-            check_heuristic(name, self.sticky, self.class_reorder, self.task, self.num_slots)
-            self._checked = name
+        form = self._forms.get(name) if self._forms is not None else None
+        if form is None or (check and name != self._checked):
+            form = self._form(name, check)
         candidates = (self._decision or self._current()).candidates  # None outside an episode
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
         ctx = self._ctx
-        return window_action(name, self._rounds.round, candidates, ctx.factors, ctx.pal_orders,
-                             self.codec, self._observations.durations)
+        if isinstance(form, PolicyAgent):
+            return form.action(self._rounds.round, candidates, ctx.factors,
+                               self._observations.durations, self.codec)
+        return window_action(name, form, self._rounds.round, candidates, ctx.factors,
+                             ctx.pal_orders, self.codec, self._observations.durations)
+
+    def _form(self, name: str, check: bool) -> CandidateKind | PolicyAgent:
+        """How the env acts as placement ``name`` (looked up in the registry once per name
+        and env: never per decision); checked against the env's settings if ``check``."""
+        if check:  # the env's settings never change: once a name
+            entry = check_heuristic(name, self.sticky, self.class_reorder, self.task,
+                                    self.num_slots)
+            self._checked = name
+        else:
+            base, mode = split_name(placement_name(name))
+            entry = placement_entry(base)
+            if entry.candidate is None:
+                check_generic(entry, mode)
+        if self._forms is None:
+            self._forms = {}
+        form = self._forms[name] = entry.candidate or PolicyAgent(entry)
+        return form
 
     def render(self) -> str | np.ndarray | None:
         """``"ansi"``: a text map of the cluster; ``"rgb_array"``: uint8 :attr:`frame_shape`."""

@@ -1,7 +1,11 @@
 """Queue orders and placement policies, by the names used in CLIs and result tables.
 
-Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``random-sticky``,
-``random-non-sticky``, each also with backfilling as ``NAME+backfill`` (first-fit) or
+Every name is registered once (:mod:`palgym.policies.registry`; palgym's own in
+:mod:`palgym.policies.catalog`, a user's class with :func:`register_placement` /
+:func:`register_queue_order` or as ``MODULE:CLASS``), and every list of names here is a live
+view of the registry. palgym's placements: ``pal``, ``pm-first``, ``packed-sticky``,
+``packed-non-sticky``, ``random-sticky``, ``random-non-sticky`` (the paper's six,
+:data:`PAPER_PLACEMENT_NAMES`), each also with backfilling as ``NAME+backfill`` (first-fit) or
 ``NAME+easy`` (EASY; :mod:`palgym.policies.backfill`). Queue orders: ``fifo``, ``las``,
 ``srtf``, ``srsf``, ``tiresias`` (``srtf`` and ``srsf`` need job durations:
 :data:`DURATION_ORDER_NAMES`).
@@ -10,36 +14,44 @@ Placement: ``pal``, ``pm-first``, ``packed-sticky``, ``packed-non-sticky``, ``ra
 from __future__ import annotations
 
 from palgym.errors import ConfigError
+from palgym.policies import catalog as catalog  # registers palgym's own policies
 from palgym.policies.backfill import (
-    BACKFILL_MODES,
     DEFAULT_DEPTH,
     Backfill,
     BackfillMode,
     split_name,
-    with_backfill,
 )
 from palgym.policies.base import NumpySampler, PlacementPolicy, QueueOrder, Sampler, make_sampler
 from palgym.policies.durations import CLAIRVOYANT, Durations
+from palgym.policies.loader import (
+    placement_name,
+    queue_order_name,
+    register_placement,
+    register_queue_order,
+    unregister,
+)
 from palgym.policies.ordering import FIFO, LAS, SRSF, SRTF, Tiresias
 from palgym.policies.placement import PAL, Packed, PMFirst, RandomPlacement
+from palgym.policies.registry import (
+    BACKFILL_MODES,
+    BACKFILL_PLACEMENT_NAMES,
+    DURATION_ORDER_NAMES,
+    PAPER_PLACEMENT_NAMES,
+    PLACEMENT_NAMES,
+    QUEUE_ORDER_NAMES,
+    PolicyContext,
+    backfill_entry,
+    placement_entry,
+    queue_order_entry,
+)
 from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.config import PolicyOptions, SimConfig
 
-PLACEMENT_NAMES: tuple[str, ...] = (
-    "pal", "pm-first", "packed-sticky", "packed-non-sticky", "random-sticky", "random-non-sticky",
-)
-QUEUE_ORDER_NAMES: tuple[str, ...] = ("fifo", "las", "srtf", "srsf", "tiresias")
-DURATION_ORDER_NAMES: tuple[str, ...] = ("srtf", "srsf")
-"""The queue orders that read job durations (refused under ``duration_knowledge='unknown'``)."""
-BACKFILL_PLACEMENT_NAMES: tuple[str, ...] = tuple(
-    with_backfill(name, mode) for mode in BACKFILL_MODES[1:] for name in PLACEMENT_NAMES
-)
-"""Every placement with first-fit, then with EASY backfilling (``pal+backfill``, ...)."""
-
 
 def is_placement_name(name: str) -> bool:
-    """True for a placement name, with or without a backfill suffix."""
-    return name in PLACEMENT_NAMES or name in BACKFILL_PLACEMENT_NAMES
+    """True for a registered placement name, with or without a backfill suffix it takes."""
+    base, mode = split_name(name)
+    return base in PLACEMENT_NAMES and (mode == "none" or name in BACKFILL_PLACEMENT_NAMES)
 
 
 def policy_options(config: SimConfig | PolicyOptions) -> PolicyOptions:
@@ -63,7 +75,8 @@ def make_queue_order(
     """The queue order called ``name``, knowing job durations as ``durations`` does.
 
     Args:
-        name: one of :data:`QUEUE_ORDER_NAMES`.
+        name: one of :data:`QUEUE_ORDER_NAMES`, or ``MODULE:CLASS`` (a user's class,
+            imported and registered: :func:`palgym.policies.loader.queue_order_name`).
         durations: what the order knows of job durations (SRTF's remaining times;
             :data:`CLAIRVOYANT`: the true work).
         config: where the order's options come from (``las_service``, ``srtf_remaining``,
@@ -77,18 +90,7 @@ def make_queue_order(
             ``durations`` withholds durations.
     """
     options = policy_options(config)
-    if name == "srtf":
-        return SRTF(durations=durations, remaining=options.srtf_remaining)
-    if name == "srsf":
-        return SRSF(durations=durations, remaining=options.srtf_remaining)
-    if name == "las":
-        return LAS(service=options.las_service)
-    if name == "tiresias":
-        return Tiresias(service=options.las_service,
-                        thresholds_gpu_s=options.tiresias_thresholds_gpu_s)
-    if name == "fifo":
-        return FIFO()
-    raise ConfigError(f"unknown queue order {name!r}; known: {', '.join(QUEUE_ORDER_NAMES)}")
+    return queue_order_entry(queue_order_name(name)).make(durations, options)
 
 
 def make_placement(
@@ -99,8 +101,10 @@ def make_placement(
 
     Args:
         name: one of :data:`PLACEMENT_NAMES`, optionally with a backfill suffix
-            (``pal+easy``; :data:`BACKFILL_PLACEMENT_NAMES`).
-        factors: slowdown factors (used by ``pal`` and ``pm-first``).
+            (``pal+easy``; :data:`BACKFILL_PLACEMENT_NAMES`), or ``MODULE:CLASS`` (a user's
+            class, imported and registered: :func:`palgym.policies.loader.placement_name`).
+        factors: slowdown factors (used by ``pal``, ``pm-first`` and a class taking
+            ``factors``).
         config: the episode's configuration: PAL's cost matrix takes its locality penalties
             (``SimConfig.locality_penalties``) and node order, Packed its strict-total rule,
             sticky walks the victims rule (``SimConfig.policy_options``).
@@ -111,45 +115,31 @@ def make_placement(
         durations: what EASY backfilling knows of job durations (its remaining times).
 
     Raises:
-        ConfigError: for an unknown name or mode, a suffix contradicting ``backfill``, or
-            ``depth`` < 1 (listing the known names), or EASY backfilling under
-            ``duration_knowledge='unknown'``.
+        ConfigError: for an unknown name or mode, a suffix contradicting ``backfill``, a mode
+            the placement does not take, or ``depth`` < 1 (listing the known names), or EASY
+            backfilling under ``duration_knowledge='unknown'``.
     """
-    base, suffix_mode = split_name(name)
+    base, suffix_mode = split_name(placement_name(name))
     mode = suffix_mode if backfill is None else backfill
     if suffix_mode != "none" and mode != suffix_mode:
         raise ConfigError(f"placement {name!r} names backfill {suffix_mode!r}, not {mode!r}")
-    if mode not in BACKFILL_MODES:
-        raise ConfigError(f"unknown backfill {mode!r}; known: {', '.join(BACKFILL_MODES)}")
+    backfill_entry(mode)
+    entry = placement_entry(base)
+    if mode != "none" and not entry.backfills:
+        raise ConfigError(f"placement {base!r} takes no backfill mode ({mode!r} asked)")
     try:
         bf = Backfill(BackfillMode(mode), DEFAULT_DEPTH if depth is None else depth, durations)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    options = config.policy_options
-    if base == "pal":
-        return PAL(factors, config.locality_penalties, bf, node_order=options.pal_node_order)
-    if base == "pm-first":
-        return PMFirst(factors, bf)
-    stopped = options.sticky_keep_victims_stopped
-    simple: dict[str, PlacementPolicy] = {
-        "packed-sticky": Packed(sticky=True, backfill=bf,
-                                strict_total=options.packed_sticky_strict_total,
-                                keep_victims_stopped=stopped),
-        "packed-non-sticky": Packed(sticky=False, backfill=bf),
-        "random-sticky": RandomPlacement(sticky=True, backfill=bf, keep_victims_stopped=stopped),
-        "random-non-sticky": RandomPlacement(sticky=False, backfill=bf),
-    }
-    if base not in simple:
-        raise ConfigError(f"unknown placement {name!r}; known: {', '.join(PLACEMENT_NAMES)} "
-                          "(each also as NAME+backfill or NAME+easy)")
-    return simple[base]
+    return entry.make(PolicyContext(factors, config, bf, durations))
 
 
 __all__ = [
     "BACKFILL_MODES", "BACKFILL_PLACEMENT_NAMES", "CLAIRVOYANT", "DURATION_ORDER_NAMES", "FIFO",
-    "LAS", "PAL", "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRSF", "SRTF", "ClusterCountRule",
-    "Durations",
-    "NumpySampler", "PMFirst", "Packed", "PlacementPolicy", "PolicyOptions", "QueueOrder",
-    "RandomPlacement", "Sampler", "SlowdownFactors", "Tiresias", "is_placement_name",
-    "make_placement", "make_queue_order", "make_sampler", "policy_options",
+    "LAS", "PAL", "PAPER_PLACEMENT_NAMES", "PLACEMENT_NAMES", "QUEUE_ORDER_NAMES", "SRSF",
+    "SRTF", "ClusterCountRule", "Durations", "NumpySampler", "PMFirst", "Packed",
+    "PlacementPolicy", "PolicyContext", "PolicyOptions", "QueueOrder", "RandomPlacement",
+    "Sampler", "SlowdownFactors", "Tiresias", "is_placement_name", "make_placement",
+    "make_queue_order", "make_sampler", "placement_name", "policy_options", "queue_order_name",
+    "register_placement", "register_queue_order", "unregister",
 ]

@@ -39,6 +39,7 @@ from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from palgym.errors import PolicyTypeError
 from palgym.sim.types import IntArray
 from palgym.sim.views import SimView
 
@@ -127,25 +128,34 @@ QUEUE_ORDER_MEMBERS: tuple[str, ...] = ("name", "static", "order")
 
 
 def _require(obj: object, kind: str, members: tuple[str, ...]) -> None:
-    """Raise TypeError naming the members of ``kind`` that ``obj`` lacks (the last one of
-    ``members`` must be callable)."""
+    """Raise :class:`~palgym.errors.PolicyTypeError` (a TypeError) naming the members of
+    ``kind`` that ``obj`` lacks (the last one of ``members`` must be callable) or that have the
+    wrong type (``name`` a non-empty str, the other attributes bools)."""
     if isinstance(obj, type):
-        raise TypeError(f"a {kind} must be an instance, not the class {obj.__name__}: "
-                        f"pass {obj.__name__}(...)")
+        raise PolicyTypeError(f"a {kind} must be an instance, not the class {obj.__name__}: "
+                              f"pass {obj.__name__}(...)")
     *fields, method = members
     missing = [name for name in fields if not hasattr(obj, name)]
     if not callable(getattr(obj, method, None)):
         missing.append(f"{method}() method")
     if missing:
-        raise TypeError(f"{type(obj).__name__} is not a {kind}: it lacks {', '.join(missing)} "
-                        f"(a {kind} has {', '.join(members)})")
+        raise PolicyTypeError(f"{type(obj).__name__} is not a {kind}: it lacks "
+                              f"{', '.join(missing)} (a {kind} has {', '.join(members)})")
+    for name in fields:
+        value = getattr(obj, name)
+        wanted = "a non-empty str" if name == "name" else "a bool"
+        if not (isinstance(value, str) and value.strip() if name == "name"
+                else isinstance(value, bool | np.bool_)):
+            raise PolicyTypeError(f"{type(obj).__name__}.{name} must be {wanted}, "
+                                  f"got {value!r}")
 
 
 def check_placement(obj: object) -> PlacementPolicy:
     """``obj`` itself, once it has every member of :class:`PlacementPolicy`.
 
     Raises:
-        TypeError: naming the members ``obj`` lacks (or if ``obj`` is a class).
+        TypeError: naming the members ``obj`` lacks or that have the wrong type (or if ``obj``
+            is a class).
     """
     _require(obj, "placement policy", PLACEMENT_MEMBERS)
     return cast(PlacementPolicy, obj)
@@ -155,7 +165,8 @@ def check_queue_order(obj: object) -> QueueOrder:
     """``obj`` itself, once it has every member of :class:`QueueOrder`.
 
     Raises:
-        TypeError: naming the members ``obj`` lacks (or if ``obj`` is a class).
+        TypeError: naming the members ``obj`` lacks or that have the wrong type (or if ``obj``
+            is a class).
     """
     _require(obj, "queue order", QUEUE_ORDER_MEMBERS)
     return cast(QueueOrder, obj)
@@ -216,7 +227,7 @@ class CheckedPlacement(WrappedPlacement):
                 or target.shape != shape):
             got = (f"an array of dtype {target.dtype} and shape {target.shape}"
                    if isinstance(target, np.ndarray) else type(target).__name__)
-            raise TypeError(f"placement {self.inner.name!r}: place() must return an integer "
-                            f"numpy array of shape {shape} (a job index per GPU or FREE), "
-                            f"got {got}")
+            raise PolicyTypeError(f"placement {self.inner.name!r}: place() must return an "
+                                  f"integer numpy array of shape {shape} (a job index per GPU "
+                                  f"or FREE), got {got}")
         return target
