@@ -100,7 +100,8 @@ CASES: list[tuple[str, Callable[[], object], str, str]] = [
     ("DecisionRound task", lambda: DecisionRound(None, np.zeros(0, np.int64), BAD,  # type: ignore[arg-type]
                                                  False, False), "task", "scheduling"),
     ("heuristic_candidate", lambda: heuristic_candidate(
-        BAD, np.ones(10, bool), 1, 4, (0,), 4, ActionCodec(2, 4)), "heuristic", "pal"),
+        BAD, np.ones(10, bool), 1, 4, (0,), 4, ActionCodec(2, 4)), "candidate kind",
+     "pal-matrix"),
     ("check_heuristic", lambda: check_heuristic(BAD, False, True), "heuristic", "pal"),
     ("env heuristic_action", lambda: started_env().heuristic_action(BAD), "heuristic",
      "pm-first"),

@@ -234,8 +234,7 @@ def heuristic_candidate(
         codec: the action codec.
 
     Raises:
-        ConfigError: ``name`` is not one of :data:`palgym.policies.PLACEMENT_NAMES` (naming it
-            and the known ones).
+        ConfigError: ``kind`` is not a :class:`CandidateKind` (naming it and the kinds).
     """
     if kind is CandidateKind.PAL_MATRIX:
         return pal_choice(feasible, num_gpus, num_tiers, pal_order, gpus_per_node, codec)
@@ -245,7 +244,8 @@ def heuristic_candidate(
         return codec.PACKED
     if kind is CandidateKind.RANDOM:
         return codec.RANDOM
-    raise ConfigError(f"unknown candidate kind {kind!r}")
+    raise ConfigError(f"candidate kind must be one of {[k.value for k in CandidateKind]}, "
+                      f"got {kind!r}")
 
 
 def pal_orders(

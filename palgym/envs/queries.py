@@ -18,7 +18,7 @@ from palgym.envs.heuristics import check_heuristic, window_action
 from palgym.envs.observations import ObservationBuilder
 from palgym.envs.policy_agent import PolicyAgent, check_generic
 from palgym.envs.render import GanttRecorder, render_ansi
-from palgym.errors import PalgymError
+from palgym.errors import ConfigError, PalgymError
 from palgym.policies import placement_name
 from palgym.policies.backfill import split_name
 from palgym.policies.registry import CandidateKind, placement_entry
@@ -114,7 +114,10 @@ class EnvQueries(EnvAccess):
                                     self.num_slots)
             self._checked = name
         else:
-            base, mode = split_name(placement_name(name))
+            try:
+                base, mode = split_name(placement_name(name))
+            except ConfigError as exc:
+                raise ConfigError(f"heuristic: {exc}") from None
             entry = placement_entry(base)
             if entry.candidate is None:
                 check_generic(entry, mode)
