@@ -38,10 +38,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from public_data import check_arguments  # noqa: E402
+
 from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
-from palgym.errors import ConfigError  # noqa: E402
-from palgym.io.atomic import atomic_write_text, check_destination  # noqa: E402
+from palgym.io.atomic import atomic_write_text  # noqa: E402
 from palgym.policies.base import QueueOrder  # noqa: E402
 from palgym.policies.gittins import GittinsOrder, ServicePrior  # noqa: E402
 from palgym.sim.workload import Trace  # noqa: E402
@@ -88,24 +89,6 @@ def _best_on_validation(preset_name: str, policy: str, seeds: list[int]) -> str:
     score = {o: float(np.mean([np.log(r[o]["avg_jct_s"]) for r in rows]))
              for o in NON_CLAIRVOYANT}
     return min(NON_CLAIRVOYANT, key=lambda o: (score[o], o))
-
-
-def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse (exit 2, naming the argument) a ``--data-dir`` without the five Sia-Philly
-    workloads and a ``--json`` that could not be written, before anything runs."""
-    if args.json is not None:
-        try:
-            check_destination(args.json, "--json")
-        except ConfigError as exc:
-            parser.error(str(exc))
-    if args.data_dir is None:
-        return
-    folder = args.data_dir / "traces" / "sia_philly_pal"
-    missing = [folder / f"workload-{k}.csv" for k in range(1, 6)
-               if not (folder / f"workload-{k}.csv").is_file()]
-    if missing:
-        parser.error(f"--data-dir {args.data_dir}: no file {missing[0]} (the public data "
-                     "folder holds traces/sia_philly_pal/workload-1.csv to -5.csv; README.md)")
 
 
 def main(argv: list[str] | None = None) -> int:
