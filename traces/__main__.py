@@ -1,4 +1,5 @@
-"""Command line: ``python -m traces {convert,describe,split,generate,bundle,profile}``.
+"""Command line: ``python -m traces COMMAND`` (convert, describe, split, generate, bundle, profile,
+model-profile).
 
 Examples::
 
