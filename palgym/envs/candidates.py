@@ -24,6 +24,7 @@ import numpy as np
 from palgym.envs import kernel, obs_kernel
 from palgym.envs.actions import ActionCodec
 from palgym.envs.features import CANDIDATE, LOCALITY_MAX, SLOWDOWN_MAX
+from palgym.envs.kernel_args import BufferArgs, CandidateIndex, TableArgs
 from palgym.policies.allocation import packed_allocation
 from palgym.policies.pal import within_node_allocation
 from palgym.policies.pm_first import pm_first_allocation
@@ -184,16 +185,18 @@ class EpisodeTables:
         return self.codec.max_tiers
 
     @functools.cached_property
-    def kernel_args(self) -> tuple[object, ...]:
-        """The arguments of :func:`palgym.envs.obs_kernel.decision` from ``sf`` to ``keeps``
-        (these tables, the codec's candidate indices and M, the buffers), in its order; built
-        once per tables (a refit builds new tables)."""
+    def kernel_args(self) -> tuple[TableArgs, CandidateIndex, BufferArgs]:
+        """The records of :func:`palgym.envs.obs_kernel.decision` these tables fill (the
+        tables, the codec's candidate indices and M, the buffers); built once per tables (a
+        refit builds new tables)."""
         codec, out = self.codec, self.buffers
         return (
-            self.sf, self.rank, self.labels, self.tiers, self.num_tiers, codec.max_tiers,
-            self.gpus_per_node, self.strict_total, self.lf_by_class, self.larger_rule,
-            codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates,
-            out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features, out.keeps,
+            TableArgs(self.sf, self.rank, self.labels, self.tiers, self.num_tiers,
+                      codec.max_tiers, self.gpus_per_node, self.strict_total, self.lf_by_class,
+                      self.larger_rule),
+            CandidateIndex(codec.best(0), codec.PACKED, codec.RANDOM, codec.num_candidates),
+            BufferArgs(out.shape_of_slot, out.shape_gpus, out.sets, out.feasible, out.features,
+                       out.keeps),
         )
 
     @classmethod

@@ -33,6 +33,7 @@ from palgym.envs.candidates import (
 )
 from palgym.envs.decisions import DecisionRound
 from palgym.envs.features import LOG_HORIZON
+from palgym.envs.kernel_args import JobColumns, RoundArgs
 from palgym.envs.observations import ObservationBuilder
 from palgym.errors import ConfigError
 from palgym.policies.slowdown import SlowdownFactors
@@ -168,11 +169,12 @@ class CompiledDecide:
         queued_frac, log_now = builder.round_constants(sim, decision)
         self._args = (
             decision.free, sim.job_of_gpu,
-            table.perf_class, table.num_gpus, table.iteration_time_s, total_iterations,
-            table.iterations_done, table.submit_time_s, table.attained_service_s, table.status,
+            JobColumns(table.perf_class, table.num_gpus, table.iteration_time_s,
+                       total_iterations, table.iterations_done, table.submit_time_s,
+                       table.attained_service_s, table.status),
             *tables.kernel_args,
-            sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling", LOG_HORIZON,
-            queued_frac, log_now, known,
+            RoundArgs(sim.now_s, _RUNNING, decision.sticky, decision.task == "scheduling",
+                      LOG_HORIZON, queued_frac, log_now, known),
         )
         self._shapes = builder.offsets, builder.num_actions, builder.num_slots
         if tables is not self._tables:  # the arguments' types are fixed for the tables' life

@@ -169,15 +169,8 @@ def job_rows(  # type: ignore[no-untyped-def]  # noqa: PLR0913
 
 
 @njit(cache=True, nogil=True)
-def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    free, job_of_gpu,
-    perf_class, num_gpus, iteration_time_s, total_iterations, iterations_done, submit_time_s,
-    attained_service_s, status,
-    sf, rank, labels, tiers, num_tiers, max_tiers, gpus_per_node, strict_total, lf_by_class,
-    larger_rule, best0, packed, random, num_candidates,
-    shape_of_slot, shape_gpus, sets, feasible, features, keeps,
-    now_s, running, sticky, scheduling, log_horizon, queued_frac, log_now, remaining_known,
-    jobs, pending_frac, obs, mask,
+def decision(  # type: ignore[no-untyped-def]
+    free, job_of_gpu, columns, tables, index, buffers, constants, jobs, pending_frac, obs, mask,
 ):
     """Everything one decision needs, in one call.
 
@@ -192,29 +185,33 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     decision is open only while some pending job fits, and a fitting job of a selectable slot
     always has its Random candidate, so "no pending job fits" adds nothing.)
 
-    The arguments up to ``remaining_known`` are constant during a round (the engine moves only
+    The arguments up to ``constants`` are constant during a round (the engine moves only
     between rounds; ``free`` is the round's array, changed in place by its placements), the
     last four change with every decision.
 
     Args:
         free: bool (G,). job_of_gpu: int64 (G,).
-        perf_class .. status: the job table's columns (``total_iterations``: the scheduler's
-            view, :meth:`palgym.policies.durations.Durations.total_iterations`).
-        sf .. larger_rule: the episode tables (:class:`palgym.envs.candidates.EpisodeTables`).
-        best0, packed, random, num_candidates: the codec's candidate indices and M
-            (:class:`palgym.envs.actions.ActionCodec`); action k * M + m is slot k's
-            candidate m and the last action ends the round.
-        shape_of_slot .. keeps: the kernel buffers (:class:`palgym.envs.candidates.KernelBuffers`).
-        now_s: the round's start. running: the RUNNING status code. sticky: only slot 0 is
-            selectable. scheduling: the task is scheduling. log_horizon: log1p of the time
-            horizon. queued_frac, log_now: the last two cluster features.
-        remaining_known: False when durations are unknown (remaining-time column 0).
+        columns: :class:`palgym.envs.kernel_args.JobColumns`, the job table's columns.
+        tables: :class:`~palgym.envs.kernel_args.TableArgs`, the episode tables.
+        index: :class:`~palgym.envs.kernel_args.CandidateIndex`: the codec's candidate
+            indices and M; action k * M + m is slot k's candidate m and the last action ends
+            the round.
+        buffers: :class:`~palgym.envs.kernel_args.BufferArgs`, the kernel buffers (out).
+        constants: :class:`~palgym.envs.kernel_args.RoundArgs`, the round's constants.
         jobs: int64 (K',) window jobs. pending_frac: the cluster feature pending / K.
         obs, mask: out, as above.
 
     Returns:
         S, the number of window shapes.
     """
+    perf_class, num_gpus = columns.perf_class, columns.num_gpus
+    sf, rank, tiers = tables.sf, tables.rank, tables.tiers
+    max_tiers, gpus_per_node = tables.max_tiers, tables.gpus_per_node
+    best0, packed, random = index.best0, index.packed, index.random
+    num_candidates = index.num_candidates
+    shape_of_slot, shape_gpus, sets = buffers.shape_of_slot, buffers.shape_gpus, buffers.sets
+    feasible, features, keeps = buffers.feasible, buffers.features, buffers.keeps
+    sticky = constants.sticky
     num_slots = (mask.size - 1) // num_candidates
     jobs_end = num_slots * len(JOB)
     candidates_end = jobs_end + num_slots * num_candidates * len(CANDIDATE)
@@ -223,17 +220,18 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
                                                            len(CANDIDATE)))
     obs_cluster = obs[candidates_end:]
     num_shapes = window_candidates(
-        free, jobs, perf_class, num_gpus, sf, rank, labels, tiers, num_tiers, max_tiers,
-        gpus_per_node, strict_total, best0, packed, random,
+        free, jobs, perf_class, num_gpus, sf, rank, tables.labels, tiers, tables.num_tiers,
+        max_tiers, gpus_per_node, tables.strict_total, best0, packed, random,
         shape_of_slot, shape_gpus, sets, feasible,
     )
-    candidate_features(jobs, perf_class, sf, tiers, gpus_per_node, lf_by_class, larger_rule,
-                       best0, packed, random, shape_of_slot, shape_gpus, num_shapes, sets,
-                       feasible, features)
+    candidate_features(jobs, perf_class, sf, tiers, gpus_per_node, tables.lf_by_class,
+                       tables.larger_rule, best0, packed, random, shape_of_slot, shape_gpus,
+                       num_shapes, sets, feasible, features)
     keeps_gpus(job_of_gpu, jobs, shape_of_slot, shape_gpus, sets, feasible, keeps)
-    job_rows(jobs, num_gpus, perf_class, iteration_time_s, total_iterations, iterations_done,
-             submit_time_s, attained_service_s, status, now_s, free.size, running, sticky,
-             log_horizon, remaining_known, obs_jobs)
+    job_rows(jobs, num_gpus, perf_class, columns.iteration_time_s, columns.total_iterations,
+             columns.iterations_done, columns.submit_time_s, columns.attained_service_s,
+             columns.status, constants.now_s, free.size, constants.running, sticky,
+             constants.log_horizon, constants.remaining_known, obs_jobs)
     num_features = len(CANDIDATE)
     for k in range(jobs.size):
         s = shape_of_slot[k]
@@ -244,8 +242,8 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
     cluster_summary(free, rank, max_tiers, gpus_per_node, obs_cluster)
     size = obs_cluster.size
     obs_cluster[size - 3] = pending_frac
-    obs_cluster[size - 2] = queued_frac
-    obs_cluster[size - 1] = log_now
+    obs_cluster[size - 2] = constants.queued_frac
+    obs_cluster[size - 1] = constants.log_now
     selectable = min(jobs.size, 1) if sticky else jobs.size
     valid = False
     for k in range(selectable):
@@ -254,5 +252,5 @@ def decision(  # type: ignore[no-untyped-def]  # noqa: PLR0913
             if feasible[s, m]:
                 mask[k * num_candidates + m] = True
                 valid = True
-    mask[mask.size - 1] = scheduling or not valid
+    mask[mask.size - 1] = constants.scheduling or not valid
     return num_shapes
