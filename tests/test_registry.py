@@ -375,3 +375,18 @@ def test_a_class_defined_in_a_function_cannot_go_to_workers() -> None:
     with pytest.raises(ConfigError, match="Local cannot be imported by another process"):
         origins_of(["local"], ["fifo"])
     assert origins_of(["pal", "packed-sticky+easy"], ["fifo"]) == ()
+
+
+def test_the_docs_policy_table_is_the_registry() -> None:
+    """docs/CONCEPTS.md holds policy_table()'s text between its markers (regenerate it from
+    ``palgym.policies.registry.policy_table()`` when a policy or trait changes)."""
+    from pathlib import Path
+
+    from palgym.policies.registry import policy_table
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "CONCEPTS.md").read_text()
+    begin, end = "<!-- policy-table: begin -->\n", "<!-- policy-table: end -->"
+    assert begin in text and end in text
+    assert text.split(begin, 1)[1].split(end, 1)[0] == policy_table()
+    rows = [line for line in policy_table().splitlines() if line.startswith("| `")]
+    assert len(rows) == 6 + 5 + 3  # the six placements, five queue orders, three modes
