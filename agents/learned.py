@@ -17,7 +17,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import yaml
 
 from agents.base import State
 from agents.data_dir import resolve_config
@@ -26,7 +25,7 @@ from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
 from agents.layouts import check_env_layout
 from agents.model_zip import TRUST_HINT, algo_of, load_model, policy_module, read_model_zip
-from agents.runs import yaml_problem
+from agents.runs import read_yaml
 from palgym.errors import ConfigError
 
 MODEL_FILE = "model.zip"
@@ -182,13 +181,7 @@ def model_config(path: str | Path) -> dict[str, Any]:
     config = config_path(path)
     if config is None:
         return {}
-    try:
-        content = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{config}: not valid YAML: {yaml_problem(exc)}") from None
-    if not isinstance(content, dict):
-        raise ConfigError(f"{config}: expected a mapping (a train.py config.yml)")
-    return resolve_config(content)
+    return resolve_config(read_yaml(config))
 
 
 def detect_algo(path: str | Path, *, trust_model: bool = False) -> str:
