@@ -226,12 +226,13 @@ def make_input_driven_model(env: Any, hyperparams: Mapping[str, Any], seed: int 
                                   verbose=verbose, **kwargs)
 
 
-def check_input_driven(k: int, algo: str, n_envs: int) -> None:
+def check_input_driven(k: int, algo: str, n_envs: int, vec_env: str = "auto") -> None:
     """Refuse settings input-driven training cannot run.
 
     Raises:
-        ConfigError: for K == 1 or K < 0, an algorithm other than ``maskable_ppo``, or
-            ``n_envs != 1``.
+        ConfigError: for K == 1 or K < 0, an algorithm other than ``maskable_ppo``,
+            ``n_envs != 1`` or a vector env other than an in-process ``DummyVecEnv`` (``auto``
+            or ``dummy``: the K episodes step its one env directly).
     """
     if k == 0:
         return
@@ -242,6 +243,9 @@ def check_input_driven(k: int, algo: str, n_envs: int) -> None:
     if n_envs != 1:
         raise ConfigError(f"--input-driven runs its K episodes on one env: use --n-envs 1, "
                           f"got {n_envs}")
+    if vec_env not in ("auto", "dummy"):
+        raise ConfigError("--input-driven steps one in-process env directly: use --vec-env "
+                          f"dummy (or auto), not {vec_env}")
 
 
 def load_or_make_input_driven(settings: Any, config: Mapping[str, Any], venv: VecEnv,

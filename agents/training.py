@@ -201,10 +201,9 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         raise ConfigError(f"n_timesteps (-n) must be a positive integer, got {n_timesteps!r}")
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
-    check_input_driven(settings.input_driven, settings.algo, n_envs)
-    if settings.input_driven and settings.vec_env not in ("auto", "dummy"):
-        raise ConfigError("--input-driven steps one in-process env directly: use --vec-env "
-                          f"dummy (or auto), not {settings.vec_env}")
+    check_input_driven(settings.input_driven, settings.algo, n_envs, settings.vec_env)
+    if settings.imitate and settings.algo not in MASKED_ALGOS:
+        raise ConfigError("--imitate needs --algo maskable_ppo")
     check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
@@ -358,7 +357,12 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
             if not settings.resume:
                 write_yaml(run_dir / "config.yml", portable_config(config))
                 if settings.imitate:
-                    write_yaml(run_dir / "imitation.yml", imitate(model, settings, config))
+                    from agents.imitation import clone_heuristic
+
+                    write_yaml(run_dir / "imitation.yml", clone_heuristic(
+                        model, settings.env_id, config["env_kwargs"], settings.imitate,
+                        settings.imitate_decisions, settings.imitate_epochs,
+                        settings.imitate_explore, settings.seed))
             record_args(run_dir, args if args is not None else dataclasses.asdict(settings),
                         {"model": seed, "train_envs": [seed + i for i in range(n_envs)],
                          "eval": eval_seed}, settings.resume, start)
@@ -376,18 +380,6 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
     return TrainResult(run_dir, run_dir / "model.zip", int(model.num_timesteps),
                        time.perf_counter() - started, tensorboard, interrupted, references,
                        callbacks[1].summary)
-
-
-def imitate(model: Any, settings: TrainSettings, config: Mapping[str, Any]) -> dict[str, Any]:
-    """:func:`agents.imitation.clone_heuristic` on the training envs' episodes (returns what
-    ``imitation.yml`` records); ConfigError without masks or for a heuristic the env can't run."""
-    from agents.imitation import clone_heuristic
-
-    if settings.algo not in MASKED_ALGOS:
-        raise ConfigError("--imitate needs --algo maskable_ppo")
-    return clone_heuristic(model, settings.env_id, config["env_kwargs"], settings.imitate or "",
-                           settings.imitate_decisions, settings.imitate_epochs,
-                           settings.imitate_explore, settings.seed)
 
 
 def learn(model: Any, n_timesteps: int, callbacks: list[BaseCallback], resume: bool) -> bool:

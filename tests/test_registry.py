@@ -379,10 +379,10 @@ def test_a_class_defined_in_a_function_cannot_go_to_workers() -> None:
 
 def test_the_docs_policy_table_is_the_registry() -> None:
     """docs/CONCEPTS.md holds policy_table()'s text between its markers (regenerate it from
-    ``palgym.policies.registry.policy_table()`` when a policy or trait changes)."""
+    ``palgym.policies.table.policy_table()`` when a policy or trait changes)."""
     from pathlib import Path
 
-    from palgym.policies.registry import policy_table
+    from palgym.policies.table import policy_table
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "CONCEPTS.md").read_text()
     begin, end = "<!-- policy-table: begin -->\n", "<!-- policy-table: end -->"
