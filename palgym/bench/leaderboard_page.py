@@ -1,0 +1,250 @@
+"""The leaderboard page (Markdown) and its performance-profile plots (SVG), rendered from
+:class:`palgym.bench.leaderboard_tables.SuiteBoard`.
+
+Everything rendered is a function of the boards alone (no date, no path given on the command
+line, no library version), so equal results give byte-identical files. matplotlib (the ``viz``
+extra) is imported lazily; the SVG is made deterministic with a fixed ``svg.hashsalt`` and no
+``Date`` or ``Creator`` metadata, and its title carries the sha256 of the plotted data (what a
+check can compare whatever matplotlib draws).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from palgym.bench import stats
+from palgym.bench.leaderboard_input import Entry
+from palgym.bench.leaderboard_tables import Row, SuiteBoard, TaskBoard
+from palgym.plots import require_matplotlib
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+REGENERATE = ("python -m palgym.bench.leaderboard benchmarks/leaderboard "
+              "--output docs/LEADERBOARD.md --plots docs/leaderboard")
+"""The command that regenerates the committed page (printed in its header)."""
+
+WARNING = "\u26a0"
+"""The mark of a failure: unfinished jobs or invalid (fallback) actions."""
+
+SVG_HASH_SALT = "palgym-bench"
+"""matplotlib's ``svg.hashsalt`` (fixed ids: byte-identical SVGs)."""
+
+PROFILE_POINTS = 201
+"""Thresholds tau of a profile plot."""
+
+HOW_TO_READ = """\
+How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/stats.py`):
+
+- **ratio**: an entry's average JCT divided by that of the reference on the same episode
+  (task, trace, seed; test split). Lower is better; below 1 the entry is faster. **/ best**:
+  the task's heuristic chosen on the validation split; **/ PAL**: PAL.
+- **geomean** and **IQM** (interquartile mean: the mean of the middle 50% of the ratios, the
+  scores at the 25th and 75th percentiles weighted by the fraction inside) of the ratios,
+  with a 95% stratified bootstrap percentile interval in brackets (Agarwal et al., NeurIPS
+  2021): seeds are resampled with replacement within each trace ({resamples} resamples,
+  seed 0). No interval is shown when each trace has one seed.
+- **P(< best)**: probability of improvement over the best (rliable's): per trace, the chance
+  that a seed of the entry has a lower average JCT than a seed of the best (ties count one
+  half), averaged over the traces.
+- {warning} marks unfinished jobs (counted with the episodes they occur in) and invalid
+  actions (the env took a fallback action); a result never hides them.
+- **ms / decision**: wall-clock decision time per decision; it depends on the hardware and is
+  the one figure that is not reproducible.
+- The **oracle** row takes, for each episode, the field member with the lowest average JCT in
+  hindsight (test split): a bound, not a contender, never ranked.
+"""
+
+
+def profile_file(suite: str) -> str:
+    """File name of a suite's profile plot."""
+    return f"{suite}-profile.svg"
+
+
+def cell(text: str) -> str:
+    """Text safe inside a Markdown table cell (pipes escaped, one line)."""
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def interval_text(interval: stats.Interval) -> str:
+    """``0.950 [0.930, 0.970]``, or ``0.950 (no interval)``."""
+    point, low, high = interval.scalar()
+    if not interval.has_interval:
+        return f"{point:.3f} (no interval)"
+    return f"{point:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def failures_text(count: int, suffix: str = "") -> str:
+    """A count, marked when it is not zero."""
+    return f"{WARNING} {count}{suffix}" if count else "0"
+
+
+def row_line(rank: str, row: Row) -> str:
+    """One Markdown table line."""
+    name = f"*{cell(row.entry)}*" if row.oracle else f"`{cell(row.entry)}`"
+    unfinished = failures_text(row.unfinished_jobs, f" ({row.episodes_unfinished} ep.)"
+                               if row.unfinished_jobs else "")
+    timing = "–" if row.decision_time_ms is None else f"{row.decision_time_ms:.3g}"
+    cells = [rank, name, cell(row.kind), interval_text(row.to_best_geomean),
+             interval_text(row.to_best_iqm), interval_text(row.to_pal_geomean),
+             interval_text(row.to_pal_iqm), f"{row.improvement:.2f}", unfinished,
+             failures_text(row.invalid_actions), timing]
+    return "| " + " | ".join(cells) + " |"
+
+
+def warnings_of(task: TaskBoard) -> list[str]:
+    """One bullet per row with unfinished jobs or invalid actions."""
+    lines = []
+    for row in (*task.rows, *([task.oracle] if task.oracle else [])):
+        parts = []
+        if row.unfinished_jobs:
+            parts.append(f"{row.unfinished_jobs} unfinished jobs in {row.episodes_unfinished} "
+                         f"of {row.num_episodes} episodes")
+        if row.invalid_actions:
+            parts.append(f"{row.invalid_actions} invalid actions (fallback actions taken)")
+        if parts:
+            lines.append(f"- {WARNING} `{cell(row.entry)}`: " + "; ".join(parts) + ".")
+    return lines
+
+
+def task_section(task: TaskBoard) -> list[str]:
+    """The Markdown of one task: its line of facts, table and warnings."""
+    seeds = ", ".join(str(s) for s in task.seeds)
+    lines = [f"### Task `{task.task}`", "",
+             f"Best heuristic (chosen on the validation split): `{task.best_member}`. Test "
+             f"split: {task.rows[0].num_episodes} episodes per entry, {len(task.traces)} traces "
+             f"x seeds {seeds}.", "",
+             "| rank | entry | kind | geomean / best | IQM / best | geomean / PAL | IQM / PAL "
+             "| P(< best) | unfinished jobs | invalid actions | ms / decision |",
+             "|---:|---|---|---|---|---|---|---:|---:|---:|---:|"]
+    lines += [row_line(str(rank), row) for rank, row in enumerate(task.rows, start=1)]
+    if task.oracle is not None:
+        lines.append(row_line("–", task.oracle))
+    warnings = warnings_of(task)
+    return lines + ([""] + warnings if warnings else []) + [""]
+
+
+def entry_line(entry: Entry) -> str:
+    """One line of a suite's entries table (what its ``submission`` object states, or
+    "not stated")."""
+    env = training = deterministic = "not stated"
+    stated = entry.submission
+    if stated is not None:
+        env = f"modified: {stated['env_modifications']}" if stated["env_modified"] else "stock"
+        training = "none" if not stated["training_env_steps"] else (
+            f"{stated['training_env_steps']:,} env steps, "
+            f"{stated['training_wall_time_s'] / 3600.0:.1f} h")
+        deterministic = "yes" if stated["deterministic"] else "no"
+    cells = [f"`{cell(entry.name)}`", cell(entry.kind), f"`{cell(entry.spec)}`",
+             cell(entry.palgym_version), f"`{cell(entry.commit)}`", cell(env), training,
+             deterministic, cell(entry.description)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def suite_section(board: SuiteBoard, plot_link: str | None) -> list[str]:
+    """The Markdown of one suite: its hash, entries, profile plot and task sections."""
+    lines = [f"## Suite `{board.suite}`", "", f"Suite file sha256: `{board.suite_sha256}`.", "",
+             "| entry | kind | spec | palgym | commit | env | training | deterministic "
+             "| description |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [entry_line(entry) for entry in board.entries]
+    lines.append("")
+    if plot_link is not None:
+        lines += [f"![Performance profiles of {board.suite}: the fraction of episodes whose "
+                  f"ratio to the best is at most tau]({plot_link})", ""]
+    for task in board.tasks:
+        lines += task_section(task)
+    return lines
+
+
+def render_page(boards: list[SuiteBoard], output: Path, plots_dir: Path | None,
+                num_resamples: int = stats.DEFAULT_RESAMPLES) -> str:
+    """The page's Markdown (ends with one newline).
+
+    Args:
+        boards: the suites, in order.
+        output: where the page goes (the plots are linked relative to its folder).
+        plots_dir: the folder of the profile plots, or None (no plot linked).
+        num_resamples: the bootstrap resamples of the intervals (stated on the page).
+    """
+    lines = ["<!-- Generated by palgym.bench.leaderboard: do not edit. -->", "", "# Leaderboard",
+             "", "**Generated: do not edit.** Regenerate it from the committed results files "
+             "(a test fails when this page differs from what the command writes):", "",
+             "```bash", REGENERATE, "```", "",
+             "To add an entry, see [Submitting an entry](SUBMITTING.md).", "",
+             HOW_TO_READ.format(resamples=f"{num_resamples:,}", warning=WARNING)]
+    if not boards:
+        lines += ["No results files yet.", ""]
+    for board in boards:
+        link = None
+        if plots_dir is not None:
+            link = Path(os.path.relpath(plots_dir / profile_file(board.suite),
+                                        output.parent)).as_posix()
+        lines += suite_section(board, link)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def profile_fingerprint(board: SuiteBoard) -> str:
+    """sha256 of what a suite's profile plot shows: per task, each curve's name and ratios."""
+    digest = hashlib.sha256(board.suite.encode("utf-8"))
+    for task in board.tasks:
+        for row in (*task.rows, *([task.oracle] if task.oracle else [])):
+            digest.update(f"\n{task.task}\n{row.entry}\n".encode())
+            digest.update(np.ascontiguousarray(row.ratios_to_best, dtype="<f8").tobytes())
+    return digest.hexdigest()
+
+
+def draw_task(axes: Axes, task: TaskBoard) -> None:
+    """One panel: every row's profile (fraction of episodes with ratio to best <= tau) with
+    its stratified bootstrap band; the oracle dashed."""
+    curves = [*task.rows, *([task.oracle] if task.oracle else [])]
+    ratios = np.concatenate([row.ratios_to_best for row in curves])
+    low, high = min(float(ratios.min()), 1.0), max(float(ratios.max()), 1.0)
+    pad = 0.05 * (high - low) if high > low else 0.05
+    taus = np.linspace(low - pad, high + pad, PROFILE_POINTS)
+    for index, row in enumerate(curves):
+        color = "black" if row.oracle else f"C{index % 10}"
+        band = stats.profile_band(row.ratios_to_best, row.traces, taus)
+        axes.plot(taus, band.point, drawstyle="steps-post", color=color,
+                  linestyle="--" if row.oracle else "-", label=row.entry)
+        if band.has_interval:
+            axes.fill_between(taus, band.low, band.high, step="post", color=color, alpha=0.15,
+                              linewidth=0)
+    axes.axvline(1.0, color="grey", linewidth=0.8)
+    axes.set_title(task.task, fontsize=10)
+    axes.set_xlabel("ratio of average JCT to the best (lower is better)", fontsize=8)
+    axes.set_ylabel("fraction of episodes with ratio \u2264 \u03c4", fontsize=8)
+    axes.set_ylim(-0.02, 1.02)
+    axes.legend(fontsize=7, loc="best")
+
+
+def profile_svg(board: SuiteBoard) -> bytes:
+    """The suite's performance profiles, one panel per task, as deterministic SVG bytes.
+
+    Raises:
+        PlotDependencyError: if matplotlib (the ``viz`` extra) is not installed.
+    """
+    require_matplotlib()
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    columns = max(1, min(3, len(board.tasks)))
+    rows = max(1, math.ceil(len(board.tasks) / columns))
+    with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT, "svg.fonttype": "path"}):
+        figure = Figure(figsize=(4.6 * columns, 3.6 * rows), layout="constrained")
+        FigureCanvasSVG(figure)
+        for index, task in enumerate(board.tasks):
+            draw_task(figure.add_subplot(rows, columns, index + 1), task)
+        figure.suptitle(f"{board.suite}: performance profiles (test split)", fontsize=11)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="svg", metadata={
+            "Date": None, "Creator": None,
+            "Title": f"{board.suite} profiles, data sha256 {profile_fingerprint(board)}"})
+    return buffer.getvalue()

@@ -1,0 +1,232 @@
+"""The leaderboard's tables: entries checked against ``pal``, per-task rows of ratios,
+intervals and counts, ranked (the method: :mod:`palgym.bench.leaderboard`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from palgym.bench import stats
+from palgym.bench.leaderboard_input import (
+    BEST,
+    FIELD,
+    REFERENCE,
+    Entry,
+    Episode,
+    Key,
+    ResultsFile,
+    entry_of,
+)
+from palgym.errors import ConfigError
+
+SHOWN_DIFFERENCES = 5
+"""Differing episodes named in a refusal (the count of the rest follows)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a task table: an entry's (or the oracle's) ratios and counts.
+
+    ``ratios_to_best`` and ``traces`` are float64 (n,) / n trace names in key order.
+    """
+
+    entry: str
+    kind: str
+    oracle: bool
+    to_best_geomean: stats.Interval
+    to_best_iqm: stats.Interval
+    to_pal_geomean: stats.Interval
+    to_pal_iqm: stats.Interval
+    improvement: float
+    num_episodes: int
+    unfinished_jobs: int
+    episodes_unfinished: int
+    invalid_actions: int
+    decision_time_ms: float | None
+    ratios_to_best: np.ndarray
+    traces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TaskBoard:
+    """A task's ranked rows (by geomean ratio to best, then name) and its oracle row."""
+
+    task: str
+    best_member: str
+    traces: tuple[str, ...]
+    seeds: tuple[int, ...]
+    rows: tuple[Row, ...]
+    oracle: Row | None
+
+
+@dataclass(frozen=True)
+class SuiteBoard:
+    """A suite's entries (sorted by name) and task boards (sorted by task)."""
+
+    suite: str
+    suite_sha256: str
+    entries: tuple[Entry, ...]
+    tasks: tuple[TaskBoard, ...]
+
+
+def listed(keys: set[Key]) -> str:
+    """The first :data:`SHOWN_DIFFERENCES` keys, sorted, and the count of the rest."""
+    ordered = sorted(keys)
+    text = ", ".join(f"({task}, {trace}, seed {seed})"
+                     for task, trace, seed in ordered[:SHOWN_DIFFERENCES])
+    more = len(ordered) - SHOWN_DIFFERENCES
+    return text + (f" and {more} more" if more > 0 else "")
+
+
+def check_same_episodes(label: str, episodes: dict[Key, Episode],
+                        reference: dict[Key, Episode]) -> None:
+    """Refuse episodes other than the reference's, or another trace file for one of them.
+
+    Raises:
+        ConfigError: naming ``label`` and the missing / extra episodes, or the trace.
+    """
+    missing, extra = set(reference) - set(episodes), set(episodes) - set(reference)
+    if missing or extra:
+        parts = ([f"missing {len(missing)}: {listed(missing)}"] if missing else []) + \
+                ([f"extra {len(extra)}: {listed(extra)}"] if extra else [])
+        raise ConfigError(f"{label}: not the episodes of entry {REFERENCE!r} (test split); "
+                          + "; ".join(parts))
+    for key, episode in sorted(episodes.items()):
+        if episode.trace_sha256 != reference[key].trace_sha256:
+            raise ConfigError(f"{episode.where}, field 'trace_sha256': trace {key[1]!r} differs "
+                              f"from entry {REFERENCE!r}'s ({reference[key].where})")
+
+
+def check_roles(suite: str, entries: dict[str, Entry]) -> None:
+    """Refuse a suite without ``pal`` (with test episodes) or ``best`` (of kind ``best``), an
+    entry of kind ``best`` under another name, or two ``field`` entries.
+
+    Raises:
+        ConfigError: naming the suite, the entry and its file.
+    """
+    for needed in (REFERENCE, BEST):
+        if needed not in entries:
+            raise ConfigError(f"suite {suite!r}: no results file of entry {needed!r} "
+                              f"(given: {sorted(entries)})")
+    if not entries[REFERENCE].episodes:
+        raise ConfigError(f"{entries[REFERENCE].path}: entry {REFERENCE!r} has no test episode")
+    for entry in entries.values():
+        if (entry.kind == BEST) != (entry.name == BEST):
+            raise ConfigError(f"{entry.path}, line 1, field 'entry_kind': entry {entry.name!r} "
+                              f"of kind {entry.kind!r}; the entry named {BEST!r} and only it "
+                              f"has kind {BEST!r}")
+    fields = sorted(entry.path for entry in entries.values() if entry.kind == FIELD)
+    if len(fields) > 1:
+        raise ConfigError(f"suite {suite!r}: more than one entry of kind {FIELD!r}: {fields}")
+
+
+def suite_entries(files: Sequence[ResultsFile]) -> dict[str, tuple[str, list[Entry]]]:
+    """Suite -> (suite sha256, entries sorted by name), every entry checked against ``pal``.
+
+    Raises:
+        ConfigError: for two hashes of one suite, an entry name twice, no ``pal`` or ``best``
+            entry, or an entry (or field member) with other episodes than ``pal``.
+    """
+    grouped: dict[str, tuple[str, str, dict[str, Entry]]] = {}
+    for results in files:
+        suite, digest = results.header["suite"], results.header["suite_sha256"]
+        first_digest, first_path, entries = grouped.setdefault(suite, (digest, results.path, {}))
+        if digest != first_digest:
+            raise ConfigError(f"{results.path}, line 1, field 'suite_sha256': suite {suite!r} "
+                              f"has another hash in {first_path}")
+        name = results.header["entry"]
+        if name in entries:
+            raise ConfigError(f"{results.path}, line 1, field 'entry': entry {name!r} is "
+                              f"also in {entries[name].path}")
+        entries[name] = entry_of(results)
+    checked = {}
+    for suite, (digest, _, entries) in sorted(grouped.items()):
+        check_roles(suite, entries)
+        reference = entries[REFERENCE].episodes
+        for entry in entries.values():
+            where = f"{entry.path}: entry {entry.name!r}"
+            if entry.kind == FIELD:
+                for member, episodes in sorted(entry.members.items()):
+                    check_same_episodes(f"{where}, member {member!r}", episodes, reference)
+            else:
+                check_same_episodes(where, entry.episodes, reference)
+        checked[suite] = (digest, [entries[name] for name in sorted(entries)])
+    return checked
+
+
+def oracle_episodes(field: Entry, keys: list[Key]) -> dict[Key, Episode]:
+    """Per episode, the field member's episode with the lowest average JCT (ties: by name)."""
+    ordered = sorted(field.members)
+    return {key: min((field.members[m][key] for m in ordered), key=lambda e: e.avg_jct_s)
+            for key in keys}
+
+
+def row_of(label: tuple[str, str, bool], episodes: list[Episode], pal: np.ndarray,
+           best: np.ndarray, traces: tuple[str, ...], num_resamples: int) -> Row:
+    """A table row from an entry's episodes (in the order of ``pal``, ``best``, ``traces``)."""
+    jct = np.array([e.avg_jct_s for e in episodes])
+    to_best, to_pal = jct / best, jct / pal
+
+    def interval(ratios: np.ndarray, statistic: stats.Statistic) -> stats.Interval:
+        return stats.stratified_bootstrap(ratios, traces, statistic,
+                                          num_resamples=num_resamples, seed=stats.DEFAULT_SEED)
+
+    by_trace = [np.flatnonzero(np.asarray(traces) == t) for t in sorted(set(traces))]
+    improvement = float(np.mean([stats.task_improvement(jct[p], best[p], better="lower")
+                                 for p in by_trace]))
+    decisions = sum(e.decisions for e in episodes)
+    time_s = sum(e.decision_time_s for e in episodes)
+    name, kind, oracle = label
+    return Row(entry=name, kind=kind, oracle=oracle,
+               to_best_geomean=interval(to_best, stats.geometric_mean_rows),
+               to_best_iqm=interval(to_best, stats.interquartile_mean_rows),
+               to_pal_geomean=interval(to_pal, stats.geometric_mean_rows),
+               to_pal_iqm=interval(to_pal, stats.interquartile_mean_rows),
+               improvement=improvement, num_episodes=len(episodes),
+               unfinished_jobs=sum(e.unfinished_jobs for e in episodes),
+               episodes_unfinished=sum(e.unfinished_jobs > 0 for e in episodes),
+               invalid_actions=sum(e.invalid_actions for e in episodes),
+               decision_time_ms=None if oracle or decisions == 0
+               else 1000.0 * time_s / decisions,
+               ratios_to_best=to_best, traces=traces)
+
+
+def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard:
+    """The ranked rows of one task (entries checked by :func:`suite_entries`)."""
+    by_name = {entry.name: entry for entry in entries}
+    keys = sorted(key for key in by_name[REFERENCE].episodes if key[0] == task)
+    traces = tuple(key[1] for key in keys)
+    pal = np.array([by_name[REFERENCE].episodes[k].avg_jct_s for k in keys])
+    best = np.array([by_name[BEST].episodes[k].avg_jct_s for k in keys])
+    rows = [row_of((e.name, e.kind, False), [e.episodes[k] for k in keys], pal, best, traces,
+                   num_resamples) for e in entries if e.kind != FIELD]
+    rows.sort(key=lambda row: (row.to_best_geomean.point[0], row.entry))
+    field = next((e for e in entries if e.kind == FIELD), None)
+    oracle = None
+    if field is not None and field.members:
+        chosen = oracle_episodes(field, keys)
+        oracle = row_of((f"oracle ({field.name})", "hindsight bound", True),
+                        [chosen[k] for k in keys], pal, best, traces, num_resamples)
+    return TaskBoard(task=task, best_member=by_name[BEST].choices[task],
+                     traces=tuple(sorted(set(traces))),
+                     seeds=tuple(sorted({key[2] for key in keys})), rows=tuple(rows),
+                     oracle=oracle)
+
+
+def build_leaderboard(files: Sequence[ResultsFile], *,
+                      num_resamples: int = stats.DEFAULT_RESAMPLES) -> list[SuiteBoard]:
+    """Every suite's boards from read results files (in any order).
+
+    Raises:
+        ConfigError: see :func:`suite_entries` and :func:`entry_of`.
+    """
+    boards = []
+    for suite, (digest, entries) in suite_entries(files).items():
+        tasks = sorted({key[0] for key in entries[[e.name for e in entries].index(REFERENCE)]
+                        .episodes})
+        boards.append(SuiteBoard(suite=suite, suite_sha256=digest, entries=tuple(entries),
+                                 tasks=tuple(task_board(t, entries, num_resamples)
+                                             for t in tasks)))
+    return boards

@@ -1,0 +1,312 @@
+"""palgym.bench.leaderboard on a small synthetic suite whose ratios are worked out by hand.
+
+Suite ``toy``: tasks ``task-a`` and ``task-b``, traces tr0, tr1, tr2, seeds 0 and 1 (6 test
+episodes per task); entries ``pal``, ``best``, ``field`` (members srtf/pal, fifo/pal, las/pal)
+and the learned entry ``agent``. Average JCTs (s), in key order (tr0 s0, tr0 s1, tr1 s0,
+tr1 s1, tr2 s0, tr2 s1):
+
+task-a  best (srtf/pal) 100 x6   pal 125 x6   agent 50 200 100 90 25 400
+        field: srtf/pal 100 x6; fifo/pal 90 110 120 120 120 120; las/pal 130 x5 then 70
+task-b  best (fifo/pal) 200 x6   pal 400 x6   agent 200 x6 (3 unfinished jobs, 2 invalid
+        actions in tr1 s0)
+        field: fifo/pal 200 x6; srtf/pal 210 x6; las/pal 190 then 220 x5
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palgym.bench.leaderboard import main, write_leaderboard
+from palgym.bench.leaderboard_input import rows_of
+from palgym.bench.leaderboard_tables import build_leaderboard
+from palgym.errors import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+KEYS = [(trace, seed) for trace in ("tr0", "tr1", "tr2") for seed in (0, 1)]
+BEST_OF = {"task-a": "srtf/pal", "task-b": "fifo/pal"}
+FIELD_JCT = {
+    "task-a": {"srtf/pal": [100] * 6, "fifo/pal": [90, 110, 120, 120, 120, 120],
+               "las/pal": [130] * 5 + [70]},
+    "task-b": {"fifo/pal": [200] * 6, "srtf/pal": [210] * 6, "las/pal": [190] + [220] * 5},
+}
+JCT = {
+    "pal": {"task-a": [125] * 6, "task-b": [400] * 6},
+    "agent": {"task-a": [50, 200, 100, 90, 25, 400], "task-b": [200] * 6},
+    "best": {task: FIELD_JCT[task][member] for task, member in BEST_OF.items()},
+}
+KIND = {"pal": "heuristic", "agent": "learned", "best": "best", "field": "field"}
+
+
+def header(entry: str, **changes: Any) -> dict[str, Any]:
+    return {"record": "header", "schema": "palgym-bench-results/1", "suite": "toy",
+            "suite_sha256": "ab" * 32, "entry": entry, "entry_kind": KIND[entry],
+            "entry_spec": entry, "palgym_version": "0.1.0", "commit": "unknown",
+            "env_layouts": {}, "seeds": [0, 1], **changes}
+
+
+def episode(task: str, split: str, key: tuple[str, int], member: str, jct: float,
+            **changes: Any) -> dict[str, Any]:
+    learned = member == "agent"
+    return {"record": "episode", "task": task, "split": split, "trace": key[0],
+            "trace_sha256": f"sha-{key[0]}", "seed": key[1], "member": member,
+            "avg_jct_s": float(jct), "p99_jct_s": 2.0 * jct, "makespan_s": 10.0 * jct,
+            "utilization": 0.5, "num_jobs": 10, "completed_jobs": 10, "unfinished_jobs": 0,
+            "invalid_actions": 0, "decisions": 10, "decision_time_s": 0.5 if learned else 0.01,
+            "episode_hash": "00", "actions": "", **changes}
+
+
+def lines_of(entry: str) -> list[dict[str, Any]]:
+    if entry == "field":
+        return [episode(task, split, key, member, jcts[i] + (0 if split == "test" else 1))
+                for split in ("validation", "test") for task, members in FIELD_JCT.items()
+                for member, jcts in members.items() for i, key in enumerate(KEYS)]
+    lines = []
+    if entry == "best":
+        lines = [{"record": "choice", "task": task, "member": member,
+                  "selection_split": "validation", "field": sorted(FIELD_JCT[task]),
+                  "validation_geomean_avg_jct_s": {}} for task, member in BEST_OF.items()]
+    for task, jcts in JCT[entry].items():
+        for i, key in enumerate(KEYS):
+            member = BEST_OF[task] if entry == "best" else entry
+            failures = {"unfinished_jobs": 3, "completed_jobs": 7, "invalid_actions": 2} if (
+                entry == "agent" and task == "task-b" and key == ("tr1", 0)) else {}
+            lines.append(episode(task, "test", key, member, jcts[i], **failures))
+    return lines
+
+
+def write(path: Path, head: dict[str, Any], lines: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(obj) + "\n" for obj in [head, *lines]), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def results(tmp_path: Path) -> dict[str, Path]:
+    return {entry: write(tmp_path / "results" / f"{entry}.jsonl", header(entry), lines_of(entry))
+            for entry in ("pal", "best", "field", "agent")}
+
+
+def test_ratios_intervals_and_improvement_by_hand(results: dict[str, Path]) -> None:
+    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=2000)
+    task_a, task_b = board.tasks
+    assert [row.entry for row in task_a.rows] == ["agent", "best", "pal"]
+    agent, best, pal = task_a.rows
+    # agent / best: 0.5 2 1 0.9 0.25 4 -> geomean 0.9^(1/6); sorted 0.25 0.5 0.9 1 2 4 ->
+    # IQM (0.5 * 2 + 0.9 * 4 + 1 * 4 + 2 * 2) / 12 = 1.05; / PAL: x 100/125 = 0.8
+    assert agent.to_best_geomean.point[0] == pytest.approx(0.9 ** (1 / 6), rel=1e-12)
+    assert agent.to_best_iqm.point[0] == pytest.approx(1.05, rel=1e-12)
+    assert agent.to_pal_geomean.point[0] == pytest.approx(0.8 * 0.9 ** (1 / 6), rel=1e-12)
+    assert agent.to_pal_iqm.point[0] == pytest.approx(0.84, rel=1e-12)
+    low, high = agent.to_best_geomean.low[0], agent.to_best_geomean.high[0]
+    assert low < agent.to_best_geomean.point[0] < high
+    # P(agent < best): tr0 {50, 200} vs {100, 100}: 2/4; tr1 {100, 90}: 2 ties + 2 wins = 3/4;
+    # tr2 {25, 400}: 2/4 -> (0.5 + 0.75 + 0.5) / 3
+    assert agent.improvement == pytest.approx(1.75 / 3, rel=1e-15)
+    assert best.improvement == 0.5 and pal.improvement == 0.0
+    assert pal.to_best_geomean.scalar() == pytest.approx((1.25, 1.25, 1.25), rel=1e-15)
+    assert pal.to_best_iqm.scalar() == (1.25, 1.25, 1.25)
+    assert pal.to_pal_iqm.scalar() == (1.0, 1.0, 1.0)
+    assert agent.decision_time_ms == pytest.approx(50.0) and pal.decision_time_ms == \
+        pytest.approx(1.0)
+    # oracle (min over the field): 90 100 100 100 100 70 -> / best 0.9 1 1 1 1 0.7
+    oracle = task_a.oracle
+    assert oracle is not None and oracle.oracle and oracle.decision_time_ms is None
+    assert oracle.to_best_geomean.point[0] == pytest.approx(0.63 ** (1 / 6), rel=1e-12)
+    assert oracle.to_best_iqm.point[0] == pytest.approx(11.8 / 12, rel=1e-12)
+    assert task_a.best_member == "srtf/pal" and task_b.best_member == "fifo/pal"
+    assert task_a.traces == ("tr0", "tr1", "tr2") and task_a.seeds == (0, 1)
+    # task-b: agent ties the best (ranked by name), PAL is twice as slow
+    assert [row.entry for row in task_b.rows] == ["agent", "best", "pal"]
+    agent_b = task_b.rows[0]
+    assert agent_b.to_best_geomean.scalar() == (1.0, 1.0, 1.0)
+    assert agent_b.to_pal_geomean.point[0] == pytest.approx(0.5, rel=1e-15)
+    assert agent_b.improvement == 0.5
+    assert (agent_b.unfinished_jobs, agent_b.episodes_unfinished, agent_b.invalid_actions) == \
+        (3, 1, 2)
+    assert task_b.oracle is not None
+    assert task_b.oracle.to_best_geomean.point[0] == pytest.approx(0.95 ** (1 / 6), rel=1e-12)
+
+
+def test_page_shows_ranks_failures_and_the_oracle(results: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    page_path = tmp_path / "docs" / "LEADERBOARD.md"
+    write_leaderboard(list(results.values()), page_path, tmp_path / "docs" / "leaderboard",
+                      num_resamples=500)
+    page = page_path.read_text(encoding="utf-8")
+    assert page.startswith("<!-- Generated by palgym.bench.leaderboard: do not edit. -->\n")
+    assert "Suite file sha256: `" + "ab" * 32 + "`." in page
+    assert "python -m palgym.bench.leaderboard benchmarks/leaderboard --output" in page
+    assert "](leaderboard/toy-profile.svg)" in page
+    task_a = page.split("### Task `task-a`")[1].split("### Task")[0]
+    assert "| 3 | `pal` | heuristic | 1.250 [1.250, 1.250] | 1.250 [1.250, 1.250] | " \
+           "1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] | 0.00 | 0 | 0 | 1 |" in task_a
+    assert re.search(r"^\| 1 \| `agent` \| learned \| 0\.983 \[", task_a, re.M)
+    assert re.search(r"^\| – \| \*oracle \(field\)\* \| hindsight bound \| 0\.926 ", task_a,
+                     re.M)
+    task_b = page.split("### Task `task-b`")[1]
+    assert "| 0.50 | \u26a0 3 (1 ep.) | \u26a0 2 | 50 |" in task_b
+    assert "- \u26a0 `agent`: 3 unfinished jobs in 1 of 6 episodes; 2 invalid actions " \
+           "(fallback actions taken)." in task_b
+    svg = (tmp_path / "docs" / "leaderboard" / "toy-profile.svg").read_text(encoding="utf-8")
+    assert "<dc:title>toy profiles, data sha256 " in svg and "<dc:date>" not in svg
+
+
+def test_regeneration_is_byte_identical_in_any_order(results: dict[str, Path],
+                                                     tmp_path: Path) -> None:
+    outputs = []
+    for name, paths in (("one", list(results.values())), ("two", list(results.values())[::-1])):
+        folder = tmp_path / name
+        write_leaderboard(paths, folder / "LEADERBOARD.md", folder / "leaderboard",
+                          num_resamples=500)
+        outputs.append({p.relative_to(folder): p.read_bytes() for p in folder.rglob("*")
+                        if p.is_file()})
+    assert outputs[0] == outputs[1]
+    assert set(outputs[0]) == {Path("LEADERBOARD.md"), Path("leaderboard/toy-profile.svg")}
+
+
+def refusal(results: dict[str, Path], entry: str, lines: list[dict[str, Any]],
+            **changes: Any) -> str:
+    write(results[entry], header(entry, **changes), lines)
+    with pytest.raises(ConfigError) as caught:
+        build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+    return str(caught.value)
+
+
+def test_refuses_an_entry_with_missing_or_other_episodes(results: dict[str, Path]) -> None:
+    lines = lines_of("agent")
+    message = refusal(results, "agent", lines[:-1])
+    assert "entry 'agent': not the episodes of entry 'pal'" in message
+    assert "missing 1: (task-b, tr2, seed 1)" in message and "extra" not in message
+    other_seed = [dict(obj, seed=2) if obj["seed"] == 1 and obj["task"] == "task-a" else obj
+                  for obj in lines]
+    message = refusal(results, "agent", other_seed)
+    assert "missing 3: (task-a, tr0, seed 1), (task-a, tr1, seed 1), (task-a, tr2, seed 1)" \
+        in message
+    assert "extra 3: (task-a, tr0, seed 2)" in message
+
+
+def test_refuses_a_field_member_missing_an_episode(results: dict[str, Path]) -> None:
+    lines = [obj for obj in lines_of("field") if not (
+        obj["member"] == "las/pal" and obj["split"] == "test" and obj["trace"] == "tr1")]
+    message = refusal(results, "field", lines)
+    assert "member 'las/pal': not the episodes of entry 'pal'" in message
+    assert "missing 4: (task-a, tr1, seed 0)" in message
+
+
+def test_refuses_repeats_choices_on_test_and_missing_references(
+        results: dict[str, Path]) -> None:
+    lines = lines_of("agent")
+    assert "line 14: episode ('task-b', 'tr2', 1) repeats" in refusal(
+        results, "agent", [*lines, lines[-1]])
+    write(results["agent"], header("agent"), lines)
+    choices = [dict(obj, selection_split="test") if obj["record"] == "choice" else obj
+               for obj in lines_of("best")]
+    assert "line 2, field 'selection_split': the best heuristic is chosen on the validation" \
+        in refusal(results, "best", choices)
+    write(results["best"], header("best"), lines_of("best"))
+    assert "field 'trace_sha256': trace 'tr0' differs" in refusal(
+        results, "agent", [dict(obj, trace_sha256="x") for obj in lines])
+    assert "suite 'toy' has another hash" in refusal(results, "agent", lines,
+                                                     suite_sha256="cd" * 32)
+    write(results["agent"], {**header("agent"), "entry": "pal", "entry_kind": "heuristic"}, lines)
+    with pytest.raises(ConfigError, match="entry 'pal' is also in"):
+        build_leaderboard([rows_of(p) for p in results.values()])
+    with pytest.raises(ConfigError, match="no results file of entry 'pal'"):
+        build_leaderboard([rows_of(results["best"]), rows_of(results["field"])])
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"schema": "palgym-bench-results/9"}, "line 1, field 'schema': unknown schema"),
+    ({"entry_kind": "robot"}, "line 1, field 'entry_kind': must be one of"),
+])
+def test_reader_refuses_a_bad_header(results: dict[str, Path], change: dict[str, Any],
+                                     expected: str) -> None:
+    write(results["pal"], header("pal", **change), lines_of("pal"))
+    with pytest.raises(ConfigError, match=re.escape(f"{results['pal']}, {expected}")):
+        rows_of(results["pal"])
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"avg_jct_s": None}, "field 'avg_jct_s': must be a number, got None"),
+    ({"seed": True}, "field 'seed': must be an integer, got True"),
+    ({"avg_jct_s": 0.0}, "field 'avg_jct_s': must be finite and > 0"),
+    ({"unfinished_jobs": 1},
+     "field 'unfinished_jobs': completed_jobs 10 + unfinished_jobs 1 != num_jobs 10"),
+])
+def test_reader_refuses_a_bad_episode_line(results: dict[str, Path], change: dict[str, Any],
+                                           expected: str) -> None:
+    lines = lines_of("pal")
+    lines[2] = {**lines[2], **change}
+    write(results["pal"], header("pal"), lines)
+    with pytest.raises(ConfigError, match=re.escape(f"{results['pal']}, line 4, {expected}")):
+        rows_of(results["pal"])
+    results["pal"].write_text(json.dumps(header("pal")) + "\n{\"avg_jct_s\": NaN}\n",
+                              encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 2: NaN is not a JSON number"):
+        rows_of(results["pal"])
+
+
+def test_cli_writes_the_page_and_exits_2_on_bad_input(results: dict[str, Path],
+                                                      tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    assert main([str(results["pal"].parent), "--output", str(page)]) == 0  # a folder of files
+    assert "### Task `task-b`" in page.read_text(encoding="utf-8")
+    assert main([str(tmp_path / "nowhere.jsonl"), "--output", str(page)]) == 2
+    write(results["agent"], header("agent"), lines_of("agent")[:-2])
+    done = subprocess.run([sys.executable, "-m", "palgym.bench.leaderboard",
+                           *map(str, results.values()), "--output", str(page)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ") and "missing 2:" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+SUBMISSION = {
+    "submitter": "A. Tester", "env_modified": False, "env_modifications": "",
+    "parameters": {"learning_rate": 0.0003}, "parameters_tried": {"learning_rate": [1e-4, 3e-4]},
+    "selection_data": {"learning_rate": "bundled:validation"},
+    "training_traces": ["bundled:train"], "training_env_steps": 2_000_000,
+    "training_wall_time_s": 5400.0, "deterministic": True, "hardware": "8 CPU cores",
+    "model": "agents/pretrained/x.zip",
+}
+
+
+def test_submission_object_is_shown_in_the_entries_table(results: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    write(results["agent"], header("agent", submission=SUBMISSION), lines_of("agent"))
+    page = tmp_path / "page.md"
+    write_leaderboard(list(results.values()), page, None, num_resamples=10)
+    text = page.read_text(encoding="utf-8")
+    assert "| `agent` | learned | `agent` | 0.1.0 | `unknown` | stock | 2,000,000 env steps, " \
+           "1.5 h | yes |  |" in text
+    assert "| `pal` | heuristic | `pal` | 0.1.0 | `unknown` | not stated | not stated | " \
+           "not stated |  |" in text
+    assert "profile.svg" not in text
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"selection_data": {"learning_rate": "bundled:test"}},
+     "field 'submission.selection_data.learning_rate': parameters are never picked on the test"),
+    ({"selection_data": {}}, "field 'submission.selection_data': name the data each tried"),
+    ({"env_modified": True}, "field 'submission.env_modifications': say how the env was"),
+    ({"deterministic": 1}, "field 'submission.deterministic': must be a JSON boolean, got 1"),
+    ({"hardware": None}, "field 'submission.hardware': must be a JSON string, got None"),
+    ({"gpu": "x"}, "field 'submission': unknown keys ['gpu']"),
+])
+def test_reader_refuses_a_bad_submission(results: dict[str, Path], change: dict[str, Any],
+                                         expected: str) -> None:
+    write(results["agent"], header("agent", submission={**SUBMISSION, **change}),
+          lines_of("agent"))
+    with pytest.raises(ConfigError, match=re.escape(f"{results['agent']}, line 1, {expected}")):
+        rows_of(results["agent"])
+    lacking = {key: value for key, value in SUBMISSION.items() if key != "hardware"}
+    write(results["agent"], header("agent", submission=lacking), lines_of("agent"))
+    with pytest.raises(ConfigError, match="field 'submission.hardware': missing"):
+        rows_of(results["agent"])
