@@ -15,6 +15,7 @@ task-b  best (fifo/pal) 200 x6   pal 400 x6   agent 200 x6 (3 unfinished jobs, 2
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -100,38 +101,39 @@ def test_ratios_intervals_and_improvement_by_hand(results: dict[str, Path]) -> N
     agent, best, pal = task_a.rows
     # agent / best: 0.5 2 1 0.9 0.25 4 -> geomean 0.9^(1/6); sorted 0.25 0.5 0.9 1 2 4 ->
     # IQM (0.5 * 2 + 0.9 * 4 + 1 * 4 + 2 * 2) / 12 = 1.05; / PAL: x 100/125 = 0.8
-    assert agent.to_best_geomean.point[0] == pytest.approx(0.9 ** (1 / 6), rel=1e-12)
-    assert agent.to_best_iqm.point[0] == pytest.approx(1.05, rel=1e-12)
-    assert agent.to_pal_geomean.point[0] == pytest.approx(0.8 * 0.9 ** (1 / 6), rel=1e-12)
-    assert agent.to_pal_iqm.point[0] == pytest.approx(0.84, rel=1e-12)
-    low, high = agent.to_best_geomean.low[0], agent.to_best_geomean.high[0]
-    assert low < agent.to_best_geomean.point[0] < high
+    assert agent.summary.to_best_geomean.point[0] == pytest.approx(0.9 ** (1 / 6), rel=1e-12)
+    assert agent.summary.to_best_iqm.point[0] == pytest.approx(1.05, rel=1e-12)
+    assert agent.summary.to_pal_geomean.point[0] == pytest.approx(0.8 * 0.9 ** (1 / 6), rel=1e-12)
+    assert agent.summary.to_pal_iqm.point[0] == pytest.approx(0.84, rel=1e-12)
+    low, high = agent.summary.to_best_geomean.low[0], agent.summary.to_best_geomean.high[0]
+    assert low < agent.summary.to_best_geomean.point[0] < high
     # P(agent < best): tr0 {50, 200} vs {100, 100}: 2/4; tr1 {100, 90}: 2 ties + 2 wins = 3/4;
     # tr2 {25, 400}: 2/4 -> (0.5 + 0.75 + 0.5) / 3
     assert agent.improvement == pytest.approx(1.75 / 3, rel=1e-15)
     assert best.improvement == 0.5 and pal.improvement == 0.0
-    assert pal.to_best_geomean.scalar() == pytest.approx((1.25, 1.25, 1.25), rel=1e-15)
-    assert pal.to_best_iqm.scalar() == (1.25, 1.25, 1.25)
-    assert pal.to_pal_iqm.scalar() == (1.0, 1.0, 1.0)
+    assert pal.summary.to_best_geomean.scalar() == pytest.approx((1.25, 1.25, 1.25), rel=1e-15)
+    assert pal.summary.to_best_iqm.scalar() == (1.25, 1.25, 1.25)
+    assert pal.summary.to_pal_iqm.scalar() == (1.0, 1.0, 1.0)
     assert agent.decision_time_ms == pytest.approx(50.0) and pal.decision_time_ms == \
         pytest.approx(1.0)
     # oracle (min over the field): 90 100 100 100 100 70 -> / best 0.9 1 1 1 1 0.7
     oracle = task_a.oracle
     assert oracle is not None and oracle.oracle and oracle.decision_time_ms is None
-    assert oracle.to_best_geomean.point[0] == pytest.approx(0.63 ** (1 / 6), rel=1e-12)
-    assert oracle.to_best_iqm.point[0] == pytest.approx(11.8 / 12, rel=1e-12)
+    assert oracle.summary.to_best_geomean.point[0] == pytest.approx(0.63 ** (1 / 6), rel=1e-12)
+    assert oracle.summary.to_best_iqm.point[0] == pytest.approx(11.8 / 12, rel=1e-12)
     assert task_a.best_member == "srtf/pal" and task_b.best_member == "fifo/pal"
     assert task_a.traces == ("tr0", "tr1", "tr2") and task_a.seeds == (0, 1)
     # task-b: agent ties the best (ranked by name), PAL is twice as slow
     assert [row.entry for row in task_b.rows] == ["agent", "best", "pal"]
     agent_b = task_b.rows[0]
-    assert agent_b.to_best_geomean.scalar() == (1.0, 1.0, 1.0)
-    assert agent_b.to_pal_geomean.point[0] == pytest.approx(0.5, rel=1e-15)
+    assert agent_b.summary.to_best_geomean.scalar() == (1.0, 1.0, 1.0)
+    assert agent_b.summary.to_pal_geomean.point[0] == pytest.approx(0.5, rel=1e-15)
     assert agent_b.improvement == 0.5
     assert (agent_b.unfinished_jobs, agent_b.episodes_unfinished, agent_b.invalid_actions) == \
         (3, 1, 2)
     assert task_b.oracle is not None
-    assert task_b.oracle.to_best_geomean.point[0] == pytest.approx(0.95 ** (1 / 6), rel=1e-12)
+    assert task_b.oracle.summary.to_best_geomean.point[0] == pytest.approx(0.95 ** (1 / 6),
+                                                                           rel=1e-12)
 
 
 def test_page_shows_ranks_failures_and_the_oracle(results: dict[str, Path],
@@ -169,6 +171,33 @@ def test_regeneration_is_byte_identical_in_any_order(results: dict[str, Path],
                         if p.is_file()})
     assert outputs[0] == outputs[1]
     assert set(outputs[0]) == {Path("LEADERBOARD.md"), Path("leaderboard/toy-profile.svg")}
+
+
+def test_an_episode_without_completed_jobs_is_shown_and_not_ranked(
+        results: dict[str, Path], tmp_path: Path) -> None:
+    # agent completes no job on task-a tr2 seed 1 (was 400 s): its ratio there is +inf
+    nothing = {"avg_jct_s": None, "completed_jobs": 0, "unfinished_jobs": 10}
+    lines = [{**obj, **nothing} if (obj["task"], obj["trace"], obj["seed"]) == (
+        "task-a", "tr2", 1) else obj for obj in lines_of("agent")]
+    write(results["agent"], header("agent"), lines)
+    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=50)
+    rows = board.tasks[0].rows
+    assert [row.entry for row in rows] == ["best", "pal", "agent"]
+    agent = rows[2]
+    assert agent.summary is None and agent.episodes_without_jct == 1
+    assert agent.improvement == pytest.approx(1.75 / 3)  # +inf loses as 400 did
+    assert agent.ratios_to_best[-1] == math.inf
+    page = tmp_path / "page.md"
+    write_leaderboard(list(results.values()), page, tmp_path / "plots", num_resamples=50)
+    text = page.read_text(encoding="utf-8")
+    assert "| – | `agent` | learned | \u26a0 none: 1 episodes without an average JCT | – | – | " \
+           "– | 0.58 | \u26a0 10 (1 ep.) |" in text
+    assert "`agent`: 10 unfinished jobs in 1 of 6 episodes; no job completed in 1 episodes" \
+        in text
+    write(results["pal"], header("pal"), [{**obj, **nothing} for obj in lines_of("pal")])
+    with pytest.raises(ConfigError, match="line 2, field 'avg_jct_s': entry 'pal' is a "
+                                          "reference and completed no job here"):
+        build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
 
 
 def refusal(results: dict[str, Path], entry: str, lines: list[dict[str, Any]],
@@ -234,7 +263,8 @@ def test_reader_refuses_a_bad_header(results: dict[str, Path], change: dict[str,
 
 
 @pytest.mark.parametrize(("change", "expected"), [
-    ({"avg_jct_s": None}, "field 'avg_jct_s': must be a number, got None"),
+    ({"avg_jct_s": "1"}, "field 'avg_jct_s': must be a number or null, got '1'"),
+    ({"avg_jct_s": None}, "field 'avg_jct_s': null with 10 completed jobs"),
     ({"seed": True}, "field 'seed': must be an integer, got True"),
     ({"avg_jct_s": 0.0}, "field 'avg_jct_s': must be finite and > 0"),
     ({"unfinished_jobs": 1},
@@ -310,3 +340,14 @@ def test_reader_refuses_a_bad_submission(results: dict[str, Path], change: dict[
     write(results["agent"], header("agent", submission=lacking), lines_of("agent"))
     with pytest.raises(ConfigError, match="field 'submission.hardware': missing"):
         rows_of(results["agent"])
+
+
+def test_submitting_page_lists_the_submission_keys_and_a_valid_example() -> None:
+    from palgym.bench.submission import SUBMISSION_FIELDS, check_submission, json_type
+
+    text = (REPO_ROOT / "docs" / "SUBMITTING.md").read_text(encoding="utf-8")
+    table = re.findall(r"^\| `(\w+)` \| (\w+) \|", text, re.M)
+    assert table == [(key, json_type(kind)) for key, kind in SUBMISSION_FIELDS.items()]
+    example = re.search(r"\(`submission.json`\):\n\n```json\n(.*?)\n```", text, re.S)
+    assert example is not None
+    check_submission(json.loads(example.group(1)), "docs/SUBMITTING.md")

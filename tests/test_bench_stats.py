@@ -147,6 +147,17 @@ def test_probability_of_improvement_is_mann_whitney_u_over_pairs() -> None:
 def test_performance_profile_by_hand() -> None:
     profile = stats.performance_profile([1.2, 1.0, 0.9, 1.0], [0.8, 0.9, 1.0, 1.1, 1.5])
     assert profile.tolist() == [0.0, 0.25, 0.75, 0.75, 1.0]
+    # a failed run (+inf) is never at or below a threshold
+    assert stats.performance_profile([math.inf, 1.0], [1.0, 1e300]).tolist() == [0.5, 0.5]
+    with pytest.raises(ConfigError, match="no NaN"):
+        stats.performance_profile([math.nan], [1.0])
+
+
+def test_a_failed_run_loses_every_comparison() -> None:
+    # lower is better: +inf loses to 3 and ties +inf -> (0 + 0.5) / 2
+    assert stats.task_improvement([math.inf], [3.0, math.inf]) == 0.25
+    with pytest.raises(ConfigError, match="no NaN"):
+        stats.task_improvement([math.nan], [1.0])
 
 
 def test_profile_band_contains_the_profile_and_is_bounded() -> None:

@@ -38,14 +38,14 @@ from palgym.errors import ConfigError, PalgymError
 from palgym.io.atomic import atomic_write_bytes, atomic_write_text, check_destination
 
 
-def results_files(paths: Sequence[Path]) -> list[Path]:
+def results_files(paths: Sequence[str | Path]) -> list[Path]:
     """The given files, and every ``*.jsonl`` file below each given folder (sorted).
 
     Raises:
         ConfigError: for a path that does not exist.
     """
     files: list[Path] = []
-    for path in paths:
+    for path in map(Path, paths):
         if path.is_dir():
             files += sorted(p for p in path.rglob("*.jsonl") if p.is_file())
         elif path.exists():
@@ -55,8 +55,9 @@ def results_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def write_leaderboard(results_paths: list[Path], output: Path, plots_dir: Path | None = None,
-                      *, num_resamples: int = stats.DEFAULT_RESAMPLES) -> list[Path]:
+def write_leaderboard(results_paths: Sequence[str | Path], output: str | Path,
+                      plots_dir: str | Path | None = None, *,
+                      num_resamples: int = stats.DEFAULT_RESAMPLES) -> list[Path]:
     """Read the results files, render the page (and a profile SVG per suite), write them.
 
     Equal inputs (in any order) give byte-identical files. Files are written atomically.
@@ -77,9 +78,9 @@ def write_leaderboard(results_paths: list[Path], output: Path, plots_dir: Path |
             an unwritable destination.
         OSError: if writing fails.
     """
-    check_destination(output, "--output")
-    if plots_dir is not None:
-        check_destination(plots_dir, "--plots", folder=True)
+    output = check_destination(output, "--output")
+    plots_dir = None if plots_dir is None else check_destination(plots_dir, "--plots",
+                                                                 folder=True)
     boards = build_leaderboard([rows_of(path) for path in results_files(results_paths)],
                                num_resamples=num_resamples)
     plots: list[tuple[Path, bytes]] = []

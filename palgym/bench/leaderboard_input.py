@@ -32,8 +32,9 @@ HEADER_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 EPISODE_FIELDS: dict[str, type | tuple[type, ...]] = {
     "task": str, "split": str, "trace": str, "trace_sha256": str, "seed": int, "member": str,
-    "avg_jct_s": (int, float), "num_jobs": int, "completed_jobs": int, "unfinished_jobs": int,
-    "invalid_actions": int, "decisions": int, "decision_time_s": (int, float),
+    "avg_jct_s": (int, float, type(None)), "num_jobs": int, "completed_jobs": int,
+    "unfinished_jobs": int, "invalid_actions": int, "decisions": int,
+    "decision_time_s": (int, float),
 }
 """Episode fields the leaderboard reads, with their JSON types."""
 
@@ -82,21 +83,27 @@ def check_fields(obj: dict[str, Any], fields: dict[str, type | tuple[type, ...]]
             raise ConfigError(f"{where}, field {name!r}: missing")
         value = obj[name]
         if isinstance(value, bool) or not isinstance(value, kind):
-            wanted = TYPE_NAMES.get(kind, "number") if isinstance(kind, type) else "a number"
+            wanted = TYPE_NAMES.get(kind, "number") if isinstance(kind, type) else (
+                "a number or null" if type(None) in kind else "a number")
             raise ConfigError(f"{where}, field {name!r}: must be {wanted}, got {value!r}")
 
 
 def check_episode(obj: dict[str, Any], where: str) -> None:
-    """:func:`check_fields` plus the values: a finite positive avg JCT, counts >= 0 that add
-    up (completed + unfinished = num_jobs), a finite decision time >= 0.
+    """:func:`check_fields` plus the values: a finite positive avg JCT (null only when no job
+    completed), counts >= 0 that add up (completed + unfinished = num_jobs), a finite decision
+    time >= 0.
 
     Raises:
         ConfigError: naming ``where`` and the field.
     """
     check_fields(obj, EPISODE_FIELDS, where)
-    if not (math.isfinite(obj["avg_jct_s"]) and obj["avg_jct_s"] > 0):
-        raise ConfigError(f"{where}, field 'avg_jct_s': must be finite and > 0, "
-                          f"got {obj['avg_jct_s']!r}")
+    jct = obj["avg_jct_s"]
+    if jct is None and obj["completed_jobs"] > 0:
+        raise ConfigError(f"{where}, field 'avg_jct_s': null with {obj['completed_jobs']} "
+                          f"completed jobs")
+    if jct is not None and not (math.isfinite(jct) and jct > 0):
+        raise ConfigError(f"{where}, field 'avg_jct_s': must be finite and > 0 (or null when "
+                          f"no job completed), got {jct!r}")
     for name in ("num_jobs", "completed_jobs", "unfinished_jobs", "invalid_actions",
                  "decisions"):
         if obj[name] < 0:
@@ -191,7 +198,7 @@ def rows_of(path: str | Path) -> ResultsFile:
 
 
 class Episode(NamedTuple):
-    """What the leaderboard reads of one episode line."""
+    """What the leaderboard reads of one episode line (``avg_jct_s`` +inf: no job completed)."""
 
     avg_jct_s: float
     unfinished_jobs: int
@@ -229,8 +236,10 @@ class Entry:
 
 
 def episode_of(obj: dict[str, Any], where: str) -> Episode:
-    """The leaderboard's view of an episode line checked by :func:`check_episode`."""
-    return Episode(float(obj["avg_jct_s"]), int(obj["unfinished_jobs"]),
+    """The leaderboard's view of an episode line checked by :func:`check_episode` (an
+    average JCT of null, no job completed, is +inf: worse than any)."""
+    jct = math.inf if obj["avg_jct_s"] is None else float(obj["avg_jct_s"])
+    return Episode(jct, int(obj["unfinished_jobs"]),
                    int(obj["invalid_actions"]), int(obj["decisions"]),
                    float(obj["decision_time_s"]), str(obj["trace_sha256"]), where)
 

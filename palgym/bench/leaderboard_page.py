@@ -58,6 +58,8 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   actions (the env took a fallback action); a result never hides them.
 - **ms / decision**: wall-clock decision time per decision; it depends on the hardware and is
   the one figure that is not reproducible.
+- An entry with an episode in which no job completed (no average JCT; its ratio counts as
+  +inf in P(< best) and the profile) has no geomean or IQM and is not ranked.
 - The **oracle** row takes, for each episode, the field member with the lowest average JCT in
   hindsight (test split): a bound, not a contender, never ranked.
 """
@@ -92,9 +94,12 @@ def row_line(rank: str, row: Row) -> str:
     unfinished = failures_text(row.unfinished_jobs, f" ({row.episodes_unfinished} ep.)"
                                if row.unfinished_jobs else "")
     timing = "–" if row.decision_time_ms is None else f"{row.decision_time_ms:.3g}"
-    cells = [rank, name, cell(row.kind), interval_text(row.to_best_geomean),
-             interval_text(row.to_best_iqm), interval_text(row.to_pal_geomean),
-             interval_text(row.to_pal_iqm), f"{row.improvement:.2f}", unfinished,
+    summary = row.summary
+    ratios = [f"{WARNING} none: {row.episodes_without_jct} episodes without an average JCT"] + \
+        ["–"] * 3 if summary is None else [
+        interval_text(summary.to_best_geomean), interval_text(summary.to_best_iqm),
+        interval_text(summary.to_pal_geomean), interval_text(summary.to_pal_iqm)]
+    cells = [rank, name, cell(row.kind), *ratios, f"{row.improvement:.2f}", unfinished,
              failures_text(row.invalid_actions), timing]
     return "| " + " | ".join(cells) + " |"
 
@@ -107,6 +112,9 @@ def warnings_of(task: TaskBoard) -> list[str]:
         if row.unfinished_jobs:
             parts.append(f"{row.unfinished_jobs} unfinished jobs in {row.episodes_unfinished} "
                          f"of {row.num_episodes} episodes")
+        if row.episodes_without_jct:
+            parts.append(f"no job completed in {row.episodes_without_jct} episodes (ratio "
+                         f"+inf there; no geomean or IQM, not ranked)")
         if row.invalid_actions:
             parts.append(f"{row.invalid_actions} invalid actions (fallback actions taken)")
         if parts:
@@ -124,7 +132,8 @@ def task_section(task: TaskBoard) -> list[str]:
              "| rank | entry | kind | geomean / best | IQM / best | geomean / PAL | IQM / PAL "
              "| P(< best) | unfinished jobs | invalid actions | ms / decision |",
              "|---:|---|---|---|---|---|---|---:|---:|---:|---:|"]
-    lines += [row_line(str(rank), row) for rank, row in enumerate(task.rows, start=1)]
+    lines += [row_line(str(rank) if row.summary else "–", row)
+              for rank, row in enumerate(task.rows, start=1)]
     if task.oracle is not None:
         lines.append(row_line("–", task.oracle))
     warnings = warnings_of(task)
@@ -177,7 +186,7 @@ def render_page(boards: list[SuiteBoard], output: Path, plots_dir: Path | None,
              "", "**Generated: do not edit.** Regenerate it from the committed results files "
              "(a test fails when this page differs from what the command writes):", "",
              "```bash", REGENERATE, "```", "",
-             "To add an entry, see [Submitting an entry](SUBMITTING.md).", "",
+             "To add an entry, see [Submitting a leaderboard entry](SUBMITTING.md).", "",
              HOW_TO_READ.format(resamples=f"{num_resamples:,}", warning=WARNING)]
     if not boards:
         lines += ["No results files yet.", ""]
@@ -205,7 +214,8 @@ def draw_task(axes: Axes, task: TaskBoard) -> None:
     its stratified bootstrap band; the oracle dashed."""
     curves = [*task.rows, *([task.oracle] if task.oracle else [])]
     ratios = np.concatenate([row.ratios_to_best for row in curves])
-    low, high = min(float(ratios.min()), 1.0), max(float(ratios.max()), 1.0)
+    ratios = ratios[np.isfinite(ratios)]
+    low, high = min(float(ratios.min(initial=1.0)), 1.0), max(float(ratios.max(initial=1.0)), 1.0)
     pad = 0.05 * (high - low) if high > low else 0.05
     taus = np.linspace(low - pad, high + pad, PROFILE_POINTS)
     for index, row in enumerate(curves):

@@ -3,6 +3,7 @@ intervals and counts, ranked (the method: :mod:`palgym.bench.leaderboard`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,21 +27,31 @@ SHOWN_DIFFERENCES = 5
 
 
 @dataclass(frozen=True)
+class Summary:
+    """Geomean and IQM of a row's ratios to the best and to PAL, with their intervals."""
+
+    to_best_geomean: stats.Interval
+    to_best_iqm: stats.Interval
+    to_pal_geomean: stats.Interval
+    to_pal_iqm: stats.Interval
+
+
+@dataclass(frozen=True)
 class Row:
     """One line of a task table: an entry's (or the oracle's) ratios and counts.
 
-    ``ratios_to_best`` and ``traces`` are float64 (n,) / n trace names in key order.
+    ``summary`` is None when an episode has no average JCT (no job completed: its ratio is
+    +inf); such a row is not ranked. ``ratios_to_best`` and ``traces`` are float64 (n,) / n
+    trace names in key order.
     """
 
     entry: str
     kind: str
     oracle: bool
-    to_best_geomean: stats.Interval
-    to_best_iqm: stats.Interval
-    to_pal_geomean: stats.Interval
-    to_pal_iqm: stats.Interval
+    summary: Summary | None
     improvement: float
     num_episodes: int
+    episodes_without_jct: int
     unfinished_jobs: int
     episodes_unfinished: int
     invalid_actions: int
@@ -51,7 +62,8 @@ class Row:
 
 @dataclass(frozen=True)
 class TaskBoard:
-    """A task's ranked rows (by geomean ratio to best, then name) and its oracle row."""
+    """A task's rows, ranked (by geomean ratio to best, then name; the rows without a summary
+    last, by name) and its oracle row."""
 
     task: str
     best_member: str
@@ -179,12 +191,15 @@ def row_of(label: tuple[str, str, bool], episodes: list[Episode], pal: np.ndarra
     decisions = sum(e.decisions for e in episodes)
     time_s = sum(e.decision_time_s for e in episodes)
     name, kind, oracle = label
-    return Row(entry=name, kind=kind, oracle=oracle,
-               to_best_geomean=interval(to_best, stats.geometric_mean_rows),
-               to_best_iqm=interval(to_best, stats.interquartile_mean_rows),
-               to_pal_geomean=interval(to_pal, stats.geometric_mean_rows),
-               to_pal_iqm=interval(to_pal, stats.interquartile_mean_rows),
+    failed = int(np.isinf(jct).sum())
+    summary = None if failed else Summary(
+        to_best_geomean=interval(to_best, stats.geometric_mean_rows),
+        to_best_iqm=interval(to_best, stats.interquartile_mean_rows),
+        to_pal_geomean=interval(to_pal, stats.geometric_mean_rows),
+        to_pal_iqm=interval(to_pal, stats.interquartile_mean_rows))
+    return Row(entry=name, kind=kind, oracle=oracle, summary=summary,
                improvement=improvement, num_episodes=len(episodes),
+               episodes_without_jct=failed,
                unfinished_jobs=sum(e.unfinished_jobs for e in episodes),
                episodes_unfinished=sum(e.unfinished_jobs > 0 for e in episodes),
                invalid_actions=sum(e.invalid_actions for e in episodes),
@@ -193,16 +208,31 @@ def row_of(label: tuple[str, str, bool], episodes: list[Episode], pal: np.ndarra
                ratios_to_best=to_best, traces=traces)
 
 
+def reference_jct(entry: Entry, keys: list[Key]) -> np.ndarray:
+    """float64 (n,) a reference entry's average JCTs (s) on ``keys``.
+
+    Raises:
+        ConfigError: naming the episode line if one has no average JCT (no job completed).
+    """
+    jct = np.array([entry.episodes[key].avg_jct_s for key in keys])
+    failed = np.flatnonzero(np.isinf(jct))
+    if failed.size:
+        raise ConfigError(f"{entry.episodes[keys[failed[0]]].where}, field 'avg_jct_s': entry "
+                          f"{entry.name!r} is a reference and completed no job here: the "
+                          f"ratios to it are undefined")
+    return jct
+
+
 def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard:
     """The ranked rows of one task (entries checked by :func:`suite_entries`)."""
     by_name = {entry.name: entry for entry in entries}
     keys = sorted(key for key in by_name[REFERENCE].episodes if key[0] == task)
     traces = tuple(key[1] for key in keys)
-    pal = np.array([by_name[REFERENCE].episodes[k].avg_jct_s for k in keys])
-    best = np.array([by_name[BEST].episodes[k].avg_jct_s for k in keys])
+    pal, best = (reference_jct(by_name[name], keys) for name in (REFERENCE, BEST))
     rows = [row_of((e.name, e.kind, False), [e.episodes[k] for k in keys], pal, best, traces,
                    num_resamples) for e in entries if e.kind != FIELD]
-    rows.sort(key=lambda row: (row.to_best_geomean.point[0], row.entry))
+    rows.sort(key=lambda row: (row.summary is None, math.inf if row.summary is None
+                               else row.summary.to_best_geomean.point[0], row.entry))
     field = next((e for e in entries if e.kind == FIELD), None)
     oracle = None
     if field is not None and field.members:

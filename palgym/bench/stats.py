@@ -209,7 +209,8 @@ def stratified_bootstrap(
     resampled statistics.
 
     Args:
-        values: float64 (n,) finite scores.
+        values: float64 (n,) scores, no NaN (+inf, a failed run, only with a statistic that
+            stays finite on it, e.g. a profile).
         strata: n labels (e.g. the trace of each episode).
         statistic: float64 (B, n) -> (B,) or (B, k), e.g. :func:`geometric_mean_rows`.
         confidence: nominal coverage in (0, 1).
@@ -220,16 +221,16 @@ def stratified_bootstrap(
         The interval; ``low`` and ``high`` NaN when every stratum has a single score.
 
     Raises:
-        ConfigError: for no value, a non-finite value, strata of another length, confidence
-            outside (0, 1) or ``num_resamples < 1``.
+        ConfigError: for no value, a NaN, strata of another length, confidence outside (0, 1)
+            or ``num_resamples < 1``.
 
     Source: Agarwal et al. (2021), section 4.1; rliable ``library.StratifiedBootstrap`` and
     ``get_interval_estimates(method="percentile")``; Efron & Tibshirani (1993), ch. 13.
     """
     data = np.asarray(values, dtype=np.float64)
-    if data.ndim != 1 or data.size == 0 or not np.all(np.isfinite(data)):
-        raise ConfigError(f"bootstrap: need a non-empty 1-D array of finite scores, got shape "
-                          f"{data.shape}")
+    if data.ndim != 1 or data.size == 0 or np.isnan(data).any():
+        raise ConfigError(f"bootstrap: need a non-empty 1-D array of scores (no NaN), got "
+                          f"shape {data.shape}")
     if len(strata) != data.size:
         raise ConfigError(f"bootstrap: {len(strata)} strata labels for {data.size} scores")
     if not 0.0 < confidence < 1.0:
@@ -258,7 +259,8 @@ def task_improvement(x: ArrayLike, y: ArrayLike, *,
     """P(X better than Y) + 0.5 P(X = Y) over every pair of a run of X and a run of Y.
 
     Args:
-        x: float64 (n_x,) scores of X on one task (stratum).
+        x: float64 (n_x,) scores of X on one task (stratum); no NaN (an infinite score, e.g.
+            +inf for a failed run when lower is better, compares as usual).
         y: float64 (n_y,) scores of Y on the same task.
         better: "lower" (X better when its score is lower, e.g. a JCT ratio) or "higher".
 
@@ -266,14 +268,15 @@ def task_improvement(x: ArrayLike, y: ArrayLike, *,
         A probability in [0, 1]; 0.5 when X and Y hold the same scores.
 
     Raises:
-        ConfigError: for an empty or non-finite input, or another ``better``.
+        ConfigError: for an empty input, a NaN, or another ``better``.
 
     Source: Agarwal et al. (2021), section 4.3 (the Mann-Whitney U statistic over n_x n_y).
     """
     a = np.asarray(x, dtype=np.float64).ravel()
     b = np.asarray(y, dtype=np.float64).ravel()
-    if a.size == 0 or b.size == 0 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        raise ConfigError("probability of improvement: need non-empty finite scores for X and Y")
+    if a.size == 0 or b.size == 0 or np.isnan(a).any() or np.isnan(b).any():
+        raise ConfigError("probability of improvement: need non-empty scores (no NaN) for X "
+                          "and Y")
     if better not in ("lower", "higher"):
         raise ConfigError(f"better must be 'lower' or 'higher', got {better!r}")
     wins = a[:, None] < b[None, :] if better == "lower" else a[:, None] > b[None, :]
@@ -314,22 +317,24 @@ def performance_profile(values: ArrayLike, taus: ArrayLike) -> np.ndarray:
     """Fraction of the scores ``<= tau`` for each tau (lower-is-better scores).
 
     Args:
-        values: float64 (n,) finite scores, e.g. every episode's ratio to the best.
-        taus: float64 (T,) thresholds.
+        values: float64 (n,) scores, e.g. every episode's ratio to the best; no NaN (+inf, a
+            failed run, is never below a threshold).
+        taus: float64 (T,) finite thresholds.
 
     Returns:
         float64 (T,) fractions in [0, 1], non-decreasing in tau.
 
     Raises:
-        ConfigError: for no score, a non-finite score or threshold.
+        ConfigError: for no score, a NaN score or a threshold that is not finite.
 
     Source: Agarwal et al. (2021), section 4.2 (score distributions); Dolan & More (2002).
     """
     data = np.asarray(values, dtype=np.float64)
     grid = np.asarray(taus, dtype=np.float64)
-    if data.ndim != 1 or data.size == 0 or grid.ndim != 1 or not (
-            np.all(np.isfinite(data)) and np.all(np.isfinite(grid))):
-        raise ConfigError("performance profile: need non-empty finite 1-D scores and thresholds")
+    if data.ndim != 1 or data.size == 0 or grid.ndim != 1 or np.isnan(data).any() or not (
+            np.all(np.isfinite(grid))):
+        raise ConfigError("performance profile: need non-empty 1-D scores (no NaN) and finite "
+                          "thresholds")
     result: np.ndarray = profile_rows(data[None, :], grid)[0]
     return result
 
