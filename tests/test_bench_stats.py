@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from palgym.bench import stats
+from palgym.bench import profiles, stats
 from palgym.errors import ConfigError
 
 
@@ -145,12 +145,12 @@ def test_probability_of_improvement_is_mann_whitney_u_over_pairs() -> None:
 
 
 def test_performance_profile_by_hand() -> None:
-    profile = stats.performance_profile([1.2, 1.0, 0.9, 1.0], [0.8, 0.9, 1.0, 1.1, 1.5])
+    profile = profiles.performance_profile([1.2, 1.0, 0.9, 1.0], [0.8, 0.9, 1.0, 1.1, 1.5])
     assert profile.tolist() == [0.0, 0.25, 0.75, 0.75, 1.0]
     # a failed run (+inf) is never at or below a threshold
-    assert stats.performance_profile([math.inf, 1.0], [1.0, 1e300]).tolist() == [0.5, 0.5]
+    assert profiles.performance_profile([math.inf, 1.0], [1.0, 1e300]).tolist() == [0.5, 0.5]
     with pytest.raises(ConfigError, match="no NaN"):
-        stats.performance_profile([math.nan], [1.0])
+        profiles.performance_profile([math.nan], [1.0])
 
 
 def test_a_failed_run_loses_every_comparison() -> None:
@@ -163,8 +163,33 @@ def test_a_failed_run_loses_every_comparison() -> None:
 def test_profile_band_contains_the_profile_and_is_bounded() -> None:
     values = [0.9, 1.0, 1.1, 1.2, 0.95, 1.05]
     taus = np.array([0.85, 1.0, 1.25])
-    band = stats.profile_band(values, ["a", "a", "a", "b", "b", "b"], taus, num_resamples=300)
+    strata = ["a", "a", "a", "b", "b", "b"]
+    band, other = profiles.profile_bands([values, values[::-1]], strata, taus,
+                                         num_resamples=300)
     assert band.point.tolist() == [0.0, pytest.approx(3 / 6), 1.0]
     # below every score and above every score the band is exact
     assert band.low[0] == band.high[0] == 0.0 and band.low[2] == band.high[2] == 1.0
     assert band.low[1] <= band.point[1] <= band.high[1] and band.low[1] < band.high[1]
+    assert other.point.tolist() == band.point.tolist()
+
+
+def test_profile_rows_count_like_a_per_row_search() -> None:
+    rng = np.random.default_rng(5)
+    samples = rng.choice([0.5, 1.0, 1.5, 2.0, math.inf], size=(40, 7))
+    taus = np.array([0.4, 0.5, 1.0, 1.2, 2.0, 3.0])
+    expected = [[np.sum(row <= tau) / 7 for tau in taus] for row in samples]
+    assert profiles.profile_rows(samples, taus).tolist() == expected
+    with pytest.raises(ConfigError, match="ascending"):
+        profiles.performance_profile([1.0], [2.0, 1.0])
+
+
+def test_bootstraps_of_several_vectors_equal_separate_bootstraps() -> None:
+    rng = np.random.default_rng(2)
+    vectors = rng.lognormal(size=(3, 8))
+    strata = [0, 0, 1, 1, 1, 2, 2, 2]
+    together = stats.stratified_bootstraps(vectors, strata, stats.interquartile_mean_rows,
+                                           num_resamples=700, seed=4)
+    for vector, interval in zip(vectors, together, strict=True):
+        alone = stats.stratified_bootstrap(vector, strata, stats.interquartile_mean_rows,
+                                           num_resamples=700, seed=4)
+        assert interval.scalar() == alone.scalar()

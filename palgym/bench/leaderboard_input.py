@@ -151,7 +151,7 @@ def check_header(header: dict[str, Any], where: str) -> None:
     if header["entry_kind"] not in ENTRY_KINDS:
         raise ConfigError(f"{where}, field 'entry_kind': must be one of {list(ENTRY_KINDS)}, "
                           f"got {header['entry_kind']!r}")
-    if "submission" in header:
+    if header.get("submission") is not None:
         check_submission(header["submission"], where)
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from palgym.bench import stats
+from palgym.bench import profiles, stats
 from palgym.bench.leaderboard_input import Entry
 from palgym.bench.leaderboard_tables import Row, SuiteBoard, TaskBoard
 from palgym.plots import require_matplotlib
@@ -218,9 +218,10 @@ def draw_task(axes: Axes, task: TaskBoard) -> None:
     low, high = min(float(ratios.min(initial=1.0)), 1.0), max(float(ratios.max(initial=1.0)), 1.0)
     pad = 0.05 * (high - low) if high > low else 0.05
     taus = np.linspace(low - pad, high + pad, PROFILE_POINTS)
-    for index, row in enumerate(curves):
+    bands = profiles.profile_bands(np.vstack([row.ratios_to_best for row in curves]),
+                                   task.rows[0].traces, taus)
+    for index, (row, band) in enumerate(zip(curves, bands, strict=True)):
         color = "black" if row.oracle else f"C{index % 10}"
-        band = stats.profile_band(row.ratios_to_best, row.traces, taus)
         axes.plot(taus, band.point, drawstyle="steps-post", color=color,
                   linestyle="--" if row.oracle else "-", label=row.entry)
         if band.has_interval:

@@ -20,9 +20,7 @@ JCTs (an entry's over a reference's on the same episode; < 1: the entry is faste
   ``metrics.probability_of_improvement``, which computes the Mann-Whitney U statistic over
   ``n_x n_y``). Here better means **lower** (``better="lower"``, the default); rliable's
   scores are higher-is-better (``better="higher"``).
-- :func:`performance_profile`: the fraction of scores ``<= tau`` for each tau of a grid (a
-  score distribution in rliable's words, ``create_performance_profile``, there with ``> tau``
-  for higher-is-better scores; the ratio-to-best profile is that of Dolan and More).
+- performance profiles: :mod:`palgym.bench.profiles`.
 
 Source: R. Agarwal, M. Schwarzer, P. S. Castro, A. Courville, M. G. Bellemare, "Deep
 Reinforcement Learning at the Edge of the Statistical Precipice", NeurIPS 2021, sections 4.1-4.3
@@ -48,11 +46,9 @@ from palgym.errors import ConfigError
 DEFAULT_CONFIDENCE = 0.95
 """Nominal coverage of the intervals."""
 
-DEFAULT_RESAMPLES = 50_000
-"""Bootstrap resamples of an interval (rliable ``get_interval_estimates``' default)."""
-
-DEFAULT_PROFILE_RESAMPLES = 2_000
-"""Bootstrap resamples of a performance profile's band (rliable's default for profiles)."""
+DEFAULT_RESAMPLES = 10_000
+"""Bootstrap resamples of an interval (as ``evaluate.py``'s; rliable's
+``get_interval_estimates`` defaults to 50,000: pass ``num_resamples`` for more)."""
 
 DEFAULT_SEED = 0
 """Seed of the resampling generator (``numpy.random.default_rng``)."""
@@ -212,7 +208,8 @@ def stratified_bootstrap(
         values: float64 (n,) scores, no NaN (+inf, a failed run, only with a statistic that
             stays finite on it, e.g. a profile).
         strata: n labels (e.g. the trace of each episode).
-        statistic: float64 (B, n) -> (B,) or (B, k), e.g. :func:`geometric_mean_rows`.
+        statistic: float64 (B, n) -> (B,) or (B, k), e.g. :func:`geometric_mean_rows`; it
+            must not depend on the order of the n scores.
         confidence: nominal coverage in (0, 1).
         num_resamples: B >= 1.
         seed: equal seeds give equal intervals bit for bit.
@@ -228,30 +225,65 @@ def stratified_bootstrap(
     ``get_interval_estimates(method="percentile")``; Efron & Tibshirani (1993), ch. 13.
     """
     data = np.asarray(values, dtype=np.float64)
-    if data.ndim != 1 or data.size == 0 or np.isnan(data).any():
-        raise ConfigError(f"bootstrap: need a non-empty 1-D array of scores (no NaN), got "
+    if data.ndim != 1:
+        raise ConfigError(f"bootstrap: need a 1-D array of scores, got shape {data.shape}")
+    return stratified_bootstraps(data[None, :], strata, statistic, confidence=confidence,
+                                 num_resamples=num_resamples, seed=seed)[0]
+
+
+def stratified_bootstraps(
+    vectors: ArrayLike,
+    strata: Sequence[object] | np.ndarray,
+    statistic: Statistic,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    num_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[Interval]:
+    """:func:`stratified_bootstrap` of m score vectors on the same n episodes, every vector
+    resampled with the same positions (drawn once): vector j's interval equals
+    ``stratified_bootstrap(vectors[j], strata, statistic, ...)`` bit for bit.
+
+    Args:
+        vectors: float64 (m, n) scores, m >= 1, n >= 1, no NaN.
+        strata, statistic, confidence, num_resamples, seed: as :func:`stratified_bootstrap`.
+
+    Returns:
+        m intervals, in the order of ``vectors``.
+
+    Raises:
+        ConfigError: as :func:`stratified_bootstrap`.
+    """
+    data = np.asarray(vectors, dtype=np.float64)
+    if data.ndim != 2 or data.size == 0 or np.isnan(data).any():
+        raise ConfigError(f"bootstrap: need a non-empty (m, n) array of scores (no NaN), got "
                           f"shape {data.shape}")
-    if len(strata) != data.size:
-        raise ConfigError(f"bootstrap: {len(strata)} strata labels for {data.size} scores")
+    size = data.shape[1]
+    if len(strata) != size:
+        raise ConfigError(f"bootstrap: {len(strata)} strata labels for {size} scores")
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
     if num_resamples < 1:
         raise ConfigError(f"num_resamples must be >= 1, got {num_resamples}")
-    point = np.atleast_1d(statistic(data[None, :])[0]).astype(np.float64)
+    points = [np.atleast_1d(statistic(row[None, :])[0]).astype(np.float64) for row in data]
     groups = strata_positions(strata)
     if max(group.size for group in groups) < 2:
-        nan = np.full_like(point, math.nan)
-        return Interval(point, nan, nan.copy(), confidence, num_resamples)
+        return [Interval(p, np.full_like(p, math.nan), np.full_like(p, math.nan), confidence,
+                         num_resamples) for p in points]
     rng = np.random.default_rng(seed)
-    chunk = max(1, CHUNK_VALUES // data.size)
-    stats = np.empty((num_resamples, point.size), dtype=np.float64)
+    chunk = max(1, CHUNK_VALUES // size)
+    resampled = [np.empty((num_resamples, p.size), dtype=np.float64) for p in points]
     for start in range(0, num_resamples, chunk):
         stop = min(start + chunk, num_resamples)
-        indices = stratified_indices(groups, data.size, stop - start, rng)
-        stats[start:stop] = statistic(data[indices]).reshape(stop - start, point.size)
+        indices = stratified_indices(groups, size, stop - start, rng)
+        for row, out in zip(data, resampled, strict=True):
+            out[start:stop] = statistic(row[indices]).reshape(stop - start, out.shape[1])
     tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(stats, [tail, 1.0 - tail], axis=0)
-    return Interval(point, low, high, confidence, num_resamples)
+    intervals = []
+    for point, out in zip(points, resampled, strict=True):
+        low, high = np.quantile(out, [tail, 1.0 - tail], axis=0)
+        intervals.append(Interval(point, low, high, confidence, num_resamples))
+    return intervals
 
 
 def task_improvement(x: ArrayLike, y: ArrayLike, *,
@@ -303,52 +335,3 @@ def probability_of_improvement(x: ArrayLike, y: ArrayLike, *,
                           f"same tasks, got shapes {a.shape} and {b.shape}")
     per_task = [task_improvement(a[:, t], b[:, t], better=better) for t in range(a.shape[1])]
     return float(np.mean(per_task))
-
-
-def profile_rows(samples: np.ndarray, taus: np.ndarray) -> np.ndarray:
-    """Fraction of each row's scores ``<= tau``: float64 (B, n), (T,) -> float64 (B, T)."""
-    ordered = np.sort(samples, axis=1)
-    counts = np.stack([np.searchsorted(row, taus, side="right") for row in ordered])
-    result: np.ndarray = counts / samples.shape[1]
-    return result
-
-
-def performance_profile(values: ArrayLike, taus: ArrayLike) -> np.ndarray:
-    """Fraction of the scores ``<= tau`` for each tau (lower-is-better scores).
-
-    Args:
-        values: float64 (n,) scores, e.g. every episode's ratio to the best; no NaN (+inf, a
-            failed run, is never below a threshold).
-        taus: float64 (T,) finite thresholds.
-
-    Returns:
-        float64 (T,) fractions in [0, 1], non-decreasing in tau.
-
-    Raises:
-        ConfigError: for no score, a NaN score or a threshold that is not finite.
-
-    Source: Agarwal et al. (2021), section 4.2 (score distributions); Dolan & More (2002).
-    """
-    data = np.asarray(values, dtype=np.float64)
-    grid = np.asarray(taus, dtype=np.float64)
-    if data.ndim != 1 or data.size == 0 or grid.ndim != 1 or np.isnan(data).any() or not (
-            np.all(np.isfinite(grid))):
-        raise ConfigError("performance profile: need non-empty 1-D scores (no NaN) and finite "
-                          "thresholds")
-    result: np.ndarray = profile_rows(data[None, :], grid)[0]
-    return result
-
-
-def profile_band(values: ArrayLike, strata: Sequence[object] | np.ndarray, taus: ArrayLike, *,
-                 confidence: float = DEFAULT_CONFIDENCE,
-                 num_resamples: int = DEFAULT_PROFILE_RESAMPLES,
-                 seed: int = DEFAULT_SEED) -> Interval:
-    """:func:`performance_profile` with a stratified bootstrap band at every tau (k = T).
-
-    Raises:
-        ConfigError: see :func:`performance_profile` and :func:`stratified_bootstrap`.
-    """
-    grid = np.asarray(taus, dtype=np.float64)
-    performance_profile(values, grid)  # checks the inputs
-    return stratified_bootstrap(values, strata, lambda rows: profile_rows(rows, grid),
-                                confidence=confidence, num_resamples=num_resamples, seed=seed)
