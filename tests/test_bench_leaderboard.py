@@ -200,6 +200,25 @@ def test_an_episode_without_completed_jobs_is_shown_and_not_ranked(
         build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
 
 
+def test_fields_may_differ_by_task_as_the_choice_declares(results: dict[str, Path]) -> None:
+    # las/pal runs task-a only; without it task-b's oracle is min(fifo 200, srtf 210) = best
+    field = [obj for obj in lines_of("field") if not (
+        obj["member"] == "las/pal" and obj["task"] == "task-b")]
+    write(results["field"], header("field"), field)
+    message = refusal(results, "field", field)
+    assert "its members on task 'task-b' are ['fifo/pal', 'srtf/pal']; the best heuristic " \
+           "was chosen among ['fifo/pal', 'las/pal', 'srtf/pal']" in message
+    best = [dict(obj, field=["fifo/pal", "srtf/pal"]) if obj.get("task") == "task-b" and
+            obj["record"] == "choice" else obj for obj in lines_of("best")]
+    write(results["best"], header("best"), best)
+    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+    oracle_b = board.tasks[1].oracle
+    assert oracle_b is not None and oracle_b.ratios_to_best.tolist() == [1.0] * 6
+    best[0] = dict(best[0], member="sjf/pal")
+    assert "line 2, field 'member': 'sjf/pal' is not in the field" in refusal(results, "best",
+                                                                               best)
+
+
 def refusal(results: dict[str, Path], entry: str, lines: list[dict[str, Any]],
             **changes: Any) -> str:
     write(results[entry], header(entry, **changes), lines)

@@ -11,7 +11,11 @@ and each seed a run on it; the bootstrap resamples episodes (seeds) with replace
 each trace and never moves weight between traces, as rliable's ``StratifiedBootstrap`` does
 by default (Agarwal et al., NeurIPS 2021, section 4.1). The interval is thus the uncertainty
 of re-running the suite's fixed traces with other seeds; it says nothing about other traces.
-With one seed per trace there is nothing to resample: no interval is shown.
+With one seed per trace there is nothing to resample: no interval is shown. (Resampling the
+traces too, rliable's ``task_bootstrap=True``, would speak of other traces, but a suite's
+handful of traces makes such intervals as coarse as the traces are few.) Every ratio vector
+of a task is resampled with the same draw of positions, so the rows' intervals come from the
+same resamples of the task's episodes.
 
 The probability of improvement over the best is rliable's, per trace over every pair (seed of
 the entry, seed of the best), with a lower average JCT better, averaged over the traces.
@@ -20,7 +24,9 @@ Every entry must hold exactly the episodes of ``pal`` (and the same trace files)
 with other seeds, missing or extra episodes is refused, naming it and the episodes. The
 hindsight oracle row (from the ``field`` entry: per episode, the lowest average JCT over the
 field's members on the test split) is a bound, not a contender, and is never ranked. Unfinished
-jobs and invalid (fallback) actions are counted and shown with a warning mark.
+jobs and invalid (fallback) actions are counted and shown with a warning mark; an episode in
+which no job completed (average JCT null) makes its ratio +inf: the row keeps its probability
+of improvement and profile but has no geomean or IQM and is not ranked.
 """
 
 from __future__ import annotations

@@ -219,6 +219,7 @@ class Entry:
         episodes: test-split episodes by key (empty for a ``field`` entry).
         members: ``field`` entries: member -> test-split episodes by key.
         choices: ``best`` entries: task -> the member chosen on validation.
+        fields: ``best`` entries: task -> the members (sorted) the choice was made among.
         submission: the header's checked ``submission`` object, or None.
     """
 
@@ -232,6 +233,7 @@ class Entry:
     episodes: dict[Key, Episode]
     members: dict[str, dict[Key, Episode]]
     choices: dict[str, str]
+    fields: dict[str, tuple[str, ...]]
     submission: dict[str, Any] | None
 
 
@@ -244,9 +246,10 @@ def episode_of(obj: dict[str, Any], where: str) -> Episode:
                    float(obj["decision_time_s"]), str(obj["trace_sha256"]), where)
 
 
-def choices_of(results: ResultsFile) -> dict[str, str]:
-    """A ``best`` entry's task -> chosen member; refuses a choice not made on validation."""
-    chosen: dict[str, str] = {}
+def choices_of(results: ResultsFile) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """A ``best`` entry's task -> (chosen member, the field it was chosen from); refuses a
+    choice not made on validation or not in its field."""
+    chosen: dict[str, tuple[str, tuple[str, ...]]] = {}
     for line, obj in results.choices:
         where = f"{results.path}, line {line}"
         if obj["selection_split"] != "validation":
@@ -254,7 +257,10 @@ def choices_of(results: ResultsFile) -> dict[str, str]:
                               f"on the validation split, got {obj['selection_split']!r}")
         if obj["task"] in chosen:
             raise ConfigError(f"{where}, field 'task': a second choice for {obj['task']!r}")
-        chosen[obj["task"]] = obj["member"]
+        if obj["member"] not in obj["field"]:
+            raise ConfigError(f"{where}, field 'member': {obj['member']!r} is not in the field "
+                              f"{obj['field']}")
+        chosen[obj["task"]] = (obj["member"], tuple(sorted(map(str, obj["field"]))))
     return chosen
 
 
@@ -268,7 +274,8 @@ def entry_of(results: ResultsFile) -> Entry:
     """
     header, name = results.header, results.header["entry"]
     kind = header["entry_kind"]
-    choices = choices_of(results) if kind == BEST else {}
+    made = choices_of(results) if kind == BEST else {}
+    choices = {task: member for task, (member, _) in made.items()}
     episodes: dict[Key, Episode] = {}
     members: dict[str, dict[Key, Episode]] = {}
     for line, obj in results.episodes:
@@ -290,4 +297,5 @@ def entry_of(results: ResultsFile) -> Entry:
                  palgym_version=header["palgym_version"], commit=header["commit"],
                  description=str(header.get("description", "")), path=results.path,
                  episodes=episodes, members=members, choices=choices,
+                 fields={task: field for task, (_, field) in made.items()},
                  submission=header.get("submission"))

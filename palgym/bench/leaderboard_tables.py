@@ -134,6 +134,28 @@ def check_roles(suite: str, entries: dict[str, Entry]) -> None:
         raise ConfigError(f"suite {suite!r}: more than one entry of kind {FIELD!r}: {fields}")
 
 
+def check_field(field: Entry, reference: dict[Key, Episode],
+                declared: dict[str, tuple[str, ...]]) -> None:
+    """Refuse a ``field`` entry whose member lacks (or adds) an episode of a task it runs, or
+    whose members on a task are not the field the ``best`` entry chose among.
+
+    Raises:
+        ConfigError: naming the file, the member or task, and what differs.
+    """
+    where = f"{field.path}: entry {field.name!r}"
+    for member, episodes in sorted(field.members.items()):
+        tasks = {key[0] for key in episodes}
+        expected = {key: e for key, e in reference.items() if key[0] in tasks}
+        check_same_episodes(f"{where}, member {member!r}", episodes, expected)
+    for task in sorted({key[0] for key in reference}):
+        present = tuple(sorted(m for m, episodes in field.members.items()
+                               if any(key[0] == task for key in episodes)))
+        if present != declared.get(task, present) or not present:
+            raise ConfigError(f"{where}: its members on task {task!r} are {list(present)}; "
+                              f"the best heuristic was chosen among "
+                              f"{list(declared.get(task, ()))}")
+
+
 def suite_entries(files: Sequence[ResultsFile]) -> dict[str, tuple[str, list[Entry]]]:
     """Suite -> (suite sha256, entries sorted by name), every entry checked against ``pal``.
 
@@ -158,19 +180,19 @@ def suite_entries(files: Sequence[ResultsFile]) -> dict[str, tuple[str, list[Ent
         check_roles(suite, entries)
         reference = entries[REFERENCE].episodes
         for entry in entries.values():
-            where = f"{entry.path}: entry {entry.name!r}"
             if entry.kind == FIELD:
-                for member, episodes in sorted(entry.members.items()):
-                    check_same_episodes(f"{where}, member {member!r}", episodes, reference)
+                check_field(entry, reference, entries[BEST].fields)
             else:
-                check_same_episodes(where, entry.episodes, reference)
+                check_same_episodes(f"{entry.path}: entry {entry.name!r}", entry.episodes,
+                                    reference)
         checked[suite] = (digest, [entries[name] for name in sorted(entries)])
     return checked
 
 
 def oracle_episodes(field: Entry, keys: list[Key]) -> dict[Key, Episode]:
-    """Per episode, the field member's episode with the lowest average JCT (ties: by name)."""
-    ordered = sorted(field.members)
+    """Per episode of one task, the episode of the field member (among those running the
+    task) with the lowest average JCT (ties: the first member by name)."""
+    ordered = [m for m in sorted(field.members) if keys[0] in field.members[m]]
     return {key: min((field.members[m][key] for m in ordered), key=lambda e: e.avg_jct_s)
             for key in keys}
 
