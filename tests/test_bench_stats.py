@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from palgym.bench import profiles, stats
+from palgym.bench import bootstrap, profiles, stats
 from palgym.errors import ConfigError
 
 
@@ -87,7 +87,7 @@ def test_bootstrap_interval_of_an_exactly_known_distribution(
     # stratum a = {1, 3} resampled, stratum b = {10} fixed: the resampled mean is (s + 10) / 3
     # with s = 2 (p 1/4), 4 (p 1/2), 6 (p 1/4); the 2.5% and 97.5% quantiles are 4 and 16/3
     # (also when the resamples are drawn 2 rows at a time).
-    monkeypatch.setattr(stats, "CHUNK_VALUES", chunk_values)
+    monkeypatch.setattr(bootstrap, "CHUNK_VALUES", chunk_values)
     interval = stats.stratified_bootstrap([1.0, 10.0, 3.0], ["a", "b", "a"],
                                           lambda rows: rows.mean(axis=1), num_resamples=4001)
     assert interval.scalar() == (pytest.approx(14 / 3), pytest.approx(4.0), pytest.approx(16 / 3))
@@ -108,13 +108,55 @@ def test_bootstrap_with_one_score_per_stratum_has_no_interval() -> None:
 
 
 def test_bootstrap_refusals() -> None:
-    with pytest.raises(ConfigError, match="2 strata labels for 3 scores"):
+    with pytest.raises(ConfigError, match="2 labels for 3 scores"):
         stats.stratified_bootstrap([1, 2, 3], ["a", "b"], stats.geometric_mean_rows)
     with pytest.raises(ConfigError, match="confidence"):
         stats.stratified_bootstrap([1, 2], ["a", "a"], stats.geometric_mean_rows, confidence=1)
     with pytest.raises(ConfigError, match="num_resamples"):
         stats.stratified_bootstrap([1, 2], ["a", "a"], stats.geometric_mean_rows,
                                    num_resamples=0)
+
+
+
+def test_cluster_bootstrap_redone_by_explicit_trace_draws() -> None:
+    values = np.array([0.9, 1.1, 1.3, 0.7, 1.0, 1.2])
+    traces = ["b", "a", "b", "a", "c", "c"]
+    resamples, seed = 7, 5
+    (got,) = stats.cluster_bootstraps([values], traces, stats.geometric_mean_rows,
+                                      num_resamples=resamples, seed=seed, confidence=0.8)
+    # the documented draw: traces ascending (a, b, c), (B, 3) trace indices, each trace whole
+    rng = np.random.default_rng(seed)
+    members = {0: [1, 3], 1: [0, 2], 2: [4, 5]}
+    draws = rng.integers(0, 3, size=(resamples, 3))
+    means = [math.exp(sum(math.log(values[i]) for k in row for i in members[k]) / 6)
+             for row in draws]
+    low, high = np.quantile(means, [0.1, 0.9])
+    assert got.point[0] == pytest.approx(stats.geometric_mean(values), rel=1e-15)
+    assert got.low[0] == pytest.approx(low, rel=1e-14)
+    assert got.high[0] == pytest.approx(high, rel=1e-14)
+
+
+@pytest.mark.parametrize("chunk_values", [stats.CHUNK_VALUES, 4])
+def test_cluster_bootstrap_of_an_exactly_known_distribution(
+        chunk_values: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # trace x = {1, 1}, trace y = {3, 3}: a resample holds 0, 1 or 2 copies of y with
+    # p 1/4, 1/2, 1/4, so its mean is 1, 2 or 3: the 2.5% and 97.5% quantiles are 1 and 3,
+    # and a resample never splits a trace (the mean is never 1.5 or 2.5)
+    monkeypatch.setattr(bootstrap, "CHUNK_VALUES", chunk_values)
+    (interval,) = stats.cluster_bootstraps([[1.0, 3.0, 1.0, 3.0]], ["x", "y", "x", "y"],
+                                           lambda rows: rows.mean(axis=1), num_resamples=4001)
+    assert interval.scalar() == (2.0, 1.0, 3.0)
+    (median,) = stats.cluster_bootstraps([[1.0, 3.0, 1.0, 3.0]], ["x", "y", "x", "y"],
+                                         lambda rows: rows.mean(axis=1), num_resamples=4001,
+                                         confidence=0.4)
+    assert median.scalar() == (2.0, 2.0, 2.0)
+
+
+def test_cluster_bootstrap_with_one_trace_has_no_interval_and_refuses_unequal_traces() -> None:
+    (single,) = stats.cluster_bootstraps([[1.0, 2.0]], ["t", "t"], stats.geometric_mean_rows)
+    assert not single.has_interval
+    with pytest.raises(ConfigError, match="unequal sizes"):
+        stats.cluster_bootstraps([[1.0, 2.0, 3.0]], ["t", "t", "u"], stats.geometric_mean_rows)
 
 
 X = [[1, 2, 3], [4, 5, 6]]

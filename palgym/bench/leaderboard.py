@@ -3,19 +3,19 @@
 Per suite and task, every entry is compared with PAL (entry ``pal``) and with the heuristic
 chosen on the validation split (entry ``best``) episode by episode: the ratio of its average
 JCT to theirs on the same (task, trace, seed), test split; lower is better. The ratios are
-summarised by their geometric mean and interquartile mean, each with a 95% stratified bootstrap
+summarised by their geometric mean and interquartile mean, each with a 95% bootstrap
 percentile interval (:mod:`palgym.bench.stats`).
 
-**Strata: the traces.** Within a task, each trace is a different problem (rliable's "task")
-and each seed a run on it; the bootstrap resamples episodes (seeds) with replacement within
-each trace and never moves weight between traces, as rliable's ``StratifiedBootstrap`` does
-by default (Agarwal et al., NeurIPS 2021, section 4.1). The interval is thus the uncertainty
-of re-running the suite's fixed traces with other seeds; it says nothing about other traces.
-With one seed per trace there is nothing to resample: no interval is shown. (Resampling the
-traces too, rliable's ``task_bootstrap=True``, would speak of other traces, but a suite's
-handful of traces makes such intervals as coarse as the traces are few.) Every ratio vector
-of a task is resampled with the same draw of positions, so the rows' intervals come from the
-same resamples of the task's episodes.
+**Intervals: whole traces are resampled.** Within a task, each trace is a different problem
+and each seed a run on it. A bootstrap resample draws the task's traces with replacement, each
+with all its seeds (the cluster bootstrap: rliable's ``task_bootstrap`` with the task's traces
+as its tasks; Davison & Hinkley 1997, section 3.8), so the interval speaks of other traces
+like the suite's, not only of other seeds on the same ones: a trace-level interval, the one
+``evaluate.py --bootstrap-unit trace`` gives. Most suite tasks are deterministic per trace (one
+seed), where resampling seeds within a trace would give no interval at all. With a handful of
+traces the intervals are wide, as they should be; with one trace there is none. Every ratio
+vector of a task is resampled with the same draws, so the rows' intervals come from the same
+resamples.
 
 The probability of improvement over the best is rliable's, per trace over every pair (seed of
 the entry, seed of the best), with a lower average JCT better, averaged over the traces.

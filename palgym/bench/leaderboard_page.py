@@ -48,9 +48,10 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   the task's heuristic chosen on the validation split; **/ PAL**: PAL.
 - **geomean** and **IQM** (interquartile mean: the mean of the middle 50% of the ratios, the
   scores at the 25th and 75th percentiles weighted by the fraction inside) of the ratios,
-  with a 95% stratified bootstrap percentile interval in brackets (Agarwal et al., NeurIPS
-  2021): seeds are resampled with replacement within each trace ({resamples} resamples,
-  seed 0). No interval is shown when each trace has one seed.
+  with a 95% bootstrap percentile interval in brackets (Agarwal et al., NeurIPS 2021):
+  the task's traces are resampled with replacement, each with all its seeds ({resamples}
+  resamples, seed 0), so the interval speaks of other traces like these. No interval is
+  shown for a task of one trace.
 - **P(< best)**: probability of improvement over the best (rliable's): per trace, the chance
   that a seed of the entry has a lower average JCT than a seed of the best (ties count one
   half), averaged over the traces.
@@ -211,7 +212,7 @@ def profile_fingerprint(board: SuiteBoard) -> str:
 
 def draw_task(axes: Axes, task: TaskBoard) -> None:
     """One panel: every row's profile (fraction of episodes with ratio to best <= tau) with
-    its stratified bootstrap band; the oracle dashed."""
+    its bootstrap band (whole traces resampled); the oracle dashed."""
     curves = [*task.rows, *([task.oracle] if task.oracle else [])]
     ratios = np.concatenate([row.ratios_to_best for row in curves])
     ratios = ratios[np.isfinite(ratios)]

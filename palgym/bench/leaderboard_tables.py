@@ -201,18 +201,19 @@ def summaries(jcts: list[np.ndarray], pal: np.ndarray, best: np.ndarray,
               traces: tuple[str, ...], num_resamples: int) -> list[Summary | None]:
     """Each row's :class:`Summary` (None for a row with an episode of infinite JCT).
 
-    Every ratio vector of the task is resampled with the same positions (one draw per
-    statistic, :func:`palgym.bench.stats.stratified_bootstraps`): the intervals equal those
-    of separate bootstraps with the same seed, at a fraction of the cost.
+    Every ratio vector of the task is resampled with the same draws of whole traces (each with
+    all its seeds; one draw per statistic, :func:`palgym.bench.stats.cluster_bootstraps`):
+    the intervals equal those of separate bootstraps with the same seed, at a fraction of the
+    cost.
     """
     finite = [index for index, jct in enumerate(jcts) if np.isfinite(jct).all()]
     found: list[Summary | None] = [None] * len(jcts)
     if not finite:
         return found
     ratios = np.vstack([jcts[i] / best for i in finite] + [jcts[i] / pal for i in finite])
-    geomean, iqm = (stats.stratified_bootstraps(ratios, traces, statistic,
-                                                num_resamples=num_resamples,
-                                                seed=stats.DEFAULT_SEED)
+    geomean, iqm = (stats.cluster_bootstraps(ratios, traces, statistic,
+                                             num_resamples=num_resamples,
+                                             seed=stats.DEFAULT_SEED)
                     for statistic in (stats.geometric_mean_rows, stats.interquartile_mean_rows))
     count = len(finite)
     for slot, index in enumerate(finite):

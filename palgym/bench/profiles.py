@@ -1,5 +1,6 @@
 """Performance profiles of lower-is-better scores: the fraction of scores ``<= tau`` for each
-threshold tau of a grid, with stratified bootstrap bands (:mod:`palgym.bench.stats`).
+threshold tau of a grid, with bootstrap bands over whole traces
+(:func:`palgym.bench.stats.cluster_bootstraps`).
 
 This is a score distribution in the words of Agarwal et al. (rliable
 ``create_performance_profile``, there the fraction ``> tau`` of higher-is-better scores); for
@@ -83,20 +84,20 @@ def profile_bands(vectors: ArrayLike, strata: Sequence[object] | np.ndarray, tau
                   num_resamples: int = DEFAULT_PROFILE_RESAMPLES,
                   seed: int = stats.DEFAULT_SEED) -> list[stats.Interval]:
     """:func:`performance_profile` of m score vectors on the same episodes, each with a
-    stratified bootstrap band at every tau (k = T), the vectors resampled alike
-    (:func:`palgym.bench.stats.stratified_bootstraps`).
+    bootstrap band at every tau (k = T) that resamples whole clusters (traces, each with all
+    its seeds), the vectors resampled alike (:func:`palgym.bench.stats.cluster_bootstraps`).
 
     Args:
         vectors: float64 (m, n) scores, no NaN.
-        strata: n labels (e.g. the trace of each episode).
+        strata: n cluster labels (the trace of each episode; equal cluster sizes).
         taus: float64 (T,) finite thresholds in ascending order.
-        confidence, num_resamples, seed: as :func:`palgym.bench.stats.stratified_bootstrap`.
+        confidence, num_resamples, seed: as :func:`palgym.bench.stats.cluster_bootstraps`.
 
     Raises:
         ConfigError: see :func:`performance_profile` and
-            :func:`palgym.bench.stats.stratified_bootstraps`.
+            :func:`palgym.bench.stats.cluster_bootstraps`.
     """
     grid = checked_grid(taus)
-    return stats.stratified_bootstraps(vectors, strata, lambda rows: profile_rows(rows, grid),
-                                       confidence=confidence, num_resamples=num_resamples,
-                                       seed=seed)
+    return stats.cluster_bootstraps(vectors, strata, lambda rows: profile_rows(rows, grid),
+                                    confidence=confidence, num_resamples=num_resamples,
+                                    seed=seed)

@@ -12,9 +12,7 @@ JCTs (an entry's over a reference's on the same episode; < 1: the entry is faste
   which rliable's ``metrics.aggregate_iqm`` calls; for other n, scipy trims
   ``floor(0.25 n)`` whole scores from each end (the mean of more than the middle half), we do
   not. Example (n = 6): weights 0.5, 1, 1, 0.5 on the 2nd to 5th smallest, divided by 3.
-- :func:`stratified_bootstrap`: percentile confidence intervals of any of these statistics,
-  resampling **within each stratum** with replacement (rliable ``StratifiedBootstrap``: runs
-  are resampled within each task, never across tasks).
+- bootstrap intervals of any of these statistics: :mod:`palgym.bench.bootstrap`.
 - :func:`probability_of_improvement`: per stratum (task), over every pair (run of X, run of
   Y), P(X better than Y) + 0.5 P(X = Y), averaged over the strata (rliable
   ``metrics.probability_of_improvement``, which computes the Mann-Whitney U statistic over
@@ -33,32 +31,29 @@ Bootstrap*, 1993, ch. 13 (the percentile interval). Quantiles: numpy's default (
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from palgym.bench.bootstrap import (
+    CHUNK_VALUES,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    Statistic,
+    cluster_bootstraps,
+    stratified_bootstrap,
+    stratified_bootstraps,
+)
 from palgym.errors import ConfigError
 
-DEFAULT_CONFIDENCE = 0.95
-"""Nominal coverage of the intervals."""
-
-DEFAULT_RESAMPLES = 10_000
-"""Bootstrap resamples of an interval (as ``evaluate.py``'s; rliable's
-``get_interval_estimates`` defaults to 50,000: pass ``num_resamples`` for more)."""
-
-DEFAULT_SEED = 0
-"""Seed of the resampling generator (``numpy.random.default_rng``)."""
-
-CHUNK_VALUES = 1 << 20
-"""Resamples are drawn in chunks of ``max(1, CHUNK_VALUES // n)`` rows (bounded memory)."""
-
-Statistic = Callable[[np.ndarray], np.ndarray]
-"""A statistic of many samples at once: float64 (B, n) -> float64 (B,) or (B, k)."""
-
+__all__ = ["CHUNK_VALUES", "DEFAULT_CONFIDENCE", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "Interval",
+           "Statistic", "cluster_bootstraps", "geometric_mean", "geometric_mean_rows",
+           "interquartile_mean", "interquartile_mean_rows", "iqm_weights", "positive_scores",
+           "probability_of_improvement", "stratified_bootstrap", "stratified_bootstraps",
+           "task_improvement"]
 
 def positive_scores(values: ArrayLike, what: str = "scores") -> np.ndarray:
     """``values`` as a float64 (n,) array of finite positive numbers, n >= 1.
@@ -132,158 +127,6 @@ def interquartile_mean(values: ArrayLike) -> float:
         raise ConfigError(f"interquartile mean: need a non-empty 1-D array of finite scores, "
                           f"got shape {array.shape}")
     return float(interquartile_mean_rows(array[None, :])[0])
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A statistic with its stratified bootstrap percentile interval.
-
-    Attributes:
-        point: float64 (k,) the statistic of the data (k = 1 for a scalar statistic).
-        low: float64 (k,) lower bounds; NaN when no stratum has two scores (no interval).
-        high: float64 (k,) upper bounds; NaN likewise.
-        confidence: nominal coverage, e.g. 0.95.
-        num_resamples: B.
-    """
-
-    point: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    confidence: float
-    num_resamples: int
-
-    @property
-    def has_interval(self) -> bool:
-        """False when every stratum holds one score: every resample is the data itself."""
-        return not bool(np.isnan(self.low).all())
-
-    def scalar(self) -> tuple[float, float, float]:
-        """(point, low, high) of a scalar statistic."""
-        return float(self.point[0]), float(self.low[0]), float(self.high[0])
-
-
-def strata_positions(strata: Sequence[object] | np.ndarray) -> list[np.ndarray]:
-    """Positions (int64 arrays) of each stratum, strata in ascending order of their label."""
-    labels = np.asarray(strata)
-    if labels.ndim != 1:
-        raise ConfigError(f"strata: need one label per score, got shape {labels.shape}")
-    _, codes = np.unique(labels, return_inverse=True)
-    return [np.flatnonzero(codes == code) for code in range(int(codes.max(initial=-1)) + 1)]
-
-
-def stratified_indices(groups: list[np.ndarray], n: int, num_resamples: int,
-                       rng: np.random.Generator) -> np.ndarray:
-    """One chunk of resampled positions: int64 (num_resamples, n).
-
-    Column j of a resample holds a position drawn uniformly with replacement from j's stratum:
-    for each stratum in ``groups`` order with positions ``p`` (size m), the draw is
-    ``p[rng.integers(0, m, size=(num_resamples, m))]`` into columns ``p``.
-    """
-    indices = np.empty((num_resamples, n), dtype=np.int64)
-    for positions in groups:
-        indices[:, positions] = positions[rng.integers(0, positions.size,
-                                                       size=(num_resamples, positions.size))]
-    return indices
-
-
-def stratified_bootstrap(
-    values: ArrayLike,
-    strata: Sequence[object] | np.ndarray,
-    statistic: Statistic,
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    num_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> Interval:
-    """Percentile interval of ``statistic`` by the stratified bootstrap.
-
-    Each resample replaces every score by one drawn with replacement from its own stratum
-    (the stratum sizes are kept). ``rng = numpy.random.default_rng(seed)``; the resamples are
-    drawn in chunks of ``max(1, CHUNK_VALUES // n)`` rows, each chunk by
-    :func:`stratified_indices` with the strata in ascending label order. The bounds are the
-    ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (numpy linear) of the B
-    resampled statistics.
-
-    Args:
-        values: float64 (n,) scores, no NaN (+inf, a failed run, only with a statistic that
-            stays finite on it, e.g. a profile).
-        strata: n labels (e.g. the trace of each episode).
-        statistic: float64 (B, n) -> (B,) or (B, k), e.g. :func:`geometric_mean_rows`; it
-            must not depend on the order of the n scores.
-        confidence: nominal coverage in (0, 1).
-        num_resamples: B >= 1.
-        seed: equal seeds give equal intervals bit for bit.
-
-    Returns:
-        The interval; ``low`` and ``high`` NaN when every stratum has a single score.
-
-    Raises:
-        ConfigError: for no value, a NaN, strata of another length, confidence outside (0, 1)
-            or ``num_resamples < 1``.
-
-    Source: Agarwal et al. (2021), section 4.1; rliable ``library.StratifiedBootstrap`` and
-    ``get_interval_estimates(method="percentile")``; Efron & Tibshirani (1993), ch. 13.
-    """
-    data = np.asarray(values, dtype=np.float64)
-    if data.ndim != 1:
-        raise ConfigError(f"bootstrap: need a 1-D array of scores, got shape {data.shape}")
-    return stratified_bootstraps(data[None, :], strata, statistic, confidence=confidence,
-                                 num_resamples=num_resamples, seed=seed)[0]
-
-
-def stratified_bootstraps(
-    vectors: ArrayLike,
-    strata: Sequence[object] | np.ndarray,
-    statistic: Statistic,
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    num_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> list[Interval]:
-    """:func:`stratified_bootstrap` of m score vectors on the same n episodes, every vector
-    resampled with the same positions (drawn once): vector j's interval equals
-    ``stratified_bootstrap(vectors[j], strata, statistic, ...)`` bit for bit.
-
-    Args:
-        vectors: float64 (m, n) scores, m >= 1, n >= 1, no NaN.
-        strata, statistic, confidence, num_resamples, seed: as :func:`stratified_bootstrap`.
-
-    Returns:
-        m intervals, in the order of ``vectors``.
-
-    Raises:
-        ConfigError: as :func:`stratified_bootstrap`.
-    """
-    data = np.asarray(vectors, dtype=np.float64)
-    if data.ndim != 2 or data.size == 0 or np.isnan(data).any():
-        raise ConfigError(f"bootstrap: need a non-empty (m, n) array of scores (no NaN), got "
-                          f"shape {data.shape}")
-    size = data.shape[1]
-    if len(strata) != size:
-        raise ConfigError(f"bootstrap: {len(strata)} strata labels for {size} scores")
-    if not 0.0 < confidence < 1.0:
-        raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
-    if num_resamples < 1:
-        raise ConfigError(f"num_resamples must be >= 1, got {num_resamples}")
-    points = [np.atleast_1d(statistic(row[None, :])[0]).astype(np.float64) for row in data]
-    groups = strata_positions(strata)
-    if max(group.size for group in groups) < 2:
-        return [Interval(p, np.full_like(p, math.nan), np.full_like(p, math.nan), confidence,
-                         num_resamples) for p in points]
-    rng = np.random.default_rng(seed)
-    chunk = max(1, CHUNK_VALUES // size)
-    resampled = [np.empty((num_resamples, p.size), dtype=np.float64) for p in points]
-    for start in range(0, num_resamples, chunk):
-        stop = min(start + chunk, num_resamples)
-        indices = stratified_indices(groups, size, stop - start, rng)
-        for row, out in zip(data, resampled, strict=True):
-            out[start:stop] = statistic(row[indices]).reshape(stop - start, out.shape[1])
-    tail = (1.0 - confidence) / 2.0
-    intervals = []
-    for point, out in zip(points, resampled, strict=True):
-        low, high = np.quantile(out, [tail, 1.0 - tail], axis=0)
-        intervals.append(Interval(point, low, high, confidence, num_resamples))
-    return intervals
 
 
 def task_improvement(x: ArrayLike, y: ArrayLike, *,
