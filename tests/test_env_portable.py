@@ -11,6 +11,11 @@ largest score, and no other K reaches it).
 
 from __future__ import annotations
 
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -22,6 +27,7 @@ from palgym.envs.layouts import ENV_LAYOUTS, layout_hash
 from palgym.errors import ConfigError
 from palgym.sim.variability import VariabilityProfile
 
+REPO = Path(__file__).resolve().parents[1]
 V0, V1 = "palgym/PALPlacement-v0", "palgym/PALPlacement-v1"
 TRACE, WINDOW = "sia-philly-gen-0", 24
 VALUES = (1.0, 1.1, 1.25, 1.45, 1.7, 2.0)
@@ -193,3 +199,34 @@ def test_both_backends_agree_on_the_padded_layout() -> None:
         observations = [s[0] for s in steps]
         if steps[0][2] or steps[0][3]:
             break
+
+
+def test_a_model_trained_on_one_cluster_runs_on_another(tmp_path: Path) -> None:
+    """A few hundred MaskablePPO steps on a 16x4 cluster of 3 tiers a class (train.py), then
+    evaluate.py's side-by-side run of that model, unchanged, on a 16x8 cluster whose profile
+    has 5 tiers in class A: the layout check passes, every episode completes, no action is
+    invalid."""
+    pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
+    three, five = tmp_path / "three.csv", tmp_path / "five.csv"
+    palgym.write_profile(THREE, three)
+    palgym.write_profile(profile(128, (5, 2, 4, 3), "hand-128-5-tiers"), five)
+    common = {"cwd": REPO, "capture_output": True, "text": True, "timeout": 540, "check": False}
+    trained = subprocess.run(
+        [sys.executable, "train.py", "--env", V1, "--algo", "maskable_ppo", "-n", "256",
+         "--seed", "0", "--trace", TRACE, "--window", "20", "--n-envs", "1", "--eval-freq",
+         "0", "--num-threads", "1", "--verbose", "0", "--hyperparams", "n_steps:64",
+         "batch_size:64", "n_epochs:2", "--env-kwargs", f"profile:{three}",
+         "-f", str(tmp_path / "runs")], **common)
+    assert trained.returncode == 0, trained.stderr
+    run = tmp_path / "runs" / "palgym_PALPlacement-v1_maskable_ppo_0"
+    result = tmp_path / "result.csv"
+    evaluated = subprocess.run(
+        [sys.executable, "evaluate.py", "--agent", str(run), "--trace", "sia-philly-gen-3",
+         "--window", "20", "--seeds", "0", "--policy", "pal", "--profile", str(five),
+         "--cluster", "16x8", "--output", str(result), "--quiet"], **common)
+    assert evaluated.returncode == 0, evaluated.stderr
+    rows = list(csv.DictReader(result.open()))
+    assert {row["policy"] for row in rows} >= {"pal"} and len(rows) >= 2
+    for row in rows:
+        assert row["num_completed"] == row["num_jobs"] == "20"
+        assert row.get("num_invalid_actions", "0") in ("0", "")
