@@ -19,6 +19,8 @@ with ``run_episode(episode, policy=obj, queue_order=obj)``; or drive the engine
 name everywhere palgym's own do. docs/CUSTOM_POLICY.md "Writing your own policy".
 """
 
+import warnings
+
 from palgym.bundled import bundled_profile
 from palgym.driver import drive
 from palgym.errors import (
@@ -79,6 +81,10 @@ def _register_envs() -> None:
     ``-v0`` with the env's defaults, ``-v1`` with :data:`PORTABLE_LAYOUT`."""
     from gymnasium.envs.registration import register, registry
 
+    # -v0 stays a supported id (the committed models' layout), not an outdated one: Gymnasium's
+    # "out of date" note for it, printed when a newer version is registered, is silenced
+    warnings.filterwarnings("ignore", message=r".*The environment palgym/\w+-v0 is out of date",
+                            category=DeprecationWarning)
     for version, layout in (("v0", {}), ("v1", PORTABLE_LAYOUT)):
         for name, task in (("PALPlacement", "placement"), ("PALScheduling", "scheduling")):
             env_id = f"palgym/{name}-{version}"
