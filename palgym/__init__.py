@@ -19,6 +19,8 @@ with ``run_episode(episode, policy=obj, queue_order=obj)``; or drive the engine
 name everywhere palgym's own do. docs/CUSTOM_POLICY.md "Writing your own policy".
 """
 
+import warnings
+
 from palgym.bundled import bundled_profile
 from palgym.driver import drive
 from palgym.errors import (
@@ -68,18 +70,28 @@ from palgym.simulate import (
 __version__ = "0.1.0"
 
 
+PORTABLE_LAYOUT: dict[str, int] = {"max_tiers": 8, "max_gpus_per_node": 16}
+"""The ``-v1`` ids' default layout arguments: ``palgym.envs.features.MAX_TIERS`` and
+``MAX_GPUS_PER_NODE`` (written here so that ``import palgym`` loads no env module; a test
+checks that they agree), the cluster-independent layout (docs/ENV.md)."""
+
+
 def _register_envs() -> None:
-    """Register the Gymnasium ids (string entry points: the env module loads on ``make``)."""
+    """Register the Gymnasium ids (string entry points: the env module loads on ``make``):
+    ``-v0`` with the env's defaults, ``-v1`` with :data:`PORTABLE_LAYOUT`."""
     from gymnasium.envs.registration import register, registry
 
-    for env_id, task in (
-        ("palgym/PALPlacement-v0", "placement"),
-        ("palgym/PALScheduling-v0", "scheduling"),
-    ):
-        if env_id not in registry:
-            register(env_id, entry_point="palgym.envs.cluster_env:ClusterEnv",
-                     vector_entry_point="palgym.envs.vector:make_vector_env",
-                     kwargs={"task": task}, disable_env_checker=False)
+    # -v0 stays a supported id (the committed models' layout), not an outdated one: Gymnasium's
+    # "out of date" note for it, printed when a newer version is registered, is silenced
+    warnings.filterwarnings("ignore", message=r".*The environment palgym/\w+-v0 is out of date",
+                            category=DeprecationWarning)
+    for version, layout in (("v0", {}), ("v1", PORTABLE_LAYOUT)):
+        for name, task in (("PALPlacement", "placement"), ("PALScheduling", "scheduling")):
+            env_id = f"palgym/{name}-{version}"
+            if env_id not in registry:
+                register(env_id, entry_point="palgym.envs.cluster_env:ClusterEnv",
+                         vector_entry_point="palgym.envs.vector:make_vector_env",
+                         kwargs={"task": task, **layout}, disable_env_checker=False)
 
 
 _register_envs()

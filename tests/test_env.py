@@ -18,7 +18,8 @@ from palgym.envs import ClusterEnv
 from palgym.errors import ConfigError
 from palgym.policies.registry import placement_entry
 
-ENV_IDS = ("palgym/PALPlacement-v0", "palgym/PALScheduling-v0")
+ENV_IDS = ("palgym/PALPlacement-v0", "palgym/PALScheduling-v0", "palgym/PALPlacement-v1",
+           "palgym/PALScheduling-v1")
 
 
 def heuristic_env(policy: str, **kwargs: object) -> ClusterEnv:

@@ -79,10 +79,18 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     - ``candidates`` (K, M, F_c), candidate (k, m) = action ``codec.encode(k, m)`` =
       k * M + m: the features of :class:`~palgym.envs.features.CandidateFeatures`
       (F_c = ``len(CANDIDATE_FEATURES)``), e.g. feasibility, slowdown, locality;
-    - ``cluster`` (4T + G_n + 5,): free GPUs per (tier, class) / G, node free-count histogram,
-      free fraction, pending / K, queued / 4K, log time;
+    - ``cluster`` (4T + H + 5,), H = ``max_gpus_per_node`` or G_n: free GPUs per (tier,
+      class) / G, node free-count histogram (n = 0 .. H), free fraction, pending / K,
+      queued / 4K, log time;
     - ``gpus`` (G, 6), only with ``observed_rates=True``: the belief of each class and the last
-      observed slowdown and its age (:mod:`palgym.envs.observed`).
+      observed slowdown and its age (:mod:`palgym.envs.observed`); the one key sized by the
+      cluster (G).
+
+    With the ``-v1`` ids' defaults (``max_tiers`` = :data:`~palgym.envs.features.MAX_TIERS`,
+    ``max_gpus_per_node`` = :data:`~palgym.envs.features.MAX_GPUS_PER_NODE`) no space depends
+    on the cluster or the profile (without ``observed_rates``): tiers a profile lacks and node
+    sizes the cluster lacks are zero entries and masked candidates (docs/ENV.md
+    "Cluster-independent layout").
 
     ## Action Space
 
@@ -136,7 +144,9 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     ``queue_order`` (``fifo`` | ``las`` | ``srtf`` | ``srsf`` | ``tiresias``),
     ``locality_penalty``, ``round_duration_s``, ``sticky``, ``class_reorder`` (window in PAL's
     class order), ``reward``, ``reward_scale`` (s, default 360000), ``baseline_policy``,
-    ``max_rounds``, ``num_slots`` (K, default 16), ``max_tiers`` (T, default 4), ``strict``,
+    ``max_rounds``, ``num_slots`` (K, default 16), ``max_tiers`` (T, default 4; a profile
+    with more tiers in a class is refused at reset), ``max_gpus_per_node`` (H, the node
+    histogram's room, >= G_n; default None: G_n), ``strict``,
     ``fallback_policy`` (default ``"pal"``), ``task``, ``duration_knowledge`` and
     ``estimate_sigma`` (what the scheduler knows of job durations:
     :mod:`palgym.policies.durations`), ``belief`` (``"oracle"``, ``"stale"``, ``"online"`` or
@@ -148,11 +158,13 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
 
     ## Registered Configurations
 
-    ``palgym/PALPlacement-v0`` (task placement), ``palgym/PALScheduling-v0`` (task scheduling).
+    ``palgym/PALPlacement-v0`` (task placement), ``palgym/PALScheduling-v0`` (task scheduling);
+    ``palgym/PALPlacement-v1``, ``palgym/PALScheduling-v1``: the same tasks with
+    ``max_tiers=8`` and ``max_gpus_per_node=16`` by default (the cluster-independent layout).
 
     ## Version History
 
-    v0: initial release.
+    v0: initial release. v1: the cluster-independent layout by default (docs/ENV.md).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -178,6 +190,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         max_rounds: int = 100_000,
         num_slots: int = 16,
         max_tiers: int = 4,
+        max_gpus_per_node: int | None = None,
         strict: bool = False,
         fallback_policy: str = "pal",
         duration_knowledge: str = "clairvoyant",
@@ -225,7 +238,8 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self.render_mode = render_mode
         self._observations = ObservationBuilder(
             self.codec, self.cluster.gpus_per_node,
-            self.cluster.num_gpus if observed_rates else None)
+            self.cluster.num_gpus if observed_rates else None, max_gpus_per_node)
+        self.max_gpus_per_node = max_gpus_per_node
         self.observation_space = self._observations.space  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.codec.n)
         self._final = final_decision(self._observations)

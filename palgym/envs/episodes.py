@@ -35,6 +35,7 @@ from palgym.policies.slowdown import ClusterCountRule, SlowdownFactors
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.engine import Simulator
+from palgym.sim.types import PERF_CLASS_NAMES
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
 from palgym.simulate import Episode, make_episode
@@ -223,7 +224,8 @@ class EpisodeMemo:
         Raises:
             ConfigError: if a class has more than ``max_tiers`` tiers.
         """
-        return check_tiers(profile_factors(episode), max_tiers)
+        return check_tiers(profile_factors(episode), max_tiers, "the profile",
+                           episode.profile.name)
 
     def baseline(self, episode: Episode, policy: str, queue_order: str,
                  durations: Durations = CLAIRVOYANT) -> np.ndarray:
@@ -245,16 +247,25 @@ def reset_info(episode: Episode, window_start: int) -> dict[str, Any]:
     }
 
 
-def check_tiers(factors: SlowdownFactors, max_tiers: int, source: str = "the profile"
-                ) -> SlowdownFactors:
-    """``factors`` (fitted from ``source``) if no class has more than ``max_tiers`` tiers.
+def check_tiers(factors: SlowdownFactors, max_tiers: int, source: str = "the profile",
+                profile: str = "") -> SlowdownFactors:
+    """``factors`` (fitted from ``source`` of the profile named ``profile``) if no class has
+    more than ``max_tiers`` tiers.
 
     Raises:
-        ConfigError: naming the widest class's tier count.
+        ConfigError: naming the profile, the first widest perf class, its tier count, every
+            class's count and ``max_tiers``.
     """
-    widest = max(len(t) for t in factors.tiers)
+    counts = [len(t) for t in factors.tiers]
+    widest = max(counts)
     if widest > max_tiers:
-        raise ConfigError(f"{source} has {widest} slowdown tiers: use max_tiers >= {widest}")
+        name = PERF_CLASS_NAMES[counts.index(widest)]
+        per_class = ", ".join(f"{c} {n}" for c, n in zip(PERF_CLASS_NAMES, counts, strict=True))
+        raise ConfigError(
+            f"{source} ({profile or 'unnamed profile'}) has {widest} slowdown tiers in perf "
+            f"class {name} (tiers per class: {per_class}), more than max_tiers={max_tiers} "
+            f"that the env's candidates and observation have room for: use max_tiers >= "
+            f"{widest} (a layout of its own: docs/ENV.md \"Cluster-independent layout\")")
     return factors
 
 
@@ -336,7 +347,7 @@ def start_episode(
     belief = Belief(sim.view(), episode.belief, np.random.default_rng(profiling_seed), process)
     fit = BeliefFit(belief, ClusterCountRule(episode.config.slowdown_clusters), profile_factors,
                     episode.profile.perfvar)
-    factors = check_tiers(fit.factors, codec.max_tiers, "the belief")
+    factors = check_tiers(fit.factors, codec.max_tiers, "the belief", episode.profile.name)
     context = EpisodeContext(
         episode=episode, factors=factors,
         pal_orders=pal_orders(factors, episode.config, codec),
@@ -358,7 +369,8 @@ def refreshed(context: EpisodeContext, sim: Simulator) -> EpisodeContext:
         return context
     tables = context.tables
     factors = check_tiers(fit.factors, tables.max_tiers,
-                          f"the belief refitted at round {sim.round_index}")
+                          f"the belief refitted at round {sim.round_index}",
+                          context.episode.profile.name)
     rebuilt = EpisodeTables.build(sim, factors, tables.codec, tables.strict_total)
     return replace(context, factors=factors,
                    pal_orders=pal_orders(factors, sim.config, tables.codec),

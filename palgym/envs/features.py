@@ -36,6 +36,16 @@ LOCALITY_MAX: float = 4.0
 """Locality penalty that maps to 1.0 (``locality_penalty`` = min((lf - 1) / (max - 1), 1))."""
 OBSERVED_AGE_ROUNDS: int = 100
 """Rounds since an observation that map to 1.0 (``observed_age`` = min(age / 100, 1))."""
+MAX_TIERS: int = 8
+"""The cluster-independent layout's slowdown tiers per class (``max_tiers``, the default of the
+``-v1`` env ids): the silhouette rule fits at most 6 tiers a class
+(:data:`palgym.policies.slowdown.MAX_SILHOUETTE_CLUSTERS`), the artifact's outliers rule 2 +
+the class's 3-sigma outliers; a profile with fewer tiers leaves the rest of the candidates and
+of the ``free_tier{t}_class{c}`` entries zero and masked (docs/ENV.md)."""
+MAX_GPUS_PER_NODE: int = 16
+"""The cluster-independent layout's room for GPUs per node (``max_gpus_per_node``, the default
+of the ``-v1`` env ids): ``nodes_with_{n}_free`` for n = 0 .. 16 whatever the cluster's G_n
+(16-GPU servers are the largest common ones); entries past the cluster's G_n are zero."""
 
 
 class JobFeatures(NamedTuple):

@@ -33,9 +33,11 @@ from palgym.envs import features
 LAYOUT_FORMAT = 1
 """Version of :func:`layout_text`'s format (its first line)."""
 
-LAYOUT_ARGUMENTS: tuple[str, ...] = ("num_slots", "max_tiers", "cluster", "observed_rates")
+LAYOUT_ARGUMENTS: tuple[str, ...] = ("num_slots", "max_tiers", "cluster", "observed_rates",
+                                     "max_gpus_per_node")
 """The env arguments that change the layout: K, T, the cluster (G GPUs, G_n per node: the
-``cluster`` and ``gpus`` keys) and the ``gpus`` key itself."""
+``cluster`` and ``gpus`` keys), the ``gpus`` key itself and the node histogram's room
+(``max_gpus_per_node``: with it, the ``cluster`` key no longer depends on G_n)."""
 
 LAYOUT_PROBES: dict[str, dict[str, Any]] = {
     "default": {},
@@ -43,6 +45,7 @@ LAYOUT_PROBES: dict[str, dict[str, Any]] = {
     "max_tiers=2": {"max_tiers": 2},
     "cluster=2x8": {"cluster": "2x8"},
     "observed_rates": {"observed_rates": True},
+    "max_gpus_per_node=8": {"max_gpus_per_node": 8},
 }
 """Argument sets whose layouts the committed table records per env id: the defaults (what a
 model trained with the defaults records) and each :data:`LAYOUT_ARGUMENTS` entry changed alone,
@@ -59,6 +62,7 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "max_tiers=2": "be5eff0554c64f3f",
         "cluster=2x8": "43becf80234911fb",
         "observed_rates": "270157e8512ee902",
+        "max_gpus_per_node=8": "43becf80234911fb",
     },
     "palgym/PALScheduling-v0": {
         "default": "987287fecf66ecfa",
@@ -66,6 +70,23 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "max_tiers=2": "219c432ddb4b299a",
         "cluster=2x8": "8f9fd2b697f2b186",
         "observed_rates": "cd7e55b4e97f75f4",
+        "max_gpus_per_node=8": "8f9fd2b697f2b186",
+    },
+    "palgym/PALPlacement-v1": {
+        "default": "68dc0a6e9be336f4",
+        "num_slots=3": "6bb97d709236cf25",
+        "max_tiers=2": "57845174fbe180ad",
+        "cluster=2x8": "68dc0a6e9be336f4",
+        "observed_rates": "a0ce32ed8016ad55",
+        "max_gpus_per_node=8": "53e607af6c15d9f7",
+    },
+    "palgym/PALScheduling-v1": {
+        "default": "00c8ddf073790601",
+        "num_slots=3": "188f021113f91421",
+        "max_tiers=2": "4d6efb1227a2e09d",
+        "cluster=2x8": "00c8ddf073790601",
+        "observed_rates": "3213981c3488431b",
+        "max_gpus_per_node=8": "acbabad645e0cc0c",
     },
 }
 """Committed layout hashes: env id -> probe name (:data:`LAYOUT_PROBES`) -> :func:`layout_hash`.

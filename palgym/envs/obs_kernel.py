@@ -108,9 +108,10 @@ def candidate_features(  # type: ignore[no-untyped-def]  # noqa: PLR0913
 
 @njit(cache=True, nogil=True)
 def cluster_summary(free, rank, max_tiers, gpus_per_node, row):  # type: ignore[no-untyped-def]
-    """Fill the first C T + G_n + 2 entries of the float32 ``row``: free GPUs per (class, tier)
-    / G, the per-node free-count histogram / N_n, and the free fraction (see
-    :meth:`palgym.envs.observations.ObservationBuilder.cluster_feature_names`)."""
+    """Fill the float32 ``row`` (zero on entry) but its last three entries: free GPUs per
+    (class, tier) / G (its first C T entries), the per-node free-count histogram / N_n (the
+    next G_n + 1; a histogram padded past G_n keeps its zeros) and the free fraction (entry
+    -4) (see :meth:`palgym.envs.observations.ObservationBuilder.cluster_feature_names`)."""
     num_classes = rank.shape[0]
     num_gpus = free.size
     num_nodes = num_gpus // gpus_per_node
@@ -134,7 +135,7 @@ def cluster_summary(free, rank, max_tiers, gpus_per_node, row):  # type: ignore[
     for n in range(gpus_per_node + 1):
         row[i] = histogram[n] / num_nodes
         i += 1
-    row[i] = num_free / num_gpus
+    row[row.size - 4] = num_free / num_gpus
 
 
 @njit(cache=True, nogil=True)

@@ -8,16 +8,17 @@ shape to reshape to:
 - ``candidates`` (K x M x F_c,) = (K, M, F_c): one row per placement candidate; candidate
   (k, m) is the action ``codec.encode(k, m)``
   (:class:`~palgym.envs.features.CandidateFeatures`).
-- ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node,
-  queue and time summaries (see :meth:`ObservationBuilder.cluster_feature_names`).
+- ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node
+  (n = 0 .. G_n, or 0 .. ``max_gpus_per_node`` padded with zeros), queue and time summaries
+  (see :meth:`ObservationBuilder.cluster_feature_names`).
 - ``gpus`` (G x F_g,) = (G, F_g), only with ``observed_rates``: one row per GPU, the belief and
   the observed rates (:class:`~palgym.envs.features.GpuFeatures`, :mod:`palgym.envs.observed`).
 
-Shapes depend on K (slots), T (tiers), M = 2T + 2 and G_n (GPUs per node) only (``gpus``: on
-G too), never on the trace. Times are log-scaled against a horizon of
-:data:`~palgym.envs.features.TIME_HORIZON_S` and clipped. This module is the numpy (reference)
-builder; the compiled one is :func:`palgym.envs.obs_kernel.decision`. Every feature is
-documented in ``docs/ENV.md``.
+Shapes depend on K (slots), T (tiers), M = 2T + 2 and G_n (GPUs per node, or
+``max_gpus_per_node`` when given) only (``gpus``: on G too), never on the trace. Times are
+log-scaled against a horizon of :data:`~palgym.envs.features.TIME_HORIZON_S` and clipped.
+This module is the numpy (reference) builder; the compiled one is
+:func:`palgym.envs.obs_kernel.decision`. Every feature is documented in ``docs/ENV.md``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from palgym.envs.features import (
     log_time,
 )
 from palgym.envs.observed import ObservedRates, gpu_rows
+from palgym.errors import ConfigError
 from palgym.policies.durations import (
     CLAIRVOYANT,
     DurationKnowledge,
@@ -52,6 +54,28 @@ from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
 __all__ = ["CANDIDATE_FEATURES", "JOB_FEATURES", "TIME_HORIZON_S", "ObservationBuilder"]
 
 
+def check_node_room(gpus_per_node: int, max_gpus_per_node: int | None) -> int:
+    """The node histogram's largest n: ``max_gpus_per_node`` if it holds G_n, else G_n when
+    None.
+
+    Raises:
+        ConfigError: ``max_gpus_per_node`` is not an int >= 1, or is below G_n (naming both).
+    """
+    if max_gpus_per_node is None:
+        return gpus_per_node
+    if (isinstance(max_gpus_per_node, bool) or not isinstance(max_gpus_per_node, int)
+            or max_gpus_per_node < 1):
+        raise ConfigError(f"max_gpus_per_node must be an int >= 1 or None, got "
+                          f"{max_gpus_per_node!r}")
+    if gpus_per_node > max_gpus_per_node:
+        raise ConfigError(
+            f"the cluster has {gpus_per_node} GPUs per node, more than max_gpus_per_node="
+            f"{max_gpus_per_node} (the observation's nodes_with_{{n}}_free entries go up to "
+            f"n = {max_gpus_per_node}): use max_gpus_per_node >= {gpus_per_node}, a layout of "
+            "its own (docs/ENV.md \"Cluster-independent layout\")")
+    return max_gpus_per_node
+
+
 def _log_time(seconds: np.ndarray | float) -> np.ndarray:
     return np.clip(np.log1p(np.maximum(seconds, 0.0)) / LOG_HORIZON, 0.0, 1.0)
 
@@ -63,6 +87,11 @@ class ObservationBuilder:
         codec: the action codec (K slots, T tiers, M candidates).
         gpus_per_node: G_n.
         num_gpus: G, to add the ``gpus`` key (``observed_rates``); None: no ``gpus`` key.
+        max_gpus_per_node: the node histogram's largest n (``nodes_with_{n}_free``, n = 0 ..
+            it), >= G_n, the entries past G_n zero; None: G_n (the ``-v0`` layout).
+
+    Raises:
+        ConfigError: ``max_gpus_per_node`` is not an int >= 1 or is below G_n.
 
     Attributes:
         durations: what the scheduler knows of job durations in the current episode (set at
@@ -76,7 +105,7 @@ class ObservationBuilder:
     """
 
     def __init__(self, codec: ActionCodec, gpus_per_node: int,
-                 num_gpus: int | None = None) -> None:
+                 num_gpus: int | None = None, max_gpus_per_node: int | None = None) -> None:
         self.durations = CLAIRVOYANT
         self.rates: ObservedRates | None = None
         self.believed = np.ones((NUM_PERF_CLASSES, num_gpus or 0))
@@ -89,6 +118,8 @@ class ObservationBuilder:
         self.max_tiers = codec.max_tiers
         self.num_candidates = codec.num_candidates
         self.gpus_per_node = gpus_per_node
+        self.node_bins = check_node_room(gpus_per_node, max_gpus_per_node) + 1
+        """Entries of the node histogram: ``max_gpus_per_node`` (or G_n) + 1."""
         self.logical_shapes: dict[str, tuple[int, ...]] = {
             "jobs": (num_slots, len(JOB_FEATURES)),
             "candidates": (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)),
@@ -128,7 +159,7 @@ class ObservationBuilder:
         tiers = tuple(
             f"free_tier{t}_class{c}" for c in PERF_CLASS_NAMES for t in range(self.max_tiers)
         )
-        histogram = tuple(f"nodes_with_{n}_free" for n in range(self.gpus_per_node + 1))
+        histogram = tuple(f"nodes_with_{n}_free" for n in range(self.node_bins))
         return (*tiers, *histogram, "free_frac", "pending_frac", "queued_frac", "log_time")
 
     def feature_names(self) -> dict[str, tuple[str, ...]]:
@@ -255,7 +286,7 @@ class ObservationBuilder:
         for c in range(NUM_PERF_CLASSES):
             tiers[c] = np.bincount(tables.rank[c][free], minlength=self.max_tiers)
         per_node = free.reshape(-1, self.gpus_per_node).sum(axis=1)
-        histogram = np.bincount(per_node, minlength=self.gpus_per_node + 1)
+        histogram = np.bincount(per_node, minlength=self.node_bins)
         row[: tiers.size] = (tiers / num_gpus).ravel()
         row[tiers.size : tiers.size + histogram.size] = histogram / per_node.size
         row[-4] = np.count_nonzero(free) / num_gpus
