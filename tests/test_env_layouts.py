@@ -27,8 +27,8 @@ from palgym.envs.cluster_env import ClusterEnv
 from palgym.envs.layouts import (
     ENV_LAYOUTS,
     LAYOUT_ARGUMENTS,
-    LAYOUT_PROBES,
     env_layout,
+    layout_probes,
     layout_hash,
     layout_text,
     probe_layouts,
@@ -98,7 +98,8 @@ def test_layout_text_of_the_default_placement_env() -> None:
 
 def test_every_probe_and_task_has_its_own_layout() -> None:
     hashes = [h for env_id in REGISTERED for h in ENV_LAYOUTS[env_id].values()]
-    assert len(set(hashes)) == len(hashes) == len(REGISTERED) * len(LAYOUT_PROBES)
+    probes = sum(len(layout_probes(env_id)) for env_id in REGISTERED)
+    assert len(set(hashes)) == len(hashes) == probes
 
 
 OTHER_ARGUMENTS: dict[str, Any] = {
