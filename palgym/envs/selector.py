@@ -16,7 +16,8 @@ Granularity (``granularity``):
   round instead of one per job (up to K per round): fewer, more meaningful decisions.
 - ``"decision"``: the chosen rule makes the current decision only.
 
-In both, a decision at which every rule's action is the same (no choice to make) is played
+In both, a decision at which every rule's action has the same effect (the same job on the
+same GPU set, or "end round": no choice to make; :meth:`SelectorEnv.rule_groups`) is played
 without asking the agent (unless a held rule decides it anyway); the first decision of an
 episode is always asked (a reset cannot end an episode). So a selector that always picks rule
 h plays exactly rule h's actions and reproduces rule h's episode bit for bit, with the
@@ -130,6 +131,7 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.observation_space = self._observations.space  # type: ignore[assignment]
         self.action_space = spaces.Discrete(len(self.rules))
         self._actions = np.zeros(len(self.rules), np.int64)
+        self._groups = np.zeros(len(self.rules), np.int64)
         self._held: tuple[int, int] | None = None  # (rule, round index) in "round" mode
         self._over = True
 
@@ -190,6 +192,12 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """int64 (H,): each rule's base-env action at the open decision (a copy)."""
         return self._actions.copy()
 
+    def rule_groups(self) -> np.ndarray:
+        """int64 (H,): rules whose actions have the same effect at the open decision (the same
+        job on the same GPU set, or "end round") share a group, numbered by its first rule
+        (a copy). A Random candidate's set is drawn when taken: it equals only itself."""
+        return self._groups.copy()
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start the base env's episode (same ``seed`` and ``options``: the same episode);
@@ -197,7 +205,7 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         super().reset(seed=seed)
         observation, info = self.base.reset(seed=seed, options=options)
         self._held, self._over = None, False
-        self._actions = self._all_actions()
+        self._update()
         return self._observe(observation), {**info, "rules": self.rules}
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool,
@@ -229,8 +237,8 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if held is not None:
                 base_action = held
                 continue
-            self._actions = self._all_actions()
-            if np.all(self._actions == self._actions[0]):
+            self._update()
+            if not self._groups.any():  # every rule has the same effect: nothing to choose
                 base_action = int(self._actions[0])
                 continue
             break
@@ -268,13 +276,25 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return None
         return self.base.heuristic_action(self.rules[rule], check=False)
 
-    def _all_actions(self) -> np.ndarray:
-        base = self.base
-        return np.array([base.heuristic_action(name, check=False) for name in self.rules],
-                        np.int64)
+    def _update(self) -> None:
+        """Each rule's action at the open decision, and the rules' groups of equal effect."""
+        base, codec = self.base, self.base.codec
+        self._actions = actions = np.array(
+            [base.heuristic_action(name, check=False) for name in self.rules], np.int64)
+        candidates = base.decision.candidates
+        first: dict[tuple[int, bytes], int] = {}
+        for rule, action in enumerate(actions.tolist()):
+            if action == codec.END_ROUND:
+                key = (-1, b"")
+            else:
+                slot, candidate = codec.decode(action)
+                gpus = (str(action).encode() if candidate == codec.RANDOM or candidates is None
+                        else np.sort(candidates.gpus(slot, candidate)).tobytes())
+                key = (slot, gpus)
+            self._groups[rule] = first.setdefault(key, rule)
 
     def _observe(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._over:
             return {key: np.zeros(space.shape, np.float32)
                     for key, space in self.observation_space.spaces.items()}
-        return self._observations.build(observation, self._actions)
+        return self._observations.build(observation, self._actions, self._groups)

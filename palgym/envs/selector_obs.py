@@ -44,7 +44,8 @@ RULE_FEATURES: tuple[str, ...] = (
 """A rule's row: whether its action ends the round; else its job's ``jobs`` features (GPU
 share, remaining and waiting time, ran last round, window slot / K) and its candidate's
 ``candidates`` features (slowdown, predicted speed, spans nodes, best-tier share, keeps the
-job's GPUs); and the share of the other rules whose action equals it (1 with one rule)."""
+job's GPUs); and the share of the other rules whose action has the same effect (the same job
+on the same GPU set, or "end round"; 1 with one rule)."""
 
 _JOB_COLUMNS = (JOB.num_gpus_frac, JOB.log_remaining_ideal_time, JOB.log_waiting_time,
                 JOB.was_running, JOB.queue_position)
@@ -88,13 +89,15 @@ class SelectorObservation:
         return {"state": STATE_FEATURES,
                 "rules": tuple(f"{r}.{f}" for r in self.rules for f in RULE_FEATURES)}
 
-    def build(self, base: dict[str, np.ndarray], actions: IntArray) -> dict[str, np.ndarray]:
+    def build(self, base: dict[str, np.ndarray], actions: IntArray, groups: IntArray
+              ) -> dict[str, np.ndarray]:
         """The observation of a decision.
 
         Args:
             base: the base env's observation (flat float32 ``jobs`` (K * F_j,),
                 ``candidates`` (K * M * F_c,), ``cluster`` (F_k,)).
             actions: int64 (H,), each rule's base action now (``END_ROUND`` or k * M + m).
+            groups: int64 (H,), equal for rules whose actions have the same effect.
 
         Returns:
             ``{"state": float32 (F_s,), "rules": float32 (H * F_r,)}``, in [0, 1].
@@ -105,7 +108,7 @@ class SelectorObservation:
         fits = candidates[:, :, CANDIDATE.feasible].max(axis=1) > 0.5
         present = jobs[:, JOB.present] > 0.5
         return {"state": self._state(base["cluster"], jobs, present, fits),
-                "rules": self._rules(jobs, candidates, actions).ravel()}
+                "rules": self._rules(jobs, candidates, actions, groups).ravel()}
 
     def _state(self, cluster: np.ndarray, jobs: np.ndarray, present: np.ndarray,
                fits: np.ndarray) -> np.ndarray:
@@ -119,8 +122,8 @@ class SelectorObservation:
         return np.array([*cluster[self._summary], cluster[self._all_free],
                          cluster[self._none_free], *window, *head_row], np.float32)
 
-    def _rules(self, jobs: np.ndarray, candidates: np.ndarray, actions: IntArray
-               ) -> np.ndarray:
+    def _rules(self, jobs: np.ndarray, candidates: np.ndarray, actions: IntArray,
+               groups: IntArray) -> np.ndarray:
         codec = self.codec
         rows = np.zeros((actions.size, len(RULE_FEATURES)), np.float32)
         ends = actions == codec.END_ROUND
@@ -130,6 +133,6 @@ class SelectorObservation:
         rows[ends, 0] = 1.0
         rows[places, 1:6] = jobs[slots][:, list(_JOB_COLUMNS)]
         rows[places, 6:11] = candidates[slots, chosen][:, list(_CANDIDATE_COLUMNS)]
-        same = (actions[:, None] == actions[None, :]).sum(axis=1) - 1
+        same = (groups[:, None] == groups[None, :]).sum(axis=1) - 1
         rows[:, -1] = same / (actions.size - 1) if actions.size > 1 else 1.0
         return rows
