@@ -202,8 +202,9 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
     check_input_driven(settings.input_driven, settings.algo, n_envs, settings.vec_env)
-    if settings.imitate and settings.algo not in MASKED_ALGOS:
-        raise ConfigError("--imitate needs --algo maskable_ppo")
+    if settings.imitate:
+        from agents.imitation import check_imitation
+        check_imitation(settings.algo, settings.env_id)
     check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)

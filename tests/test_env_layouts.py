@@ -28,8 +28,8 @@ from palgym.envs.layouts import (
     ENV_LAYOUTS,
     LAYOUT_ARGUMENTS,
     env_layout,
-    layout_probes,
     layout_hash,
+    layout_probes,
     layout_text,
     probe_layouts,
 )

@@ -17,7 +17,7 @@ from palgym.envs.selector import DEFAULT_RULES, SelectorEnv
 from palgym.envs.selector_obs import RULE_FEATURES, STATE_FEATURES
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.simulate import run_episode
-from tests.toys import A, R, ClusterSpec, toy_profile, toy_trace
+from tests.toys import A, ClusterSpec, R, toy_profile, toy_trace
 
 SELECTOR = "palgym/PALSelector-v0"
 FIELD = ("pal", "pal+backfill")

@@ -3,9 +3,10 @@
 :func:`env_config_class` builds the dataclass ``EnvConfig`` from the signature of
 :class:`palgym.envs.cluster_env.ClusterEnv` (one field per keyword, with its annotation and
 default; ``SelectorEnvConfig``, of the selector env :class:`palgym.envs.selector.SelectorEnv`,
-adds ``rules`` and ``granularity``), so the names below are checked against the env itself instead of repeated as
-strings: :func:`env_config` turns a contender's env kwargs into an ``EnvConfig`` and names
-any unknown one, with where it came from (e.g. a model's ``config.yml``).
+adds ``rules`` and ``granularity``), so the names below are checked against the env itself
+instead of repeated as strings: :func:`env_config` turns a contender's env kwargs into an
+``EnvConfig`` and names any unknown one, with where it came from (e.g. a model's
+``config.yml``).
 
 Roles of the arguments in a comparison:
 

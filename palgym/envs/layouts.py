@@ -12,10 +12,11 @@ The layout depends on the env id (its task) and on :data:`LAYOUT_ARGUMENTS` only
 selector env: :data:`SELECTOR_LAYOUT_ARGUMENTS`; ``tests/test_env_layouts.py`` checks that the
 other arguments leave it unchanged), so :func:`env_layout` builds the env from those alone.
 :data:`ENV_LAYOUTS` is the committed table: for every env id, the hash of each argument set of
-its probes (:func:`layout_probes`: the defaults, and each layout argument changed); the test fails when the code computes another, since an env
-id's layout must not change under a model trained on it: bump the id's ``-vN`` and add a line to
-docs/ENV.md "Version history". ``train.py`` records the hash in a run's ``config.yml``
-(``env_layout``) and a model is refused on an env of another layout (:mod:`agents.layouts`).
+its probes (:func:`layout_probes`: the defaults, and each layout argument changed); the test
+fails when the code computes another, since an env id's layout must not change under a model
+trained on it: bump the id's ``-vN`` and add a line to docs/ENV.md "Version history".
+``train.py`` records the hash in a run's ``config.yml`` (``env_layout``) and a model is refused
+on an env of another layout (:mod:`agents.layouts`).
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._observations = SelectorObservation(
             self.base.codec, self.base.feature_names["cluster"], self.rules)
         self.observation_space = self._observations.space  # type: ignore[assignment]
-        self.action_space = spaces.Discrete(len(self.rules))
+        self._space = spaces.Discrete(len(self.rules))
+        self.action_space = self._space
         self._actions = np.zeros(len(self.rules), np.int64)
         self._groups = np.zeros(len(self.rules), np.int64)
         self._held: tuple[int, int] | None = None  # (rule, round index) in "round" mode
@@ -167,7 +168,7 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def layout_header(self) -> list[str]:
         """The task, action and rule lines of the env's layout
         (:func:`palgym.envs.layouts.layout_text`)."""
-        space = self.action_space
+        space = self._space
         return ["task selector", f"action Discrete n={int(space.n)} start={int(space.start)}",
                 "rules " + " ".join(self.rules), f"base_slots {self.base.num_slots}"]
 
@@ -255,7 +256,7 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     # ------------------------------------------------------------------ internals
     def _check(self, action: Any) -> int:
-        space = self.action_space
+        space = self._space
         if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
             action = int(action)
         if isinstance(action, bool) or not isinstance(action, int | np.integer):
@@ -295,6 +296,6 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def _observe(self, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._over:
-            return {key: np.zeros(space.shape, np.float32)
-                    for key, space in self.observation_space.spaces.items()}
+            return {key: np.zeros(int(np.prod(shape)), np.float32)
+                    for key, shape in self._observations.logical_shapes.items()}
         return self._observations.build(observation, self._actions, self._groups)
