@@ -97,8 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
              "can run code: use this only for a file you trust. Without it palgym unpickles "
              "nothing and refuses a zip whose pickled entries it cannot supply")
     add("--progress-bar", action="store_true", help="show a tqdm progress bar")
-    add("--references", nargs="*", default=["pal", "packed-non-sticky"],
-        help="heuristics run on the evaluation episodes for comparison (none: skip)")
+    add("--references", nargs="*", default=None,
+        help="heuristics run on the evaluation episodes for comparison (none: skip; default: "
+             "pal packed-non-sticky, or the selector env's rules)")
     add("--device", default="cpu", help="torch device (cpu is fastest for MLP policies)")
     add("--num-threads", type=int, default=1,
         help="torch threads (default 1: fastest for these small MLPs; 0: torch's default)")
@@ -174,7 +175,8 @@ def settings_from(args: argparse.Namespace) -> Any:
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
         hyperparams=parse_key_values(args.hyperparams, "--hyperparams"), resume=args.resume,
-        progress_bar=args.progress_bar, references=tuple(args.references),
+        progress_bar=args.progress_bar,
+        references=None if args.references is None else tuple(args.references),
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env, fast=args.fast,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,
         imitate_epochs=args.imitate_epochs, imitate_explore=args.imitate_explore,

@@ -17,12 +17,15 @@ import gymnasium as gym
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
-from agents.ids import gym_id
+from agents.ids import canonical_env_id, gym_id
+from palgym.envs.layouts import is_selector
 from palgym.errors import ConfigError
 
 INFO_KEYWORDS: tuple[str, ...] = ("num_invalid_actions",)
 """``info`` keys the Monitor copies into each finished episode's record (``ep_info_buffer``)."""
 VEC_ENV_KINDS: tuple[str, ...] = ("auto", "native", "dummy", "subproc")
+DEFAULT_REFERENCES: tuple[str, ...] = ("pal", "packed-non-sticky")
+"""The heuristics a training run on a ClusterEnv id compares with when it names none."""
 
 
 def make_env(env_id: str, env_kwargs: Mapping[str, Any], curriculum: float | None = None
@@ -45,6 +48,26 @@ def make_env(env_id: str, env_kwargs: Mapping[str, Any], curriculum: float | Non
 
         env = CurriculumWrapper(env, curriculum)
     return Monitor(env, info_keywords=INFO_KEYWORDS)
+
+
+def has_batched_env(env_id: str) -> bool:
+    """Whether ``env_id`` (a ``module:`` prefix allowed) has palgym's batched vector env
+    (:class:`palgym.envs.vector.ClusterVectorEnv`) as its vector entry point."""
+    import palgym  # noqa: F401 - registers the ids
+    from palgym.envs.vector import VECTOR_ENTRY_POINT
+
+    return gym.spec(canonical_env_id(env_id)).vector_entry_point == VECTOR_ENTRY_POINT
+
+
+def default_references(env_id: str, env_kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The references of a training run that names none: :data:`DEFAULT_REFERENCES`, or for
+    the selector env the rules of its field (each the constant selector,
+    :meth:`palgym.envs.selector.SelectorEnv.heuristic_action`)."""
+    if not is_selector(gym_id(env_id)):
+        return DEFAULT_REFERENCES
+    from palgym.envs.selector import DEFAULT_RULES, parse_rules
+
+    return parse_rules(env_kwargs.get("rules", DEFAULT_RULES))
 
 
 def start_method() -> str:
@@ -71,8 +94,8 @@ def make_vec_env(
             stepped by one call in this process, the fastest on a few cores), ``dummy``
             (SB3's ``DummyVecEnv`` of :func:`make_env` envs), ``subproc`` (one worker process
             per env) or ``auto``: ``dummy`` for one env (what the input-driven baselines
-            step directly), else ``native``, or ``subproc`` with a curriculum (a wrapper of
-            each single env).
+            step directly) and for an id without palgym's batched env (the selector env),
+            else ``native``, or ``subproc`` with a curriculum (a wrapper of each single env).
             ``native`` and ``dummy`` give identical episodes, observations, rewards and
             Monitor records for the same seeds (``tests/test_vector_env.py``).
         curriculum: the curriculum floor of every env (:func:`make_env`; not with
@@ -90,7 +113,8 @@ def make_vec_env(
     if vec_env not in VEC_ENV_KINDS:
         raise ConfigError(f"vec_env must be one of {list(VEC_ENV_KINDS)}, got {vec_env!r}")
     if vec_env == "auto":
-        vec_env = "dummy" if n_envs == 1 else "native" if curriculum is None else "subproc"
+        vec_env = ("dummy" if n_envs == 1 or not has_batched_env(env_id)
+                   else "native" if curriculum is None else "subproc")
     if vec_env == "native":
         if curriculum is not None:
             raise ConfigError("the curriculum wraps each single env: use vec_env dummy or "

@@ -25,17 +25,19 @@ def run_name(env_id: str, algo: str, seed: int) -> str:
 
 
 PALGYM_ENTRY_POINT = "palgym.envs.cluster_env:ClusterEnv"
+PALGYM_ENTRY_POINTS: tuple[str, ...] = (PALGYM_ENTRY_POINT, "palgym.envs.selector:SelectorEnv")
+"""palgym's envs: :class:`palgym.envs.cluster_env.ClusterEnv` and the selector over its
+heuristics, :class:`palgym.envs.selector.SelectorEnv`."""
 
 
 def palgym_env_ids() -> tuple[str, ...]:
-    """The registered Gymnasium ids of palgym's env (:class:`palgym.envs.cluster_env.ClusterEnv`),
-    sorted."""
+    """The registered Gymnasium ids of palgym's envs (:data:`PALGYM_ENTRY_POINTS`), sorted."""
     from gymnasium.envs.registration import registry
 
     import palgym  # noqa: F401  (registers the ids)
 
     return tuple(sorted(key for key, spec in registry.items()
-                        if spec.entry_point == PALGYM_ENTRY_POINT))
+                        if spec.entry_point in PALGYM_ENTRY_POINTS))
 
 
 def check_env_id(env_id: str, argument: str = "env id") -> str:

@@ -50,6 +50,25 @@ class Demonstrations:
     num_episodes: int
 
 
+def check_imitation(algo: str, env_id: str) -> None:
+    """Refuse ``--imitate`` where it cannot run: another algorithm than ``maskable_ppo``, or
+    the selector env (its observation has no candidates to clone a placement from).
+
+    Raises:
+        ConfigError: naming the reason.
+    """
+    from agents.factory import MASKED_ALGOS
+    from agents.ids import gym_id
+    from palgym.envs.layouts import is_selector
+    from palgym.errors import ConfigError
+
+    if algo not in MASKED_ALGOS:
+        raise ConfigError("--imitate needs --algo maskable_ppo")
+    if is_selector(gym_id(env_id)):
+        raise ConfigError(f"--imitate clones a placement heuristic's candidates: not for "
+                          f"{env_id} (its actions are the rules themselves)")
+
+
 def collect_demonstrations(
     env_id: str,
     env_kwargs: Mapping[str, Any],

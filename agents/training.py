@@ -57,7 +57,7 @@ from agents.callbacks import (
 )
 from agents.curriculum import check_curriculum
 from agents.data_dir import portable_config
-from agents.envs import make_vec_env
+from agents.envs import default_references, make_vec_env
 from agents.evaluation.env_args import env_config
 from agents.factory import (
     DEFAULT_ALGO,
@@ -66,7 +66,7 @@ from agents.factory import (
     validate_hyperparams,
 )
 from agents.hyperparams import fast_hyperparams, load_hyperparams
-from agents.ids import check_env_id
+from agents.ids import check_env_id, gym_id
 from agents.input_driven import check_input_driven, load_or_make_input_driven
 from agents.layouts import LAYOUT_KEY, training_layout
 from agents.model_zip import load_model
@@ -92,7 +92,6 @@ from palgym.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 DEFAULT_ENV_ID = "palgym/PALPlacement-v0"
-DEFAULT_REFERENCES: tuple[str, ...] = ("pal", "packed-non-sticky")
 EVAL_SEED_OFFSET = 10_000
 
 
@@ -117,6 +116,7 @@ class TrainSettings:
     (``hyperparams`` and ``n_envs`` still override it).
     ``trust_model``: a resume loads ``model.zip`` with SB3's unpickling (runs any code the zip
     holds); by default nothing is unpickled (:func:`agents.model_zip.load_model`).
+    ``references``: None, the env's defaults (:func:`default_references`).
     """
 
     env_id: str = DEFAULT_ENV_ID
@@ -140,7 +140,7 @@ class TrainSettings:
     hyperparams: Mapping[str, Any] = field(default_factory=dict)
     resume: bool = False
     progress_bar: bool = False
-    references: tuple[str, ...] = DEFAULT_REFERENCES
+    references: tuple[str, ...] | None = None
     device: str = "cpu"
     num_threads: int = 1
     vec_env: str = "auto"
@@ -189,7 +189,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
             positive integer ``n_timesteps``.
     """
     check_env_id(settings.env_id, "--env")
-    env_config(settings.env_kwargs, "--env-kwargs")
+    env_config(settings.env_kwargs, "--env-kwargs", gym_id(settings.env_id))
     hyperparams = {**load_hyperparams(settings.algo, settings.env_id),
                    **(fast_hyperparams(settings.algo) if settings.fast else {}),
                    **settings.hyperparams}
@@ -202,8 +202,9 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     validate_hyperparams(settings.algo, hyperparams)
     n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
     check_input_driven(settings.input_driven, settings.algo, n_envs, settings.vec_env)
-    if settings.imitate and settings.algo not in MASKED_ALGOS:
-        raise ConfigError("--imitate needs --algo maskable_ppo")
+    if settings.imitate:
+        from agents.imitation import check_imitation
+        check_imitation(settings.algo, settings.env_id)
     check_curriculum(settings.curriculum, dict(settings.env_kwargs))
     for key in ("n_timesteps", "n_envs"):
         hyperparams.pop(key, None)
@@ -243,10 +244,12 @@ def run_dir_of(settings: TrainSettings, config: Mapping[str, Any]) -> Path | Non
 def reference_returns(settings: TrainSettings, config: Mapping[str, Any], run_dir: Path,
                       eval_seed: int) -> dict[str, float]:
     """Heuristic returns on the evaluation episodes, written to ``references.yml``."""
-    if settings.eval_freq <= 0 or not settings.references:
+    names = (default_references(settings.env_id, config["eval_env_kwargs"])
+             if settings.references is None else settings.references)
+    if settings.eval_freq <= 0 or not names:
         return {}
     outcomes = heuristic_outcomes(settings.env_id, config["eval_env_kwargs"], eval_seed,
-                                  settings.eval_episodes, settings.references)
+                                  settings.eval_episodes, names)
     means = {name: float(np.mean([o.episode_return for o in runs]))
              for name, runs in outcomes.items()}
     first = next(iter(outcomes.values()))

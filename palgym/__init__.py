@@ -92,6 +92,9 @@ def _register_envs() -> None:
                 register(env_id, entry_point="palgym.envs.cluster_env:ClusterEnv",
                          vector_entry_point="palgym.envs.vector:make_vector_env",
                          kwargs={"task": task, **layout}, disable_env_checker=False)
+    if "palgym/PALSelector-v0" not in registry:
+        register("palgym/PALSelector-v0", entry_point="palgym.envs.selector:SelectorEnv",
+                 disable_env_checker=False)
 
 
 _register_envs()

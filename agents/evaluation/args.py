@@ -209,7 +209,7 @@ def env_kwargs_arg(args: argparse.Namespace,
         from agents.evaluation.env_args import env_config
 
         parsed = parse_key_values(args.env_kwargs, "--env-kwargs")
-        env_config(parsed, "--env-kwargs")
+        env_config(parsed, "--env-kwargs", getattr(args, "env", None))
         if "trace" in parsed:
             raise ConfigError("--env-kwargs trace: give the traces with --trace (or "
                               "--trace-set)")

@@ -150,7 +150,7 @@ def learned_contender(
               if k not in EPISODE_SOURCE_KWARGS}
     where = f"{spec}: the env kwargs of its run config and of the command line"
     kwargs = require_resolved({**kwargs, **dict(overrides)}, where)
-    env_config(kwargs, where)
+    env_config(kwargs, where, env_id)
     check_layout(path, config, env_id, kwargs)
     agent = load_agent(path, device=device, name=spec, trust_model=trust_model)
     trained = tuple(label for described in dict(config.get("trace_sets") or {}).values()

@@ -2,9 +2,11 @@
 
 :func:`env_config_class` builds the dataclass ``EnvConfig`` from the signature of
 :class:`palgym.envs.cluster_env.ClusterEnv` (one field per keyword, with its annotation and
-default), so the names below are checked against the env itself instead of repeated as
-strings: :func:`env_config` turns a contender's env kwargs into an ``EnvConfig`` and names
-any unknown one, with where it came from (e.g. a model's ``config.yml``).
+default; ``SelectorEnvConfig``, of the selector env :class:`palgym.envs.selector.SelectorEnv`,
+adds ``rules`` and ``granularity``), so the names below are checked against the env itself
+instead of repeated as strings: :func:`env_config` turns a contender's env kwargs into an
+``EnvConfig`` and names any unknown one, with where it came from (e.g. a model's
+``config.yml``).
 
 Roles of the arguments in a comparison:
 
@@ -37,32 +39,50 @@ HEURISTIC_KWARGS: tuple[str, ...] = ("sticky", "class_reorder")
 """Env kwargs a heuristic sets for itself (its dynamics, not the episode)."""
 
 
-@functools.cache
-def env_config_class() -> type:
-    """The frozen, keyword-only dataclass ``EnvConfig``: one field per argument of the env's
-    constructor, with its annotation (a string) and its default (every argument has one)."""
+def _parameters(selector: bool) -> list[inspect.Parameter]:
+    """The env's keyword arguments: :class:`~palgym.envs.cluster_env.ClusterEnv`'s, then (for
+    the selector env) :class:`~palgym.envs.selector.SelectorEnv`'s own (``rules``,
+    ``granularity``) without the base arguments it sets itself."""
     from palgym.envs.cluster_env import ClusterEnv
 
+    base = list(inspect.signature(ClusterEnv.__init__).parameters.values())[1:]
+    if not selector:
+        return base
+    from palgym.envs.selector import NOT_SELECTOR_ARGUMENTS, SelectorEnv
+
+    own = [p for p in inspect.signature(SelectorEnv.__init__).parameters.values()
+           if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return [p for p in base if p.name not in NOT_SELECTOR_ARGUMENTS] + own
+
+
+@functools.cache
+def env_config_class(selector: bool = False) -> type:
+    """The frozen, keyword-only dataclass ``EnvConfig`` (``SelectorEnvConfig`` for the
+    selector env): one field per argument of the env's constructor, with its annotation (a
+    string) and its default (every argument has one)."""
     fields = []
-    for parameter in list(inspect.signature(ClusterEnv.__init__).parameters.values())[1:]:
+    for parameter in _parameters(selector):
         default = parameter.default
         spec = (dataclasses.field(default_factory=lambda d=default: type(d)(d))
                 if isinstance(default, (list, dict, set)) else dataclasses.field(default=default))
         fields.append((parameter.name, parameter.annotation, spec))
-    return dataclasses.make_dataclass("EnvConfig", fields, frozen=True, kw_only=True)
+    name = "SelectorEnvConfig" if selector else "EnvConfig"
+    return dataclasses.make_dataclass(name, fields, frozen=True, kw_only=True)
 
 
-def env_argument_names() -> tuple[str, ...]:
-    """The env's argument names, in signature order."""
-    return tuple(f.name for f in dataclasses.fields(env_config_class()))
+def env_argument_names(selector: bool = False) -> tuple[str, ...]:
+    """The env's argument names, in signature order (``selector``: the selector env's)."""
+    return tuple(f.name for f in dataclasses.fields(env_config_class(selector)))
 
 
-def env_config(kwargs: Mapping[str, Any], where: str) -> Any:
+def env_config(kwargs: Mapping[str, Any], where: str, env_id: str | None = None) -> Any:
     """``kwargs`` as an ``EnvConfig`` (the env's defaults for the rest).
 
     Args:
         kwargs: env kwargs.
         where: where they come from, for the error (e.g. ``"runs/x/config.yml env_kwargs"``).
+        env_id: the env id they are for (the selector env takes its own arguments); None: a
+            :class:`~palgym.envs.cluster_env.ClusterEnv` id.
 
     Returns:
         The config (its values are not validated here: the env checks them).
@@ -70,12 +90,15 @@ def env_config(kwargs: Mapping[str, Any], where: str) -> Any:
     Raises:
         ConfigError: naming each kwarg that is not an argument of the env, and the known ones.
     """
-    names = env_argument_names()
+    from palgym.envs.layouts import is_selector
+
+    selector = env_id is not None and is_selector(env_id)
+    names = env_argument_names(selector)
     unknown = [key for key in kwargs if key not in names]
     if unknown:
         raise ConfigError(f"{where}: {', '.join(map(repr, unknown))}: not an argument of the "
                           f"env, which takes {', '.join(names)}")
-    return env_config_class()(**dict(kwargs))
+    return env_config_class(selector)(**dict(kwargs))
 
 
 def episode_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,14 +8,15 @@ constants (:mod:`palgym.envs.features`). :func:`layout_text` writes it as canoni
 Python ``hash``, no set order: the same bytes in every process) and :func:`layout_hash` is the
 first 16 hex digits of its SHA-256.
 
-The layout depends on the env id (its task) and on :data:`LAYOUT_ARGUMENTS` only
-(``tests/test_env_layouts.py`` checks that the other arguments leave it unchanged), so
-:func:`env_layout` builds the env from those alone. :data:`ENV_LAYOUTS` is the committed table:
-for every env id, the hash of each argument set of :data:`LAYOUT_PROBES` (the defaults, and each
-layout argument changed alone); the test fails when the code computes another, since an env
-id's layout must not change under a model trained on it: bump the id's ``-vN`` and add a line to
-docs/ENV.md "Version history". ``train.py`` records the hash in a run's ``config.yml``
-(``env_layout``) and a model is refused on an env of another layout (:mod:`agents.layouts`).
+The layout depends on the env id (its task) and on :data:`LAYOUT_ARGUMENTS` only (the
+selector env: :data:`SELECTOR_LAYOUT_ARGUMENTS`; ``tests/test_env_layouts.py`` checks that the
+other arguments leave it unchanged), so :func:`env_layout` builds the env from those alone.
+:data:`ENV_LAYOUTS` is the committed table: for every env id, the hash of each argument set of
+its probes (:func:`layout_probes`: the defaults, and each layout argument changed); the test
+fails when the code computes another, since an env id's layout must not change under a model
+trained on it: bump the id's ``-vN`` and add a line to docs/ENV.md "Version history".
+``train.py`` records the hash in a run's ``config.yml`` (``env_layout``) and a model is refused
+on an env of another layout (:mod:`agents.layouts`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ LAYOUT_ARGUMENTS: tuple[str, ...] = ("num_slots", "max_tiers", "cluster", "obser
 """The env arguments that change the layout: K, T, the cluster (G GPUs, G_n per node: the
 ``cluster`` and ``gpus`` keys), the ``gpus`` key itself and the node histogram's room
 (``max_gpus_per_node``: with it, the ``cluster`` key no longer depends on G_n)."""
+SELECTOR_LAYOUT_ARGUMENTS: tuple[str, ...] = ("rules", "num_slots")
+"""The selector env's (:mod:`palgym.envs.selector`) layout arguments: its field (H and the
+rule names) and K (the scale of the window features); its observation does not depend on the
+cluster or the tiers."""
 
 LAYOUT_PROBES: dict[str, dict[str, Any]] = {
     "default": {},
@@ -50,6 +55,16 @@ LAYOUT_PROBES: dict[str, dict[str, Any]] = {
 """Argument sets whose layouts the committed table records per env id: the defaults (what a
 model trained with the defaults records) and each :data:`LAYOUT_ARGUMENTS` entry changed alone,
 so a change in how any of them shapes the layout is seen."""
+
+SELECTOR_LAYOUT_PROBES: dict[str, dict[str, Any]] = {
+    "default": {},
+    "rules=pal,pal+easy": {"rules": ["pal", "pal+easy"]},
+    "num_slots=3,rules=pal,pm-first": {"num_slots": 3, "rules": ["pal", "pm-first"]},
+}
+"""The selector env's probes: the defaults, another field, and K changed (a field without
+backfilling: a backfilling rule needs K = 16)."""
+SELECTOR_ENTRY_POINT = "palgym.envs.selector:SelectorEnv"
+"""The selector env's registered entry point."""
 
 SCALES: tuple[str, ...] = ("TIME_HORIZON_S", "SLOWDOWN_MAX", "LOCALITY_MAX",
                            "OBSERVED_AGE_ROUNDS")
@@ -88,6 +103,11 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "observed_rates": "3213981c3488431b",
         "max_gpus_per_node=8": "acbabad645e0cc0c",
     },
+    "palgym/PALSelector-v0": {
+        "default": "e8a294bef1eba79c",
+        "rules=pal,pal+easy": "9a7e946ee8700472",
+        "num_slots=3,rules=pal,pm-first": "75426e9ea51da531",
+    },
 }
 """Committed layout hashes: env id -> probe name (:data:`LAYOUT_PROBES`) -> :func:`layout_hash`.
 An id's entries never change; a new layout gets a new id (and its line in docs/ENV.md
@@ -116,7 +136,9 @@ def layout_text(env: Any) -> str:
     """The canonical text of a palgym env's layout (see the module docstring).
 
     Args:
-        env: a :class:`~palgym.envs.cluster_env.ClusterEnv` (wrappers are unwrapped).
+        env: a :class:`~palgym.envs.cluster_env.ClusterEnv` or a
+            :class:`~palgym.envs.selector.SelectorEnv` (its ``layout_header`` gives the task
+            lines; wrappers are unwrapped).
 
     Returns:
         Lines of text (``\\n``-separated, ending with one), the same in every process.
@@ -126,9 +148,11 @@ def layout_text(env: Any) -> str:
     """
     env = env.unwrapped
     names, shapes = env.feature_names, env.observation_shapes
-    lines = [f"palgym env layout {LAYOUT_FORMAT}", f"task {env.task}",
-             f"action {_space_line(env.action_space)} end_round={env.codec.END_ROUND}",
-             "candidates " + " ".join(env.codec.candidate_kinds())]
+    header = getattr(env, "layout_header", None)  # the selector env's own task lines
+    lines = [f"palgym env layout {LAYOUT_FORMAT}", *(header() if header is not None else [
+        f"task {env.task}",
+        f"action {_space_line(env.action_space)} end_round={env.codec.END_ROUND}",
+        "candidates " + " ".join(env.codec.candidate_kinds())])]
     for key, space in env.observation_space.spaces.items():
         lines.append(f"observation {key} {_space_line(space)} logical={tuple(shapes[key])}")
         lines.append(f"names {key} " + " ".join(names[key]))
@@ -154,7 +178,8 @@ def env_layout(env_id: str, kwargs: Mapping[str, Any] | None = None) -> str:
         gymnasium.error.Error: ``env_id`` is not registered.
         palgym.errors.ConfigError: a layout argument is invalid (as the env raises it).
     """
-    chosen = {k: v for k, v in dict(kwargs or {}).items() if k in LAYOUT_ARGUMENTS}
+    arguments = layout_arguments(env_id)
+    chosen = {k: v for k, v in dict(kwargs or {}).items() if k in arguments}
     # a window: a whole trace is checked against the cluster at construction, a window at
     # reset (never here); the window does not change the layout
     env = gym.make(env_id, disable_env_checker=True, window=8, **chosen)
@@ -164,7 +189,26 @@ def env_layout(env_id: str, kwargs: Mapping[str, Any] | None = None) -> str:
         env.close()
 
 
+def is_selector(env_id: str) -> bool:
+    """Whether ``env_id`` (a ``module:`` prefix allowed) is registered as the selector env
+    (False for an id not registered: the caller's own check names it)."""
+    spec = gym.registry.get(env_id.split(":", 1)[-1])
+    return spec is not None and spec.entry_point == SELECTOR_ENTRY_POINT
+
+
+def layout_arguments(env_id: str) -> tuple[str, ...]:
+    """The arguments that change ``env_id``'s layout: :data:`SELECTOR_LAYOUT_ARGUMENTS` for
+    the selector env, else :data:`LAYOUT_ARGUMENTS`."""
+    return SELECTOR_LAYOUT_ARGUMENTS if is_selector(env_id) else LAYOUT_ARGUMENTS
+
+
+def layout_probes(env_id: str) -> dict[str, dict[str, Any]]:
+    """The probes :data:`ENV_LAYOUTS` records for ``env_id`` (:data:`SELECTOR_LAYOUT_PROBES`
+    for the selector env, else :data:`LAYOUT_PROBES`)."""
+    return SELECTOR_LAYOUT_PROBES if is_selector(env_id) else LAYOUT_PROBES
+
+
 def probe_layouts(env_id: str) -> dict[str, str]:
-    """:func:`env_layout` of ``env_id`` for every :data:`LAYOUT_PROBES` entry (what
+    """:func:`env_layout` of ``env_id`` for every :func:`layout_probes` entry (what
     :data:`ENV_LAYOUTS` records)."""
-    return {probe: env_layout(env_id, kwargs) for probe, kwargs in LAYOUT_PROBES.items()}
+    return {probe: env_layout(env_id, kwargs) for probe, kwargs in layout_probes(env_id).items()}
