@@ -54,7 +54,9 @@ def one_error_line(err: str, *parts: str) -> None:
                                          "got 2.0"),
         (["--env-kwargs", "bogus:1"], "--env-kwargs: 'bogus': not an argument of the env"),
         (["--env", "bogus/Env-v0"], "--env 'bogus/Env-v0' is not a palgym env: give one of "
-                                    "palgym/PALPlacement-v0, palgym/PALScheduling-v0"),
+                                    "palgym/PALPlacement-v0, palgym/PALPlacement-v1, "
+                                    "palgym/PALScheduling-v0, palgym/PALScheduling-v1, "
+                                    "palgym/PALSelector-v0"),
     ],
     ids=["n_steps-abc", "n_steps-fraction", "batch_size-0", "gamma-2", "env-kwargs", "env-id"],
 )

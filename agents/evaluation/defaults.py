@@ -2,11 +2,13 @@
 them from here).
 
 The baseline is the heuristic table's (:data:`palgym.report.DEFAULT_BASELINE`, the truly sticky
-packed policy of PAL_MODEL section 7), re-exported so that both paths share one definition.
+packed policy of PAL_MODEL section 7), re-exported so that both paths share one definition;
+so are the bootstrap defaults, the benchmark's (:mod:`palgym.bench.bootstrap`).
 """
 
 from __future__ import annotations
 
+from palgym.bench.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from palgym.report import DEFAULT_BASELINE
 from palgym.tracesets import BUNDLED_SET
 
@@ -32,10 +34,6 @@ DEFAULT_SELECTION_SPLIT = "validation"
 """Split ``--best-heuristic`` chooses on."""
 SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
 """The splits of a trace set."""
-DEFAULT_CONFIDENCE = 0.95
-"""Nominal coverage of the paired bootstrap intervals."""
-DEFAULT_RESAMPLES = 10_000
-"""Bootstrap resamples."""
 DEFAULT_BOOTSTRAP_SEED = 0
 """Seed of the bootstrap's generator."""
 BOOTSTRAP_UNITS: tuple[str, ...] = ("episode", "trace")
