@@ -116,9 +116,11 @@ def _check(name: str, value: float, low: float, high: float, *, low_open: bool =
     below = number <= low if low_open else number < low
     above = number >= high if high_open else number > high
     if not math.isfinite(number) or below or above:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ConfigError(f"{KNOB_FLAGS[name]} must be a finite number in {interval}, "
-                          f"got {value!r}")
+        if math.isinf(high):
+            wanted = f"{'>' if low_open else '>='} {low:g}"
+        else:
+            wanted = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ConfigError(f"{KNOB_FLAGS[name]} must be a finite number {wanted}, got {value!r}")
 
 
 NO_KNOBS = Knobs()
