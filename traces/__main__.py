@@ -143,12 +143,12 @@ def _generate(args: argparse.Namespace) -> Path:
         return write_sia_philly_like(args.output, args.num_jobs, args.seed, params, knobs)
     if args.independent_models:
         raise ConfigError("--independent-models applies to --kind sia-philly only")
-    if any_knob_given(args):
-        raise ConfigError(f"--regime and the knob flags apply to --kind sia-philly only, "
-                          f"not --kind {args.kind}")
     generators = {"philly-poisson": generate_philly_poisson, "gavel": generate_gavel}
     if args.kind not in generators:
         raise ConfigError(f"--kind must be one of {list(GENERATOR_KINDS)}, got {args.kind!r}")
+    if any_knob_given(args):
+        raise ConfigError(f"--regime and the knob flags apply to --kind sia-philly only, "
+                          f"not --kind {args.kind}")
     make = generators[args.kind]
     trace = (make(args.num_jobs, args.seed) if rate is None
              else make(args.num_jobs, args.seed, rate))

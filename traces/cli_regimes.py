@@ -56,9 +56,10 @@ def knobs_from_args(args: argparse.Namespace) -> Knobs:
 
 
 def any_knob_given(args: argparse.Namespace) -> bool:
-    """Whether ``--regime`` or a knob flag was given."""
-    return args.regime is not None or any(
-        getattr(args, f"knob_{name}") is not None for name in KNOB_FLAGS)
+    """Whether ``--regime`` or a knob flag was given (an absent attribute counts as not
+    given)."""
+    return getattr(args, "regime", None) is not None or any(
+        getattr(args, f"knob_{name}", None) is not None for name in KNOB_FLAGS)
 
 
 def add_regimes_command(commands: Any) -> None:
