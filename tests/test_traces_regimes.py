@@ -124,7 +124,7 @@ def test_output_dir_is_required_and_must_be_a_folder(
 def test_docs_list_every_regime_with_its_knobs() -> None:
     """docs/TRACES.md "Regimes" gives each regime's knob flags exactly as the code has them."""
     text = (REPO_ROOT / "docs" / "TRACES.md").read_text()
-    section = text.split("## Regimes", 1)[1].split("\n## ", 1)[0]
+    section = text.split("### The regimes\n", 1)[1].split("\n### ", 1)[0]
     rows = {m[1]: m[2] for m in re.finditer(r"^\| `([a-z-]+)` \| `?([^|`]*)`? \|", section,
                                               re.MULTILINE)}
     assert rows == {r.name: (r.knobs.flags().strip() or "(defaults)") for r in REGIMES}
