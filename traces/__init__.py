@@ -6,14 +6,17 @@
   every supported format (:data:`TRACE_FORMATS`); one module per format in :mod:`traces.loaders`.
 - :mod:`traces.windows`, :mod:`traces.describe`: episodes from long traces, summary statistics.
 - :mod:`traces.generate` (Sia-Philly-like, the bundled set), :mod:`traces.synthetic`
-  (Philly-calibrated Poisson, Gavel-style): seeded generators.
+  (Philly-calibrated Poisson, Gavel-style): seeded generators; :mod:`traces.knobs` (load, wide
+  jobs, bursty arrivals from :mod:`traces.arrivals`, duration spread) shift the Sia-Philly-like
+  one, and :mod:`traces.regimes` names trace distributions and writes their train / validation
+  / test collection.
 - :mod:`traces.profiles`, :mod:`traces.variability_io`, :mod:`traces.variability_model`,
   :mod:`traces.drift`: variability profiles from measurements of any size, a fitted generative
   model, and per-round drift.
 - :mod:`traces.bundle`: the files bundled in ``palgym/data`` and how to regenerate them.
 
-Command line: ``python -m traces {convert,describe,split,generate,bundle,profile,model-profile}
---help``.
+Command line: ``python -m traces {convert,describe,split,generate,regimes,bundle,profile,
+model-profile} --help``.
 """
 
 from traces.bundle import BUNDLED_PROFILES, BUNDLED_TRACES, default_data_dir, write_bundle
@@ -27,12 +30,14 @@ from traces.generate import (
     generate_sia_philly_like,
     write_sia_philly_like,
 )
+from traces.knobs import NO_KNOBS, Knobs
 from traces.profiles import (
     ProfileSampling,
     build_longhorn_profile,
     profile_command,
     write_longhorn_profile,
 )
+from traces.regimes import REGIMES, Regime, write_regimes
 from traces.schema import CanonicalTrace, make_canonical
 from traces.sia_philly_fit import SIA_PHILLY, SiaPhillyParams
 from traces.synthetic import generate_gavel, generate_philly_poisson
@@ -41,10 +46,14 @@ from traces.windows import make_windows
 __all__ = [
     "BUNDLED_PROFILES",
     "BUNDLED_TRACES",
+    "NO_KNOBS",
+    "REGIMES",
     "SIA_PHILLY",
     "TRACE_FORMATS",
     "CanonicalTrace",
+    "Knobs",
     "ProfileSampling",
+    "Regime",
     "SiaPhillyParams",
     "SiaTraceTable",
     "build_longhorn_profile",
@@ -66,5 +75,6 @@ __all__ = [
     "write_bundle",
     "write_canonical",
     "write_longhorn_profile",
+    "write_regimes",
     "write_sia_philly_like",
 ]

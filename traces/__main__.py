@@ -1,5 +1,5 @@
-"""Command line: ``python -m traces COMMAND`` (convert, describe, split, generate, bundle, profile,
-model-profile).
+"""Command line: ``python -m traces COMMAND`` (convert, describe, split, generate, regimes, bundle,
+profile, model-profile).
 
 Examples::
 
@@ -9,6 +9,8 @@ Examples::
         --output-dir windows/
     python -m traces generate --kind sia-philly --num-jobs 160 --seed 0 --output trace.csv
     python -m traces generate --kind gavel --num-jobs 100 --seed 0 --output gavel.csv
+    python -m traces generate --seed 0 --regime wide --load 1.5 --output wide.csv
+    python -m traces regimes --output-dir regimes/ --train 8 --validation 4 --test 4
     python -m traces bundle [--output-dir DIR] [--variability-data LONGHORN_DIR]
     python -m traces profile --variability-data LONGHORN_DIR --num-gpus 64 \\
         --sampling single-run --seed 42 --output profile.csv
@@ -26,14 +28,21 @@ from palgym.io.pipes import run_cli
 from traces.bundle import write_bundle
 from traces.canonical_io import write_canonical
 from traces.cli_data import DATA_COMMANDS, add_data_commands, command_text, run_data_command
+from traces.cli_regimes import (
+    add_knob_arguments,
+    add_regimes_command,
+    any_knob_given,
+    knobs_from_args,
+    run_regimes,
+)
 from traces.generate import write_sia_philly_like
 from traces.model_profile import write_model_profile
 from traces.profiles import ProfileSampling, write_longhorn_profile
 from traces.sia_philly_fit import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams
 from traces.synthetic import GENERATOR_KINDS, generate_gavel, generate_philly_poisson
 
-COMMANDS: tuple[str, ...] = ("generate", "convert", "describe", "split", "bundle", "profile",
-                             "model-profile")
+COMMANDS: tuple[str, ...] = ("generate", "convert", "describe", "split", "regimes", "bundle",
+                             "profile", "model-profile")
 """The subcommands (:func:`build_parser`)."""
 
 
@@ -62,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="sia-philly: draw the model from the model mix, independently of the GPU count",
     )
     generate.add_argument("--output", required=True, help="file to write")
+    add_knob_arguments(generate)
+    add_regimes_command(commands)
     bundle = commands.add_parser("bundle", help="regenerate the files bundled in palgym/data")
     bundle.add_argument("--output-dir", default=None, help="default: palgym/data of the package")
     bundle.add_argument(
@@ -107,6 +118,8 @@ def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[s
         return run_data_command(args, argv_text)
     if args.command == "generate":
         return [f"wrote {_generate(args)}"]
+    if args.command == "regimes":
+        return run_regimes(args)
     if args.command == "model-profile":
         return [f"wrote {write_model_profile(args.output, args.num_gpus, args.seed)}"]
     if args.command == "bundle":
@@ -126,12 +139,16 @@ def _generate(args: argparse.Namespace) -> Path:
             jobs_per_hour=SIA_PHILLY_JOBS_PER_HOUR if rate is None else rate,
             model_given_gpus=not args.independent_models,
         )
-        return write_sia_philly_like(args.output, args.num_jobs, args.seed, params)
+        knobs = knobs_from_args(args)
+        return write_sia_philly_like(args.output, args.num_jobs, args.seed, params, knobs)
     if args.independent_models:
         raise ConfigError("--independent-models applies to --kind sia-philly only")
     generators = {"philly-poisson": generate_philly_poisson, "gavel": generate_gavel}
     if args.kind not in generators:
         raise ConfigError(f"--kind must be one of {list(GENERATOR_KINDS)}, got {args.kind!r}")
+    if any_knob_given(args):
+        raise ConfigError(f"--regime and the knob flags apply to --kind sia-philly only, "
+                          f"not --kind {args.kind}")
     make = generators[args.kind]
     trace = (make(args.num_jobs, args.seed) if rate is None
              else make(args.num_jobs, args.seed, rate))

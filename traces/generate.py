@@ -38,6 +38,8 @@ from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 from palgym.sim.types import FloatArray, IntArray
 from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace
+from traces.arrivals import Mmpp2
+from traces.knobs import NO_KNOBS, Knobs, gpu_weights, spread_params
 from traces.sia_philly_fit import (
     FITTED_ON,
     SIA_COLUMNS,
@@ -110,7 +112,8 @@ class SiaTraceTable:
 
 
 def generate_sia_philly_like(
-    num_jobs: int = 160, seed: int = 0, params: SiaPhillyParams = SIA_PHILLY
+    num_jobs: int = 160, seed: int = 0, params: SiaPhillyParams = SIA_PHILLY,
+    knobs: Knobs = NO_KNOBS,
 ) -> SiaTraceTable:
     """Generate a Sia-Philly-like trace.
 
@@ -118,12 +121,17 @@ def generate_sia_philly_like(
     models and durations (in that order; changing it changes every generated file). Each stream
     draws its J values in job order (the duration stream one uniform per job, mapped through the
     job's quantile function), so the first J jobs of a longer trace with the same seed are this
-    trace. No global RNG is used: equal arguments give equal tables.
+    trace. No global RNG is used: equal arguments give equal tables. The knobs
+    (:mod:`traces.knobs`) change the distributions, not the draws: the GPU-count, model and
+    duration streams still draw one uniform per job (bursty arrivals draw their own sequence
+    from the arrival stream, :meth:`traces.arrivals.Mmpp2.sample_times`).
 
     Args:
         num_jobs: J >= 1.
         seed: non-negative integer seed.
         params: fitted parameters (default: :data:`SIA_PHILLY`).
+        knobs: load, wide-job, burstiness and duration-spread shifts (default: none, the
+            fitted generator byte for byte).
 
     Returns:
         The trace table, job ids 0..J-1 in submission order.
@@ -139,14 +147,20 @@ def generate_sia_philly_like(
         raise ConfigError(f"seed must be >= 0, got {seed}")
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
     arrival_rng, gpu_rng, model_rng, duration_rng = streams
-    num_gpus = sample_num_gpus(gpu_rng, num_jobs, params.gpu_counts)
+    num_gpus = sample_num_gpus(gpu_rng, num_jobs, gpu_weights(params.gpu_counts, knobs))
     model = sample_models(model_rng, num_gpus, params)
+    durations = sample_durations(
+        duration_rng, model, num_gpus, spread_params(params, knobs.duration_spread))
+    rate = params.jobs_per_hour * knobs.load
+    if knobs.burst_ratio == 1.0:
+        submit_time_s = sample_submit_times(arrival_rng, num_jobs, rate)
+    else:
+        process = Mmpp2.from_burstiness(
+            rate / 3600.0, knobs.burst_ratio, knobs.burst_share, knobs.burst_length_s)
+        submit_time_s = np.floor(process.sample_times(arrival_rng, num_jobs)).astype(np.int64)
     return SiaTraceTable(
-        job_id=np.arange(num_jobs, dtype=np.int64),
-        num_gpus=num_gpus,
-        submit_time_s=sample_submit_times(arrival_rng, num_jobs, params.jobs_per_hour),
-        duration_iterations=sample_durations(duration_rng, model, num_gpus, params),
-        model=model,
+        job_id=np.arange(num_jobs, dtype=np.int64), num_gpus=num_gpus,
+        submit_time_s=submit_time_s, duration_iterations=durations, model=model,
     )
 
 
@@ -168,7 +182,7 @@ def sample_submit_times(rng: np.random.Generator, num_jobs: int, jobs_per_hour: 
 
 
 def sample_num_gpus(
-    rng: np.random.Generator, num_jobs: int, gpu_counts: tuple[tuple[int, int], ...]
+    rng: np.random.Generator, num_jobs: int, gpu_counts: tuple[tuple[int, float], ...]
 ) -> IntArray:
     """I.i.d. GPU counts from the weighted mix.
 
@@ -295,7 +309,9 @@ def _categorical(uniforms: FloatArray, weights: FloatArray) -> IntArray:
     return clipped
 
 
-def generate_command(num_jobs: int, seed: int, params: SiaPhillyParams = SIA_PHILLY) -> str:
+def generate_command(
+    num_jobs: int, seed: int, params: SiaPhillyParams = SIA_PHILLY, knobs: Knobs = NO_KNOBS
+) -> str:
     """The canonical CLI command that regenerates a trace (written into the file).
 
     Args:
@@ -303,6 +319,8 @@ def generate_command(num_jobs: int, seed: int, params: SiaPhillyParams = SIA_PHI
         seed: the seed.
         params: must differ from the defaults only in options the CLI offers
             (``jobs_per_hour``, ``model_given_gpus``).
+        knobs: every knob that differs from its default is written as its flag
+            (:meth:`traces.knobs.Knobs.flags`).
 
     Returns:
         E.g. ``python -m traces generate --kind sia-philly --num-jobs 160 --seed 0``.
@@ -318,11 +336,12 @@ def generate_command(num_jobs: int, seed: int, params: SiaPhillyParams = SIA_PHI
         command += f" --jobs-per-hour {params.jobs_per_hour!r}"
     if not params.model_given_gpus:
         command += " --independent-models"
-    return command
+    return command + knobs.flags()
 
 
 def write_sia_philly_like(
-    path: str | Path, num_jobs: int = 160, seed: int = 0, params: SiaPhillyParams = SIA_PHILLY
+    path: str | Path, num_jobs: int = 160, seed: int = 0, params: SiaPhillyParams = SIA_PHILLY,
+    knobs: Knobs = NO_KNOBS, note: str = "",
 ) -> Path:
     """Generate a trace and write it atomically, with its command and citation as ``#`` lines.
 
@@ -331,6 +350,8 @@ def write_sia_philly_like(
         num_jobs: J.
         seed: the seed.
         params: fitted parameters (CLI-expressible, see :func:`generate_command`).
+        knobs: distribution shifts (:mod:`traces.knobs`), recorded as flags in the command.
+        note: an extra ``#`` line after the citation (e.g. the regime's name); none if empty.
 
     Returns:
         The path written.
@@ -340,8 +361,9 @@ def write_sia_philly_like(
         OSError: if the file cannot be written.
     """
     comment = (
-        f"generated by: {generate_command(num_jobs, seed, params)}\n"
+        f"generated by: {generate_command(num_jobs, seed, params, knobs)}\n"
         f"fitted to: {FITTED_ON}; duration = iterations"
+        + (f"\n{note}" if note else "")
     )
-    table = generate_sia_philly_like(num_jobs, seed, params)
+    table = generate_sia_philly_like(num_jobs, seed, params, knobs)
     return atomic_write_text(path, table.to_csv_text(comment))
