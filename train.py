@@ -22,6 +22,11 @@ Examples::
         --input-driven 4   # 4 episodes of one window per update, time-aligned baselines
     python train.py --optimize --n-trials 20 -n 20000 --window 40   # Optuna search (optuna extra)
 
+The default maskable_ppo / ppo recipe (``agents/hyperparams/*.yml``) steps 8 envs in palgym's
+batched env, 64 steps each per update (512 env steps, minibatches of 128, 10 epochs: the update
+schedule of the one-env recipe ``--n-envs 1 --hyperparams n_steps:512``, at 3-4x fewer CPU-s
+per env step); ``--input-driven`` runs one env, ``--resume`` the run's recorded number of envs.
+
 ``--resume`` loads the run's ``model.zip`` without unpickling anything (a model zip can run
 code); ``--trust-model`` loads it with stable-baselines3's unpickling, for a file you trust.
 
@@ -78,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_env_kwargs(add, "extra env kwargs, e.g. preset:pal-artifact reward:relative "
                         "(each value read as YAML)")
     add("--n-envs", type=positive_int("n_envs"), default=None,
-        help="training envs (default: the YAML's); see --vec-env")
+        help="training envs (default: the YAML's, 8 on the batched env; 1 with --input-driven; "
+             "a --resume's recorded number); see --vec-env")
     add("--eval-freq", type=int, default=10_000, help="evaluate every N timesteps (<= 0: off)")
     add("--eval-episodes", type=positive_int("eval_episodes"), default=5,
         help="episodes per evaluation")
@@ -110,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--vec-env", default="auto", choices=["auto", "native", "dummy", "subproc"],
         help="native: the N envs stepped by one call in this process (palgym's batched env, "
              "fastest); dummy: SB3's DummyVecEnv; subproc: one worker process per env; auto "
-             "(default): dummy for one env, else native (subproc with --curriculum)")
+             "(default): native for several envs, dummy for one env, the selector env or "
+             "--curriculum (config.yml records the choice)")
     add("--verbose", type=int, default=1, choices=[0, 1], help="SB3 log tables on stdout")
     add("--imitate", default=None, metavar="HEURISTIC",
         help="first clone this heuristic (e.g. pal) by behaviour cloning (maskable_ppo only)")
@@ -123,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--input-driven", type=int, default=0, metavar="K",
         help="input-driven baselines: every rollout is K episodes on one input (same trace "
              "window and seeds) and a step's baseline is the K-mean return from the same "
-             "simulated time (maskable_ppo, --n-envs 1; 0: off, PPO's GAE)")
+             "simulated time (maskable_ppo, one env: the default with it; 0: off, PPO's GAE)")
     add("--curriculum", type=float, default=None, metavar="FLOOR",
         help="draw training windows (half-overlapping, per trace) more often where the last "
              "relative return trails the baseline; FLOOR in (0, 1] is the uniform share "

@@ -75,6 +75,25 @@ def start_method() -> str:
     return "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+def vec_env_kind(env_id: str, n_envs: int, vec_env: str = "auto",
+                 curriculum: float | None = None) -> str:
+    """The vector env ``make_vec_env`` builds: ``vec_env``, or for ``auto``: ``native`` when
+    ``env_id`` has palgym's batched env, there are several envs and no curriculum; else
+    ``dummy`` (one env, the selector env, or a curriculum: it wraps each single env, which the
+    batched env does not have, and stepping the N envs in this process costs less than N
+    worker processes exchanging observations on a few cores).
+
+    Raises:
+        ConfigError: for an unknown ``vec_env``.
+    """
+    if vec_env not in VEC_ENV_KINDS:
+        raise ConfigError(f"vec_env must be one of {list(VEC_ENV_KINDS)}, got {vec_env!r}")
+    if vec_env != "auto":
+        return vec_env
+    native = n_envs > 1 and curriculum is None and has_batched_env(env_id)
+    return "native" if native else "dummy"
+
+
 def make_vec_env(
     env_id: str,
     n_envs: int,
@@ -93,9 +112,10 @@ def make_vec_env(
         vec_env: ``native`` (:class:`agents.native_vec_env.NativeVecEnv`: the N episodes
             stepped by one call in this process, the fastest on a few cores), ``dummy``
             (SB3's ``DummyVecEnv`` of :func:`make_env` envs), ``subproc`` (one worker process
-            per env) or ``auto``: ``dummy`` for one env (what the input-driven baselines
-            step directly) and for an id without palgym's batched env (the selector env),
-            else ``native``, or ``subproc`` with a curriculum (a wrapper of each single env).
+            per env) or ``auto`` (:func:`vec_env_kind`): ``native`` for several envs of an
+            id with palgym's batched env, else ``dummy`` (one env, what the input-driven
+            baselines step directly; the selector env; a curriculum, a wrapper of each
+            single env).
             ``native`` and ``dummy`` give identical episodes, observations, rewards and
             Monitor records for the same seeds (``tests/test_vector_env.py``).
         curriculum: the curriculum floor of every env (:func:`make_env`; not with
@@ -110,11 +130,7 @@ def make_vec_env(
     """
     if n_envs < 1:
         raise ConfigError(f"n_envs must be >= 1, got {n_envs}")
-    if vec_env not in VEC_ENV_KINDS:
-        raise ConfigError(f"vec_env must be one of {list(VEC_ENV_KINDS)}, got {vec_env!r}")
-    if vec_env == "auto":
-        vec_env = ("dummy" if n_envs == 1 or not has_batched_env(env_id)
-                   else "native" if curriculum is None else "subproc")
+    vec_env = vec_env_kind(env_id, n_envs, vec_env, curriculum)
     if vec_env == "native":
         if curriculum is not None:
             raise ConfigError("the curriculum wraps each single env: use vec_env dummy or "

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import SubprocVecEnv
 
 from agents.runs import write_yaml
 
@@ -100,7 +100,7 @@ class ThroughputCallback(BaseCallback):
         timesteps = int(self.model.num_timesteps) - self._start_steps
         wall_s = time.perf_counter() - self._start_wall
         cpu_s = cpu_seconds() - self._start_cpu
-        in_process = isinstance(self.training_env, DummyVecEnv)
+        in_process = not isinstance(self.training_env, SubprocVecEnv)
         self.summary = {
             "timesteps": timesteps, "wall_s": wall_s, "cpu_s": cpu_s,
             **rates(timesteps, wall_s, cpu_s),

@@ -9,8 +9,10 @@ see :mod:`agents.runs`) holds:
   env id, env kwargs of the training and evaluation envs (a ``variability_data`` or
   ``profile`` path inside ``PALGYM_DATA_DIR`` written as ``$PALGYM_DATA_DIR/...``:
   :mod:`agents.data_dir`), the training env's layout hash (``env_layout``,
-  :mod:`agents.layouts`: a model is refused on an env of another layout) and, with trace
-  sets, every member's SHA-256 (``trace_sets``);
+  :mod:`agents.layouts`: a model is refused on an env of another layout), the training envs
+  (``n_envs``) and the vector env that steps them (``vec_env``: ``native``, ``dummy`` or
+  ``subproc``, :func:`agents.envs.vec_env_kind`) and, with trace sets, every member's SHA-256
+  (``trace_sets``);
 - ``args.yml``: the arguments of the run, the seeds used and one entry per resume;
 - ``evaluations.npz`` (SB3 format: ``timesteps``, ``results``, ``ep_lengths``) and
   ``references.yml``: heuristic returns on the *same* evaluation episodes;
@@ -30,8 +32,8 @@ Seeds: the model and training env ``i`` use ``seed`` (+ ``i``); the evaluation e
 ``eval_seed`` (default ``seed + 10000``) before every evaluation. A resume continues the saved
 model with seed ``seed + timesteps done`` (fresh episodes, not a replay of the first ones) and
 the same evaluation episodes: a resume whose evaluation settings (episodes, seed, evaluation
-env kwargs) differ from the recorded ones is refused. Same settings and seed on CPU with one
-env give the same model.
+env kwargs) differ from the recorded ones is refused; it trains on the run's recorded number of
+envs unless ``n_envs`` is given. Same settings and seed on CPU give the same model.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from agents.callbacks import (
 )
 from agents.curriculum import check_curriculum
 from agents.data_dir import portable_config
-from agents.envs import default_references, make_vec_env
+from agents.envs import default_references, make_vec_env, vec_env_kind
 from agents.evaluation.env_args import env_config
 from agents.factory import (
     DEFAULT_ALGO,
@@ -75,6 +77,7 @@ from agents.runs import (
     check_evaluation_set,
     claim_run_dir,
     make_logger,
+    read_yaml,
     record_args,
     recording_failure,
     resume_dir,
@@ -99,8 +102,10 @@ EVAL_SEED_OFFSET = 10_000
 class TrainSettings:
     """Everything a training run is made of (train.py's flags, one to one).
 
-    ``n_timesteps`` / ``n_envs`` default to the hyperparameter file's. With ``resume``,
-    ``n_timesteps`` more steps are trained, in run folder ``run_id`` (None: the latest).
+    ``n_timesteps`` / ``n_envs`` default to the hyperparameter file's (:func:`default_n_envs`:
+    ``n_envs`` is the run's recorded one on ``resume`` and 1 with ``input_driven``). With
+    ``resume``, ``n_timesteps`` more steps are trained, in run folder ``run_id`` (None: the
+    latest).
     ``eval_freq`` and ``save_freq`` count total timesteps (all envs); ``eval_freq <= 0``
     disables evaluation, ``save_freq <= 0`` checkpoints. ``hyperparams`` and ``env_kwargs``
     are overrides (``key: value``).
@@ -200,7 +205,7 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     if isinstance(n_timesteps, bool) or not isinstance(n_timesteps, int) or n_timesteps < 1:
         raise ConfigError(f"n_timesteps (-n) must be a positive integer, got {n_timesteps!r}")
     validate_hyperparams(settings.algo, hyperparams)
-    n_envs = int(settings.n_envs or hyperparams.get("n_envs", 1))
+    n_envs = int(settings.n_envs or default_n_envs(settings, hyperparams))
     check_input_driven(settings.input_driven, settings.algo, n_envs, settings.vec_env)
     if settings.imitate:
         from agents.imitation import check_imitation
@@ -211,7 +216,9 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
     env_kwargs = env_kwargs_of(settings)
     return {
         "algo": settings.algo, "env_id": settings.env_id, "n_timesteps": int(n_timesteps),
-        "n_envs": n_envs, "hyperparams": hyperparams, "env_kwargs": env_kwargs,
+        "n_envs": n_envs,
+        "vec_env": vec_env_kind(settings.env_id, n_envs, settings.vec_env, settings.curriculum),
+        "hyperparams": hyperparams, "env_kwargs": env_kwargs,
         LAYOUT_KEY: training_layout(settings.env_id, env_kwargs),
         "eval_env_kwargs": env_kwargs_of(settings, evaluation=True),
         "evaluation": {"episodes": settings.eval_episodes, "seed": eval_seed_of(settings)},
@@ -219,6 +226,26 @@ def resolve_config(settings: TrainSettings) -> dict[str, Any]:
         **({"input_driven": settings.input_driven} if settings.input_driven else {}),
         **({"curriculum": settings.curriculum} if settings.curriculum is not None else {}),
     }
+
+
+def default_n_envs(settings: TrainSettings, hyperparams: Mapping[str, Any]) -> int:
+    """The training envs when ``settings.n_envs`` is None: a resume's recorded ``n_envs``
+    (its ``config.yml``: a run keeps the rollout it was trained with), 1 for input-driven
+    baselines (:mod:`agents.input_driven` steps one env), else the hyperparameters' ``n_envs``
+    (1 when they name none)."""
+    if settings.resume:
+        try:
+            run_dir = resume_dir(settings.log_folder, settings.env_id, settings.algo,
+                                 settings.run_id)
+        except ConfigError:
+            run_dir = None  # run_dir_of names the problem
+        path = None if run_dir is None else run_dir / "config.yml"
+        recorded = read_yaml(path).get("n_envs") if path is not None and path.is_file() else None
+        if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 1:
+            return recorded
+    if settings.input_driven:
+        return 1
+    return int(hyperparams.get("n_envs", 1))
 
 
 def run_dir_of(settings: TrainSettings, config: Mapping[str, Any]) -> Path | None:
@@ -321,7 +348,7 @@ def open_envs(stack: ExitStack, settings: TrainSettings, config: Mapping[str, An
                                 config["eval_env_kwargs"], "dummy")
         stack.callback(eval_env.close)
     venv = make_vec_env(settings.env_id, config["n_envs"], settings.seed, config["env_kwargs"],
-                        settings.vec_env, settings.curriculum)
+                        config["vec_env"], settings.curriculum)
     stack.callback(venv.close)
     return venv, eval_env
 

@@ -84,18 +84,28 @@ def test_hyperparameter_files_merge_default_and_env_entry() -> None:
     from agents.hyperparams import ALGO_NAMES, load_hyperparams
 
     expected = {
-        "policy": "CandidateScoringPolicy", "n_timesteps": 200000, "n_envs": 1, "n_steps": 512,
+        "policy": "CandidateScoringPolicy", "n_timesteps": 200000, "n_envs": 8, "n_steps": 64,
         "batch_size": 128, "n_epochs": 10, "learning_rate": 0.0003, "gamma": 0.999,
         "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "vf_coef": 0.5,
         "max_grad_norm": 0.5,
         "policy_kwargs": "dict(scorer_arch=[64, 64], net_arch=dict(pi=[], vf=[64, 64]), "
-                         "activation_fn=nn.Tanh)",
+                         "activation_fn=nn.Tanh, skip_infeasible=True)",
     }
     assert load_hyperparams("maskable_ppo", ENV_ID) == expected
     scheduling = load_hyperparams("maskable_ppo", "palgym:palgym/PALScheduling-v0")
     assert scheduling == {**expected, "n_timesteps": 500000}
     assert load_hyperparams("maskable_ppo", "Other-v0") == expected  # default only
     assert load_hyperparams("dqn", ENV_ID)["buffer_size"] == 20000
+    # the batched default keeps the update schedule of the one-env recipe it replaced: 512 env
+    # steps per update (1 env x 512), minibatches of 128, 10 epochs
+    for algo in ("maskable_ppo", "ppo"):
+        default = load_hyperparams(algo, ENV_ID)
+        assert default["n_envs"] * default["n_steps"] == 1 * 512
+        assert (default["batch_size"], default["n_epochs"]) == (128, 10)
+        # the selector env has no batched env: its own one-env recipe
+        selector = load_hyperparams(algo, "palgym/PALSelector-v0")
+        assert (selector["n_envs"], selector["n_steps"], selector["batch_size"]) == (1, 1024, 256)
+    assert load_hyperparams("dqn", ENV_ID)["n_envs"] == 1  # off-policy: one env
     for algo in ALGO_NAMES:
         expected_policy = "CandidateScoringPolicy" if algo == "maskable_ppo" else "MultiInputPolicy"
         assert load_hyperparams(algo, ENV_ID)["policy"] == expected_policy

@@ -98,6 +98,7 @@ def test_train_with_a_curriculum(tmp_path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
     import yaml
 
+    from agents.hyperparams import load_hyperparams
     from agents.training import TrainSettings, train
 
     settings = TrainSettings(
@@ -106,8 +107,14 @@ def test_train_with_a_curriculum(tmp_path) -> None:
         hyperparams={"n_steps": 32, "batch_size": 32, "n_epochs": 1}, verbose=0,
         curriculum=0.5)
     result = train(settings)
-    assert yaml.safe_load((result.run_dir / "config.yml").read_text())["curriculum"] == 0.5
+    config = yaml.safe_load((result.run_dir / "config.yml").read_text())
+    assert config["curriculum"] == 0.5
+    # the YAML's envs, stepped in this process: the curriculum wraps each single env, which
+    # the batched env does not have
+    n_envs = load_hyperparams("maskable_ppo", "palgym/PALPlacement-v0")["n_envs"]
+    assert (config["n_envs"], config["vec_env"]) == (n_envs, "dummy")
     record = yaml.safe_load((result.run_dir / "curriculum.yml").read_text())
+    assert len(record["envs"]) == n_envs
     windows = record["envs"][0]
     assert record["floor"] == 0.5 and windows[1]["window_start"] == 3
     played = [w for w in windows if w["last_return"] is not None]

@@ -116,6 +116,8 @@ def test_train_with_input_driven_baselines(tmp_path) -> None:
     result = train(settings)
     config = yaml.safe_load((result.run_dir / "config.yml").read_text())
     assert config["input_driven"] == 2
+    # no n_envs given: one env (the K episodes step it directly), not the YAML's batched envs
+    assert (config["n_envs"], config["vec_env"]) == (1, "dummy")
     # learn() stops after the first whole rollout past 16 steps: 2 episodes of >= 6 decisions
     assert result.num_timesteps >= 16 and result.throughput["timesteps"] == result.num_timesteps
     assert MaskablePPO.load(result.model_path).num_timesteps == result.num_timesteps

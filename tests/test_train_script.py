@@ -133,6 +133,8 @@ def test_resume_continues_the_saved_model(runs: tuple[Path, Path], tmp_path: Pat
     argv[argv.index("-n") + 1] = "64"
     hyper = argv.index("--hyperparams")
     argv = argv[:hyper] + argv[hyper + 5:]  # a resume keeps the saved hyperparameters
+    envs = argv.index("--n-envs")
+    argv = argv[:envs] + argv[envs + 2:]  # and the recorded number of envs (1, not the YAML's)
     assert train_cli().main([*argv, "--resume"]) == 0
     run = tmp_path / RUN
     model = MaskablePPO.load(run / "model.zip", device="cpu")
@@ -145,6 +147,8 @@ def test_resume_continues_the_saved_model(runs: tuple[Path, Path], tmp_path: Pat
     assert args["resume"] is False and len(args["resumes"]) == 1
     assert args["resumes"][0]["start_timestep"] == 128
     assert args["resumes"][0]["seeds"]["model"] == 128
+    assert args["resumes"][0]["seeds"]["train_envs"] == [128]
+    assert yaml.safe_load((run / "throughput.yml").read_text())["n_envs"] == 1
     assert (run / "progress-resume-128.csv").is_file()
 
 
@@ -263,6 +267,29 @@ def test_fast_recipe_lays_its_settings_under_the_command_line(tmp_path: Path) ->
     hyper = config["hyperparams"]
     assert config["n_envs"] == 2 and hyper["n_steps"] == 16 and hyper["batch_size"] == 32
     assert hyper["n_epochs"] == 5 and "skip_infeasible=True" in hyper["policy_kwargs"]
+
+
+def test_default_recipe_steps_the_yaml_envs_in_the_batched_env(tmp_path: Path) -> None:
+    """Without --n-envs a run takes the YAML's envs, stepped by palgym's batched env
+    (--vec-env auto: native), and one rollout is n_envs x n_steps env steps."""
+    import yaml
+
+    from agents.hyperparams import load_hyperparams
+
+    default = load_hyperparams("maskable_ppo", "palgym/PALPlacement-v0")
+    n_envs, rollout = default["n_envs"], default["n_envs"] * default["n_steps"]
+    args = ["-n", "1", "--seed", "2", "--trace", "sia-philly-gen-0", "--window", "20",
+            "--eval-freq", "0", "--verbose", "0", "--references", "-f", str(tmp_path)]
+    assert train_cli().main(args) == 0
+    run = tmp_path / RUN
+    config = yaml.safe_load((run / "config.yml").read_text())
+    assert (config["n_envs"], config["vec_env"]) == (n_envs, "native")
+    assert config["hyperparams"]["n_steps"] == default["n_steps"]
+    seeds = yaml.safe_load((run / "args.yml").read_text())["seeds"]
+    assert seeds["train_envs"] == [2 + i for i in range(n_envs)]
+    rate = yaml.safe_load((run / "throughput.yml").read_text())
+    assert rate["timesteps"] == rollout and rate["n_envs"] == n_envs
+    assert rate["cpu_scope"] == "process"  # the batched env runs in this process
 
 
 def test_fast_recipe_is_maskable_ppo_only(capsys: pytest.CaptureFixture[str]) -> None:
