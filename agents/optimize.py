@@ -124,12 +124,21 @@ def check_search(settings: TrainSettings, search: SearchSettings) -> None:
             raise ConfigError(message)
 
 
-def sample_hyperparams(trial: Any, algo: str, fixed: Mapping[str, Any]) -> dict[str, Any]:
-    """One trial's sampled hyperparameters: :data:`SEARCH_SPACES` minus the ``fixed`` keys."""
+def sample_hyperparams(trial: Any, algo: str, fixed: Mapping[str, Any],
+                       n_envs: int = 1) -> dict[str, Any]:
+    """One trial's sampled hyperparameters: :data:`SEARCH_SPACES` minus the ``fixed`` keys.
+
+    The ``n_steps`` choices of :data:`PPO_SPACE` are env steps per update: with ``n_envs``
+    envs the trial samples ``choice // n_envs`` steps per env (at least 1), so the searched
+    rollouts are the same whatever the number of envs (the recorded value is per env, what
+    ``--hyperparams n_steps:`` takes with those envs).
+    """
     sampled: dict[str, Any] = {}
     for name, (kind, domain) in SEARCH_SPACES[algo].items():
         if name in fixed:
             continue
+        if name == "n_steps" and n_envs > 1:
+            domain = sorted({max(int(c) // n_envs, 1) for c in domain})
         if kind == "categorical":
             sampled[name] = trial.suggest_categorical(name, domain)
         elif kind in ("log", "uniform"):
@@ -177,7 +186,8 @@ def run_trial(trial: Any, settings: TrainSettings, config: Mapping[str, Any],
         optuna.TrialPruned: when the pruner stopped it.
     """
     optuna = require_optuna()
-    sampled = sample_hyperparams(trial, settings.algo, settings.hyperparams)
+    sampled = sample_hyperparams(trial, settings.algo, settings.hyperparams,
+                                 int(config["n_envs"]))
     hyperparams = trial_hyperparams(config, sampled)
     validate_hyperparams(settings.algo, hyperparams)
     n_envs, n_timesteps = int(config["n_envs"]), int(config["n_timesteps"])

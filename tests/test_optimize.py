@@ -17,7 +17,12 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
 
-from agents.optimize import PPO_SPACE, SearchSettings, optimize  # noqa: E402
+from agents.optimize import (  # noqa: E402
+    PPO_SPACE,
+    SearchSettings,
+    optimize,
+    sample_hyperparams,
+)
 from agents.training import TrainSettings, train  # noqa: E402
 from palgym.errors import ConfigError  # noqa: E402
 
@@ -27,7 +32,8 @@ FIXED = {"n_steps": 32, "n_epochs": 1,
 
 def settings(folder: Path, **changes) -> TrainSettings:
     base = TrainSettings(n_timesteps=64, trace="sia-philly-gen-0", window=12, eval_episodes=1,
-                         log_folder=str(folder), hyperparams=FIXED, verbose=0, references=())
+                         log_folder=str(folder), hyperparams=FIXED, verbose=0, references=(),
+                         n_envs=1)
     return TrainSettings(**{**base.__dict__, **changes})
 
 
@@ -74,6 +80,22 @@ def test_best_value_is_what_train_py_measures(searched, tmp_path: Path) -> None:
     with np.load(result.run_dir / "evaluations.npz") as data:
         assert data["timesteps"].tolist() == [64]
         assert float(data["results"].mean()) == pytest.approx(best["value"], rel=1e-12)
+
+
+def test_n_steps_choices_are_env_steps_per_update() -> None:
+    """With 8 envs a trial samples n_steps per env from the space's rollout sizes / 8, so the
+    searched updates hold the same env steps as a one-env search's."""
+    optuna = pytest.importorskip("optuna", reason="optuna is not installed")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sizes = PPO_SPACE["n_steps"][1]
+    for n_envs in (1, 8):
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        for _ in range(5):
+            trial = study.ask()
+            sampled = sample_hyperparams(trial, "maskable_ppo", {"gamma": 0.99}, n_envs)
+            choices = trial.distributions["n_steps"].choices
+            assert [c * n_envs for c in choices] == sizes
+            assert sampled["n_steps"] * n_envs in sizes and "gamma" not in sampled
 
 
 def test_bad_search_settings_raise(tmp_path: Path, monkeypatch) -> None:
