@@ -250,6 +250,11 @@ def test_clashes_and_bad_input_exit_2(runs: tuple[Path, Path], tmp_path: Path, c
     assert "does not accept hyperparameter(s) ['n_step']" in capsys.readouterr().err
     assert cli.main([*ARGS, "-f", str(tmp_path), "--trace", "no-such-trace"]) == 2
     assert "neither a file nor a bundled trace" in capsys.readouterr().err
+    eight = [*ARGS, "-f", str(tmp_path), "--input-driven", "4"]
+    eight[eight.index("--n-envs") + 1] = "8"
+    assert cli.main(eight) == 2  # the K episodes step one env: 8 envs are refused, not dropped
+    assert "--input-driven runs its K episodes on one env: use --n-envs 1, got 8" in (
+        capsys.readouterr().err)
     assert not any(tmp_path.iterdir())  # bad input fails before the run folder is made
 
 
