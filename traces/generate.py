@@ -39,6 +39,7 @@ from palgym.io import atomic_write_text
 from palgym.sim.types import FloatArray, IntArray
 from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace
 from traces.arrivals import Mmpp2
+from traces.inverse_cdf import categorical, durations_at, models_at
 from traces.knobs import NO_KNOBS, Knobs, gpu_weights, spread_params
 from traces.sia_philly_fit import (
     FITTED_ON,
@@ -198,7 +199,7 @@ def sample_num_gpus(
     """
     values = np.array([g for g, _ in gpu_counts], dtype=np.int64)
     weights = np.array([w for _, w in gpu_counts], dtype=np.float64)
-    return values[_categorical(rng.random(size=num_jobs), weights)]
+    return values[categorical(rng.random(size=num_jobs), weights)]
 
 
 def sample_models(
@@ -206,7 +207,8 @@ def sample_models(
 ) -> tuple[str, ...]:
     """Model names, given each job's GPU count (or from the model marginal).
 
-    One uniform is drawn per job whatever the option, so the stream is consumed identically.
+    One uniform is drawn per job whatever the option, so the stream is consumed identically;
+    the uniforms are mapped by :func:`traces.inverse_cdf.models_at`.
 
     Args:
         rng: the model stream.
@@ -215,26 +217,8 @@ def sample_models(
 
     Returns:
         J model names.
-
-    Source: model x GPU-count table of PAL artifact workload-1..5.csv
-    (:data:`SIA_PHILLY_MODEL_GPU_COUNTS`).
     """
-    num_jobs = int(num_gpus.shape[0])
-    uniforms = rng.random(size=num_jobs)
-    names = list(dict.fromkeys(m for m, _, _ in params.model_gpu_counts))
-    if not params.model_given_gpus:
-        weights = np.array(
-            [sum(w for m, _, w in params.model_gpu_counts if m == name) for name in names],
-            dtype=np.float64,
-        )
-        return tuple(names[i] for i in _categorical(uniforms, weights).tolist())
-    chosen = np.empty(num_jobs, dtype=np.int64)
-    for gpus in np.unique(num_gpus).tolist():
-        rows = [(names.index(m), w) for m, g, w in params.model_gpu_counts if g == gpus]
-        here = num_gpus == gpus
-        picks = _categorical(uniforms[here], np.array([w for _, w in rows], dtype=np.float64))
-        chosen[here] = np.array([i for i, _ in rows], dtype=np.int64)[picks]
-    return tuple(names[i] for i in chosen.tolist())
+    return models_at(rng.random(size=int(num_gpus.shape[0])), num_gpus, params)
 
 
 def sample_durations(
@@ -244,8 +228,7 @@ def sample_durations(
     """Durations by inverse-CDF sampling of piecewise log-linear quantile functions.
 
     One uniform ``u`` is drawn per job (in job order, whatever the option); the duration is
-    ``Q(u)`` of the job's duration group (see :class:`DurationFit`), or of the pooled
-    ``params.duration_quantiles`` if ``params.duration_given_model`` is False.
+    ``Q(u)`` of the job's duration group (:func:`traces.inverse_cdf.durations_at`).
 
     Args:
         rng: the duration stream.
@@ -259,54 +242,7 @@ def sample_durations(
     Source: :data:`SIA_PHILLY_MODEL_DURATIONS` (per group) or
     :data:`SIA_PHILLY_DURATION_QUANTILES` (pooled).
     """
-    uniforms = rng.random(size=int(num_gpus.shape[0]))
-    if not params.duration_given_model:
-        return quantile_function(uniforms, params.duration_quantiles)
-    durations = np.empty_like(uniforms)
-    group = np.full(uniforms.shape, -1, dtype=np.int64)
-    models = np.array(model, dtype=object)
-    for index, fit in sorted(
-        enumerate(params.model_durations), key=lambda item: item[1].min_gpus
-    ):
-        # Ascending min_gpus: a later (larger) threshold overrides an earlier one.
-        group[(models == fit.model) & (num_gpus >= fit.min_gpus)] = index
-    for index in np.unique(group).tolist():
-        here = group == index
-        durations[here] = quantile_function(
-            uniforms[here], params.model_durations[index].quantiles
-        )
-    return durations
-
-
-def quantile_function(
-    uniforms: FloatArray, quantiles: tuple[tuple[float, float], ...]
-) -> FloatArray:
-    """A piecewise log-linear quantile function, rounded to whole iterations.
-
-    ``log Q(u)`` is linear in ``u`` between consecutive knots; values are rounded to whole
-    iterations and clipped to [first knot, last knot] (the public minimum and maximum).
-
-    Args:
-        uniforms: float64 (J,) values in [0, 1).
-        quantiles: (probability, iterations) knots from 0.0 to 1.0.
-
-    Returns:
-        float64 (J,) whole iteration counts.
-    """
-    probs = np.array([p for p, _ in quantiles], dtype=np.float64)
-    log_values = np.log(np.array([v for _, v in quantiles], dtype=np.float64))
-    durations = np.rint(np.exp(np.interp(uniforms, probs, log_values)))
-    low = max(1.0, float(np.ceil(quantiles[0][1])))
-    clipped: FloatArray = np.clip(durations, low, float(np.floor(quantiles[-1][1])))
-    return clipped
-
-
-def _categorical(uniforms: FloatArray, weights: FloatArray) -> IntArray:
-    """Indices i with cdf[i-1] <= u < cdf[i] (inverse CDF of a weighted categorical)."""
-    cdf = np.cumsum(weights) / weights.sum()
-    picks = np.searchsorted(cdf, uniforms, side="right")
-    clipped: IntArray = np.minimum(picks, weights.shape[0] - 1).astype(np.int64)
-    return clipped
+    return durations_at(rng.random(size=int(num_gpus.shape[0])), model, num_gpus, params)
 
 
 def generate_command(
