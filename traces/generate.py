@@ -48,6 +48,7 @@ from traces.sia_philly_fit import (
     SIA_PHILLY_JOBS_PER_HOUR,
     SiaPhillyParams,
 )
+from traces.wide_groups import ordinary_jobs, sample_wide_groups
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,27 +119,31 @@ def generate_sia_philly_like(
 ) -> SiaTraceTable:
     """Generate a Sia-Philly-like trace.
 
-    ``numpy.random.SeedSequence(seed).spawn(4)`` gives one stream each for arrivals, GPU counts,
-    models and durations (in that order; changing it changes every generated file). Each stream
-    draws its J values in job order (the duration stream one uniform per job, mapped through the
-    job's quantile function), so the first J jobs of a longer trace with the same seed are this
-    trace. No global RNG is used: equal arguments give equal tables. The knobs
-    (:mod:`traces.knobs`) change the distributions, not the draws: the GPU-count, model and
-    duration streams still draw one uniform per job (bursty arrivals draw their own sequence
-    from the arrival stream, :meth:`traces.arrivals.Mmpp2.sample_times`).
+    ``numpy.random.SeedSequence(seed).spawn(5)`` gives one stream each for arrivals, GPU counts,
+    models, durations and wide groups (in that order; changing it changes every generated file).
+    Each of the first four draws its J values in job order (the duration stream one uniform per
+    job, mapped through the job's quantile function), so the first J jobs of a longer trace with
+    the same seed are this trace. The wide-groups knob (:mod:`traces.wide_groups`) draws its
+    N K long wide jobs from the fifth stream, and they take the place of the last N K jobs: the
+    other jobs are the first J - N K of the trace without groups. No global RNG is used: equal
+    arguments give equal tables. The other knobs (:mod:`traces.knobs`) change the
+    distributions, not the draws: the GPU-count, model and duration streams still draw one
+    uniform per job (bursty arrivals draw their own sequence from the arrival stream,
+    :meth:`traces.arrivals.Mmpp2.sample_times`).
 
     Args:
         num_jobs: J >= 1.
         seed: non-negative integer seed.
         params: fitted parameters (default: :data:`SIA_PHILLY`).
-        knobs: load, wide-job, burstiness and duration-spread shifts (default: none, the
-            fitted generator byte for byte).
+        knobs: load, wide-job, burstiness, duration-spread and wide-group shifts (default:
+            none, the fitted generator byte for byte).
 
     Returns:
         The trace table, job ids 0..J-1 in submission order.
 
     Raises:
-        ConfigError: if ``num_jobs`` < 1 or ``seed`` < 0.
+        ConfigError: if ``num_jobs`` < 1 or ``seed`` < 0, if the wide groups leave no other
+            job or the mix has no count for them (:mod:`traces.wide_groups`).
 
     Source: the published Sia-Philly statistics (see the module constants).
     """
@@ -146,19 +151,28 @@ def generate_sia_philly_like(
         raise ConfigError(f"num_jobs must be >= 1, got {num_jobs}")
     if seed < 0:
         raise ConfigError(f"seed must be >= 0, got {seed}")
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
-    arrival_rng, gpu_rng, model_rng, duration_rng = streams
-    num_gpus = sample_num_gpus(gpu_rng, num_jobs, gpu_weights(params.gpu_counts, knobs))
+    ordinary = ordinary_jobs(num_jobs, knobs)
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
+    arrival_rng, gpu_rng, model_rng, duration_rng, group_rng = streams
+    weights = gpu_weights(params.gpu_counts, knobs)
+    spread = spread_params(params, knobs.duration_spread)
+    num_gpus = sample_num_gpus(gpu_rng, ordinary, weights)
     model = sample_models(model_rng, num_gpus, params)
-    durations = sample_durations(
-        duration_rng, model, num_gpus, spread_params(params, knobs.duration_spread))
+    durations = sample_durations(duration_rng, model, num_gpus, spread)
     rate = params.jobs_per_hour * knobs.load
     if knobs.burst_ratio == 1.0:
-        submit_time_s = sample_submit_times(arrival_rng, num_jobs, rate)
+        submit_time_s = sample_submit_times(arrival_rng, ordinary, rate)
     else:
         process = Mmpp2.from_burstiness(
             rate / 3600.0, knobs.burst_ratio, knobs.burst_share, knobs.burst_length_s)
-        submit_time_s = np.floor(process.sample_times(arrival_rng, num_jobs)).astype(np.int64)
+        submit_time_s = np.floor(process.sample_times(arrival_rng, ordinary)).astype(np.int64)
+    if ordinary < num_jobs:
+        groups = sample_wide_groups(group_rng, knobs, weights, spread, int(submit_time_s[-1]))
+        order = np.argsort(np.concatenate([submit_time_s, groups.submit_time_s]), kind="stable")
+        num_gpus = np.concatenate([num_gpus, groups.num_gpus])[order]
+        submit_time_s = np.concatenate([submit_time_s, groups.submit_time_s])[order]
+        durations = np.concatenate([durations, groups.duration_iterations])[order]
+        model = tuple((model + groups.model)[i] for i in order.tolist())
     return SiaTraceTable(
         job_id=np.arange(num_jobs, dtype=np.int64), num_gpus=num_gpus,
         submit_time_s=submit_time_s, duration_iterations=durations, model=model,
