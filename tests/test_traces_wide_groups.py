@@ -10,6 +10,7 @@ deterministic.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 from palgym.errors import ConfigError
 from traces.__main__ import main
 from traces.bundle import default_data_dir
-from traces.generate import generate_sia_philly_like
+from traces.generate import SiaTraceTable, generate_sia_philly_like
 from traces.knobs import LONG_WIDE_MIN_GPUS, Knobs, gpu_weights, spread_params
 from traces.sia_philly_fit import (
     SIA_PHILLY,
@@ -26,7 +27,7 @@ from traces.sia_philly_fit import (
     SIA_PHILLY_MODEL_DURATIONS,
     SIA_PHILLY_MODEL_GPU_COUNTS,
 )
-from traces.wide_groups import sample_wide_groups
+from traces.wide_groups import WideGroups, sample_wide_groups
 
 SIGMAS = 4.0
 MEDIAN = 195_574.5  # the resnet50 >= 24-GPU group: knots (0, 76977), (0.5, MEDIAN), (1, MAXIMUM)
@@ -34,7 +35,7 @@ MAXIMUM = 2_912_468.0
 FITTED_MIX = tuple((g, float(w)) for g, w in SIA_PHILLY_GPU_COUNTS)
 
 
-def _rows(table):  # type: ignore[no-untyped-def]
+def _rows(table: SiaTraceTable) -> list[tuple[int, int, float, str]]:
     return list(zip(table.num_gpus.tolist(), table.submit_time_s.tolist(),
                     table.duration_iterations.tolist(), table.model, strict=True))
 
@@ -44,10 +45,9 @@ def _binomial(prob: float, num: int) -> float:
 
 
 def _groups(num: int, size: int, window_s: float, span_s: int, seed: int = 0,
-            knobs: Knobs | None = None):  # type: ignore[no-untyped-def]
-    knobs = knobs or Knobs()
-    knobs = Knobs(**{**knobs.changed(), "wide_groups": num, "wide_group_size": size,
-                     "wide_group_window_s": window_s})
+            knobs: Knobs | None = None) -> WideGroups:
+    knobs = replace(knobs or Knobs(), wide_groups=num, wide_group_size=size,
+                    wide_group_window_s=window_s)
     return sample_wide_groups(np.random.default_rng(seed), knobs, FITTED_MIX,
                               spread_params(SIA_PHILLY, knobs.duration_spread), span_s)
 
@@ -163,8 +163,9 @@ def test_groups_are_deterministic_per_seed_and_regenerate(tmp_path: Path) -> Non
 
 
 def test_counts_are_whole_numbers() -> None:
-    assert Knobs(wide_groups=2.0, wide_group_size=4.0) == Knobs(wide_groups=2, wide_group_size=4)
-    assert isinstance(Knobs(wide_groups=2.0).wide_groups, int)
+    whole = Knobs(wide_groups=2.0, wide_group_size=4.0)  # type: ignore[arg-type]
+    assert whole == Knobs(wide_groups=2, wide_group_size=4)
+    assert isinstance(whole.wide_groups, int) and isinstance(whole.wide_group_size, int)
     with pytest.raises(ConfigError, match="--wide-group-size must be a whole number >= 1"):
         Knobs(wide_group_size=True)
 
