@@ -7,7 +7,7 @@ by arrival time (ties: ordinary jobs first) and numbers the jobs 0..J-1 in submi
 
 - A **long wide** job has ``num_gpus >= LONG_WIDE_MIN_GPUS`` (24) and a duration above its
   duration group's median. In the fit, every job of 24 or more GPUs is a resnet50 job of the
-  duration group of 24-48 GPUs (18 public jobs; median 195,574.5 iterations, 34 h at resnet50's
+  duration group of 24-48 GPUs (18 public jobs; median 195,574.5 iterations, 9.5 h at resnet50's
   0.1754 s per iteration, maximum 2,912,468). Several such jobs arriving close together are
   what first-fit backfilling can starve: short jobs keep taking the GPUs the wide jobs wait for.
 - Its GPU count is drawn from the trace's GPU-count mix (after the wide-share and wide-mean
