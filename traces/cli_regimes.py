@@ -29,6 +29,11 @@ KNOB_HELP: dict[str, str] = {
     "burst_length_s": "mean burst length in seconds (> 0; default 1800)",
     "duration_spread": "log-duration spread scale around the same medians (0 < s <= 4; "
                        "default 1)",
+    "wide_groups": "groups of long wide jobs (>= 24 GPUs, duration above its group's median; "
+                   "whole number >= 0; default 0: none)",
+    "wide_group_size": "long wide jobs per group (whole number >= 1; default 3)",
+    "wide_group_window_s": "the arrivals of a group are less than this many seconds apart "
+                           "(> 0; default 1200)",
 }
 """The help text of each knob flag (:data:`traces.knobs.KNOB_FLAGS`)."""
 

@@ -39,6 +39,7 @@ from palgym.io import atomic_write_text
 from palgym.sim.types import FloatArray, IntArray
 from palgym.sim.workload import MODEL_ITERATION_TIME_S, Trace
 from traces.arrivals import Mmpp2
+from traces.inverse_cdf import categorical, durations_at, models_at
 from traces.knobs import NO_KNOBS, Knobs, gpu_weights, spread_params
 from traces.sia_philly_fit import (
     FITTED_ON,
@@ -47,6 +48,7 @@ from traces.sia_philly_fit import (
     SIA_PHILLY_JOBS_PER_HOUR,
     SiaPhillyParams,
 )
+from traces.wide_groups import ordinary_jobs, sample_wide_groups
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,27 +119,31 @@ def generate_sia_philly_like(
 ) -> SiaTraceTable:
     """Generate a Sia-Philly-like trace.
 
-    ``numpy.random.SeedSequence(seed).spawn(4)`` gives one stream each for arrivals, GPU counts,
-    models and durations (in that order; changing it changes every generated file). Each stream
-    draws its J values in job order (the duration stream one uniform per job, mapped through the
-    job's quantile function), so the first J jobs of a longer trace with the same seed are this
-    trace. No global RNG is used: equal arguments give equal tables. The knobs
-    (:mod:`traces.knobs`) change the distributions, not the draws: the GPU-count, model and
-    duration streams still draw one uniform per job (bursty arrivals draw their own sequence
-    from the arrival stream, :meth:`traces.arrivals.Mmpp2.sample_times`).
+    ``numpy.random.SeedSequence(seed).spawn(5)`` gives one stream each for arrivals, GPU counts,
+    models, durations and wide groups (in that order; changing it changes every generated file).
+    Each of the first four draws its J values in job order (the duration stream one uniform per
+    job, mapped through the job's quantile function), so the first J jobs of a longer trace with
+    the same seed are this trace. The wide-groups knob (:mod:`traces.wide_groups`) draws its
+    N K long wide jobs from the fifth stream, and they take the place of the last N K jobs: the
+    other jobs are the first J - N K of the trace without groups. No global RNG is used: equal
+    arguments give equal tables. The other knobs (:mod:`traces.knobs`) change the
+    distributions, not the draws: the GPU-count, model and duration streams still draw one
+    uniform per job (bursty arrivals draw their own sequence from the arrival stream,
+    :meth:`traces.arrivals.Mmpp2.sample_times`).
 
     Args:
         num_jobs: J >= 1.
         seed: non-negative integer seed.
         params: fitted parameters (default: :data:`SIA_PHILLY`).
-        knobs: load, wide-job, burstiness and duration-spread shifts (default: none, the
-            fitted generator byte for byte).
+        knobs: load, wide-job, burstiness, duration-spread and wide-group shifts (default:
+            none, the fitted generator byte for byte).
 
     Returns:
         The trace table, job ids 0..J-1 in submission order.
 
     Raises:
-        ConfigError: if ``num_jobs`` < 1 or ``seed`` < 0.
+        ConfigError: if ``num_jobs`` < 1 or ``seed`` < 0, if the wide groups leave no other
+            job or the mix has no count for them (:mod:`traces.wide_groups`).
 
     Source: the published Sia-Philly statistics (see the module constants).
     """
@@ -145,19 +151,28 @@ def generate_sia_philly_like(
         raise ConfigError(f"num_jobs must be >= 1, got {num_jobs}")
     if seed < 0:
         raise ConfigError(f"seed must be >= 0, got {seed}")
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
-    arrival_rng, gpu_rng, model_rng, duration_rng = streams
-    num_gpus = sample_num_gpus(gpu_rng, num_jobs, gpu_weights(params.gpu_counts, knobs))
+    ordinary = ordinary_jobs(num_jobs, knobs)
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
+    arrival_rng, gpu_rng, model_rng, duration_rng, group_rng = streams
+    weights = gpu_weights(params.gpu_counts, knobs)
+    spread = spread_params(params, knobs.duration_spread)
+    num_gpus = sample_num_gpus(gpu_rng, ordinary, weights)
     model = sample_models(model_rng, num_gpus, params)
-    durations = sample_durations(
-        duration_rng, model, num_gpus, spread_params(params, knobs.duration_spread))
+    durations = sample_durations(duration_rng, model, num_gpus, spread)
     rate = params.jobs_per_hour * knobs.load
     if knobs.burst_ratio == 1.0:
-        submit_time_s = sample_submit_times(arrival_rng, num_jobs, rate)
+        submit_time_s = sample_submit_times(arrival_rng, ordinary, rate)
     else:
         process = Mmpp2.from_burstiness(
             rate / 3600.0, knobs.burst_ratio, knobs.burst_share, knobs.burst_length_s)
-        submit_time_s = np.floor(process.sample_times(arrival_rng, num_jobs)).astype(np.int64)
+        submit_time_s = np.floor(process.sample_times(arrival_rng, ordinary)).astype(np.int64)
+    if ordinary < num_jobs:
+        groups = sample_wide_groups(group_rng, knobs, weights, spread, int(submit_time_s[-1]))
+        order = np.argsort(np.concatenate([submit_time_s, groups.submit_time_s]), kind="stable")
+        num_gpus = np.concatenate([num_gpus, groups.num_gpus])[order]
+        submit_time_s = np.concatenate([submit_time_s, groups.submit_time_s])[order]
+        durations = np.concatenate([durations, groups.duration_iterations])[order]
+        model = tuple((model + groups.model)[i] for i in order.tolist())
     return SiaTraceTable(
         job_id=np.arange(num_jobs, dtype=np.int64), num_gpus=num_gpus,
         submit_time_s=submit_time_s, duration_iterations=durations, model=model,
@@ -198,7 +213,7 @@ def sample_num_gpus(
     """
     values = np.array([g for g, _ in gpu_counts], dtype=np.int64)
     weights = np.array([w for _, w in gpu_counts], dtype=np.float64)
-    return values[_categorical(rng.random(size=num_jobs), weights)]
+    return values[categorical(rng.random(size=num_jobs), weights)]
 
 
 def sample_models(
@@ -206,7 +221,8 @@ def sample_models(
 ) -> tuple[str, ...]:
     """Model names, given each job's GPU count (or from the model marginal).
 
-    One uniform is drawn per job whatever the option, so the stream is consumed identically.
+    One uniform is drawn per job whatever the option, so the stream is consumed identically;
+    the uniforms are mapped by :func:`traces.inverse_cdf.models_at`.
 
     Args:
         rng: the model stream.
@@ -215,26 +231,8 @@ def sample_models(
 
     Returns:
         J model names.
-
-    Source: model x GPU-count table of PAL artifact workload-1..5.csv
-    (:data:`SIA_PHILLY_MODEL_GPU_COUNTS`).
     """
-    num_jobs = int(num_gpus.shape[0])
-    uniforms = rng.random(size=num_jobs)
-    names = list(dict.fromkeys(m for m, _, _ in params.model_gpu_counts))
-    if not params.model_given_gpus:
-        weights = np.array(
-            [sum(w for m, _, w in params.model_gpu_counts if m == name) for name in names],
-            dtype=np.float64,
-        )
-        return tuple(names[i] for i in _categorical(uniforms, weights).tolist())
-    chosen = np.empty(num_jobs, dtype=np.int64)
-    for gpus in np.unique(num_gpus).tolist():
-        rows = [(names.index(m), w) for m, g, w in params.model_gpu_counts if g == gpus]
-        here = num_gpus == gpus
-        picks = _categorical(uniforms[here], np.array([w for _, w in rows], dtype=np.float64))
-        chosen[here] = np.array([i for i, _ in rows], dtype=np.int64)[picks]
-    return tuple(names[i] for i in chosen.tolist())
+    return models_at(rng.random(size=int(num_gpus.shape[0])), num_gpus, params)
 
 
 def sample_durations(
@@ -244,8 +242,7 @@ def sample_durations(
     """Durations by inverse-CDF sampling of piecewise log-linear quantile functions.
 
     One uniform ``u`` is drawn per job (in job order, whatever the option); the duration is
-    ``Q(u)`` of the job's duration group (see :class:`DurationFit`), or of the pooled
-    ``params.duration_quantiles`` if ``params.duration_given_model`` is False.
+    ``Q(u)`` of the job's duration group (:func:`traces.inverse_cdf.durations_at`).
 
     Args:
         rng: the duration stream.
@@ -259,54 +256,7 @@ def sample_durations(
     Source: :data:`SIA_PHILLY_MODEL_DURATIONS` (per group) or
     :data:`SIA_PHILLY_DURATION_QUANTILES` (pooled).
     """
-    uniforms = rng.random(size=int(num_gpus.shape[0]))
-    if not params.duration_given_model:
-        return quantile_function(uniforms, params.duration_quantiles)
-    durations = np.empty_like(uniforms)
-    group = np.full(uniforms.shape, -1, dtype=np.int64)
-    models = np.array(model, dtype=object)
-    for index, fit in sorted(
-        enumerate(params.model_durations), key=lambda item: item[1].min_gpus
-    ):
-        # Ascending min_gpus: a later (larger) threshold overrides an earlier one.
-        group[(models == fit.model) & (num_gpus >= fit.min_gpus)] = index
-    for index in np.unique(group).tolist():
-        here = group == index
-        durations[here] = quantile_function(
-            uniforms[here], params.model_durations[index].quantiles
-        )
-    return durations
-
-
-def quantile_function(
-    uniforms: FloatArray, quantiles: tuple[tuple[float, float], ...]
-) -> FloatArray:
-    """A piecewise log-linear quantile function, rounded to whole iterations.
-
-    ``log Q(u)`` is linear in ``u`` between consecutive knots; values are rounded to whole
-    iterations and clipped to [first knot, last knot] (the public minimum and maximum).
-
-    Args:
-        uniforms: float64 (J,) values in [0, 1).
-        quantiles: (probability, iterations) knots from 0.0 to 1.0.
-
-    Returns:
-        float64 (J,) whole iteration counts.
-    """
-    probs = np.array([p for p, _ in quantiles], dtype=np.float64)
-    log_values = np.log(np.array([v for _, v in quantiles], dtype=np.float64))
-    durations = np.rint(np.exp(np.interp(uniforms, probs, log_values)))
-    low = max(1.0, float(np.ceil(quantiles[0][1])))
-    clipped: FloatArray = np.clip(durations, low, float(np.floor(quantiles[-1][1])))
-    return clipped
-
-
-def _categorical(uniforms: FloatArray, weights: FloatArray) -> IntArray:
-    """Indices i with cdf[i-1] <= u < cdf[i] (inverse CDF of a weighted categorical)."""
-    cdf = np.cumsum(weights) / weights.sum()
-    picks = np.searchsorted(cdf, uniforms, side="right")
-    clipped: IntArray = np.minimum(picks, weights.shape[0] - 1).astype(np.int64)
-    return clipped
+    return durations_at(rng.random(size=int(num_gpus.shape[0])), model, num_gpus, params)
 
 
 def generate_command(

@@ -1,4 +1,5 @@
-"""Regime knobs of the Sia-Philly-like generator: load, wide jobs, burstiness, duration spread.
+"""Regime knobs of the Sia-Philly-like generator: load, wide jobs, burstiness, duration spread,
+grouped long wide jobs.
 
 A :class:`Knobs` shifts the fitted distributions of :mod:`traces.generate` without changing how
 the streams are consumed (one uniform per job for GPU counts, models and durations), so the
@@ -24,6 +25,10 @@ GPU counts under any duration knob. Every default leaves the generator unchanged
   ``log duration`` (its standard deviation, its interquartile range) is multiplied by ``s``.
   Applied to the knots of the piecewise log-linear quantile functions, this is exact (log Q is
   linear in the knots' logs).
+- **wide groups** ``N``, ``K``, ``W``: N groups of K *long wide* jobs (at least
+  :data:`LONG_WIDE_MIN_GPUS` GPUs, duration above their duration group's median, drawn from
+  the fitted conditional distributions), each group's arrivals less than W s apart; they take
+  the place of the trace's last N K jobs (:mod:`traces.wide_groups`). ``N = 0`` adds none.
 """
 
 from __future__ import annotations
@@ -40,6 +45,16 @@ from traces.sia_philly_fit import DurationFit, SiaPhillyParams
 WIDE_MIN_GPUS: int = 2
 """A job with at least this many GPUs is *wide* (every multi-GPU job)."""
 
+LONG_WIDE_MIN_GPUS: int = 24
+"""A *long wide* job (the wide-groups knob) has at least this many GPUs: the smallest count of
+the fitted duration group of the longest jobs (resnet50 with 24-48 GPUs, median 195,574.5
+iterations against 59,447 for its 4-GPU jobs;
+:data:`traces.sia_philly_fit.SIA_PHILLY_MODEL_DURATIONS`)."""
+
+MAX_WIDE_GROUP_WINDOW_S: float = 1e9
+"""Largest ``wide_group_window_s`` (31.7 years): arrival times stay whole seconds far inside
+int64."""
+
 MAX_DURATION_SPREAD: float = 4.0
 """Largest ``duration_spread``: at 4 the longest fitted group (resnet50, >= 24 GPUs, max / median
 14.9) reaches 14.9^4 x 195,575 iterations, ~50 years of run time; beyond it durations leave any
@@ -53,6 +68,9 @@ KNOB_FLAGS: dict[str, str] = {
     "burst_share": "--burst-share",
     "burst_length_s": "--burst-length-s",
     "duration_spread": "--duration-spread",
+    "wide_groups": "--wide-groups",
+    "wide_group_size": "--wide-group-size",
+    "wide_group_window_s": "--wide-group-window-s",
 }
 """The command-line flag of each :class:`Knobs` field (``python -m traces generate``)."""
 
@@ -72,10 +90,18 @@ class Knobs:
         burst_share: f in (0, 1), share of time in bursts (used when R > 1).
         burst_length_s: M > 0, mean burst length in seconds (used when R > 1).
         duration_spread: s in (0, :data:`MAX_DURATION_SPREAD`], the log-duration spread scale.
+        wide_groups: N >= 0, groups of long wide jobs (0: none).
+        wide_group_size: K >= 1, long wide jobs per group (used when N > 0).
+        wide_group_window_s: W in (0, :data:`MAX_WIDE_GROUP_WINDOW_S`], the arrivals of a
+            group are less than W s apart (used when N > 0).
+
+    The two counts take whole numbers; an integral float (``1.0``, as the command line parses
+    it) is stored as the int.
 
     Raises:
         ConfigError: ``"{flag} must be ..., got {value}"``, naming the field's flag
-            (:data:`KNOB_FLAGS`), for a value out of its range or not finite.
+            (:data:`KNOB_FLAGS`), for a value out of its range, not finite, or (a count) not
+            whole.
     """
 
     load: float = 1.0
@@ -85,6 +111,9 @@ class Knobs:
     burst_share: float = 0.2
     burst_length_s: float = 1800.0
     duration_spread: float = 1.0
+    wide_groups: int = 0
+    wide_group_size: int = 3
+    wide_group_window_s: float = 1200.0
 
     def __post_init__(self) -> None:
         _check("load", self.load, 0.0, math.inf, low_open=True)
@@ -96,6 +125,11 @@ class Knobs:
         _check("burst_share", self.burst_share, 0.0, 1.0, low_open=True, high_open=True)
         _check("burst_length_s", self.burst_length_s, 0.0, math.inf, low_open=True)
         _check("duration_spread", self.duration_spread, 0.0, MAX_DURATION_SPREAD,
+               low_open=True)
+        object.__setattr__(self, "wide_groups", _whole("wide_groups", self.wide_groups, 0))
+        object.__setattr__(self, "wide_group_size",
+                           _whole("wide_group_size", self.wide_group_size, 1))
+        _check("wide_group_window_s", self.wide_group_window_s, 0.0, MAX_WIDE_GROUP_WINDOW_S,
                low_open=True)
 
     def changed(self) -> dict[str, float | None]:
@@ -121,6 +155,13 @@ def _check(name: str, value: float, low: float, high: float, *, low_open: bool =
         else:
             wanted = f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
         raise ConfigError(f"{KNOB_FLAGS[name]} must be a finite number {wanted}, got {value!r}")
+
+
+def _whole(name: str, value: object, low: int) -> int:
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if number is None or not math.isfinite(number) or number != int(number) or number < low:
+        raise ConfigError(f"{KNOB_FLAGS[name]} must be a whole number >= {low}, got {value!r}")
+    return int(number)
 
 
 NO_KNOBS = Knobs()

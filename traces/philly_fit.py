@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.sim.types import FloatArray, IntArray
-from traces.generate import quantile_function
+from traces.inverse_cdf import quantile_function
 
 PHILLY_FITTED_ON = (
     "Microsoft Philly job-level extract (siasosp23/artifacts@aaf7a0de, "
@@ -79,7 +79,7 @@ def sample_philly_durations(rng: np.random.Generator, num_gpus: IntArray) -> Flo
     """Durations (whole seconds) drawn from the Philly quantile function of each job's group.
 
     One uniform is drawn per job, in job order; ``log Q`` is linear between knots
-    (:func:`traces.generate.quantile_function`), so every value lies in the group's [min, max].
+    (:func:`traces.inverse_cdf.quantile_function`), so every value lies in the group's [min, max].
 
     Args:
         rng: the duration stream.

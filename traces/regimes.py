@@ -1,11 +1,11 @@
 """Named regimes of the Sia-Philly-like generator and the trace collection they make.
 
 A regime is a named :class:`~traces.knobs.Knobs`: a trace distribution (load, wide jobs,
-burstiness, duration spread) under which a different queue order x placement x backfill
-combination may win. :func:`write_regimes` writes, for every regime, traces of each split at
-the split's **declared seeds** (:data:`SPLIT_FIRST_SEED`: train 1000.., validation 2000..,
-test 3000..; disjoint, and the same seeds in every regime, so regimes differ only in their
-knobs), and the trace-set manifests of :mod:`palgym.tracesets`:
+burstiness, duration spread, grouped long wide jobs) under which a different queue order x
+placement x backfill combination may win. :func:`write_regimes` writes, for every regime,
+traces of each split at the split's **declared seeds** (:data:`SPLIT_FIRST_SEED`: train 1000..,
+validation 2000.., test 3000..; disjoint, and the same seeds in every regime, so regimes differ
+only in their knobs), and the trace-set manifests of :mod:`palgym.tracesets`:
 
 - ``DIR/palgym-traceset.json``: every regime (``--trace-set DIR --split validation``);
 - ``DIR/<regime>.json``: one regime (``--trace-set DIR/wide.json --split validation``).
@@ -50,6 +50,8 @@ REGIMES: tuple[Regime, ...] = (
            "1-hour bursts at 14.5x the mean rate, 5% of the time (gap CV 2.35)"),
     Regime("long-tail", Knobs(duration_spread=1.5),
            "log-duration spread x1.5 around the same medians"),
+    Regime("wide-groups", Knobs(wide_groups=1),
+           "3 long jobs of 24-48 GPUs (above their group's median) arriving within 20 minutes"),
 )
 """The regimes (parameters in docs/TRACES.md, "Regimes")."""
 
@@ -151,7 +153,8 @@ def regime_table() -> str:
     """The regimes and their changed knobs, one line each (``python -m traces regimes
     --list``)."""
     lines = []
+    width = max(len(item.name) for item in REGIMES)
     for item in REGIMES:
         knobs = item.knobs.flags().strip() or "(defaults)"
-        lines.append(f"{item.name:<10} {knobs:<70} {item.why}")
+        lines.append(f"{item.name:<{width}} {knobs:<70} {item.why}")
     return "\n".join(lines)

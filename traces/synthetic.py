@@ -17,7 +17,7 @@ import numpy as np
 
 from palgym.errors import ConfigError
 from palgym.sim.types import FloatArray, IntArray
-from traces.generate import _categorical
+from traces.inverse_cdf import categorical
 from traces.philly_fit import (
     PHILLY_FITTED_ON,
     PHILLY_GPU_COUNTS,
@@ -96,7 +96,7 @@ def generate_philly_poisson(
     arrival, gpu_rng, duration_rng, _ = _streams(seed, num_jobs, jobs_per_hour)
     values = np.array([g for g, _ in PHILLY_GPU_COUNTS], dtype=np.int64)
     weights = np.array([w for _, w in PHILLY_GPU_COUNTS], dtype=np.float64)
-    num_gpus: IntArray = values[_categorical(gpu_rng.random(size=num_jobs), weights)]
+    num_gpus: IntArray = values[categorical(gpu_rng.random(size=num_jobs), weights)]
     return make_canonical(
         f"philly-poisson-{seed}", job_id=np.arange(num_jobs),
         submit_time_s=_poisson(arrival, num_jobs, jobs_per_hour), num_gpus=num_gpus,
@@ -132,7 +132,7 @@ def generate_gavel(
     arrival, gpu_rng, duration_rng, model_rng = _streams(seed, num_jobs, jobs_per_hour)
     values = np.array([g for g, _ in GAVEL_SCALE_FACTORS], dtype=np.int64)
     weights = np.array([p for _, p in GAVEL_SCALE_FACTORS], dtype=np.float64)
-    num_gpus = values[_categorical(gpu_rng.random(size=num_jobs), weights)]
+    num_gpus = values[categorical(gpu_rng.random(size=num_jobs), weights)]
     draws = duration_rng.random(size=(num_jobs, 2))  # per job: (long-or-short, position)
     short, unit = draws[:, 0] < GAVEL_SHORT_PROB, draws[:, 1]
     low = np.where(short, GAVEL_SHORT_LOG10_MINUTES[0], GAVEL_LONG_LOG10_MINUTES[0])
