@@ -55,14 +55,16 @@ def row_metrics(metrics: Mapping[str, Any], decisions: int) -> dict[str, Any]:
     """An :class:`EpisodeRow`'s metric fields (:data:`METRIC_FIELDS`) from the env's final
     ``info["episode_metrics"]`` and the number of env steps.
 
-    ``utilization`` is the allocated GPU-time fraction (``utilization_allocated``); a JCT,
-    makespan or utilization that is not finite becomes None.
+    ``utilization`` is the effective GPU-time fraction (``utilization_effective``: each
+    allocated GPU-round weighted by 1 / (its slowdown x locality penalty), so it depends on
+    which GPUs each job got, not only how many); a JCT, makespan or utilization that is not
+    finite becomes None.
     """
     return {
         "avg_jct_s": finite_or_none(metrics["avg_jct_s"]),
         "p99_jct_s": finite_or_none(metrics["p99_jct_s"]),
         "makespan_s": finite_or_none(metrics["makespan_s"]),
-        "utilization": finite_or_none(metrics["utilization_allocated"]),
+        "utilization": finite_or_none(metrics["utilization_effective"]),
         "num_jobs": int(metrics["num_jobs"]), "completed_jobs": int(metrics["num_completed"]),
         "unfinished_jobs": int(metrics["num_unfinished"]),
         "invalid_actions": int(metrics["num_invalid_actions"]), "decisions": int(decisions),
@@ -107,8 +109,9 @@ class Header:
 
 @dataclass(frozen=True)
 class EpisodeRow:
-    """One episode of one member (times in simulated seconds; ``utilization``: the allocated
-    GPU-time fraction; ``decisions``: env steps; ``actions``: :func:`encode_actions`)."""
+    """One episode of one member (times in simulated seconds; ``utilization``: the effective
+    GPU-time fraction, :func:`row_metrics`; ``decisions``: env steps; ``actions``:
+    :func:`encode_actions`)."""
 
     task: str
     split: str
