@@ -91,7 +91,8 @@ def entry_name(spec: str, kind: str) -> str:
     if spec.startswith("pretrained:"):
         return spec.split(":", 1)[1]
     path = Path(spec)
-    return path.parent.name if path.name in RUN_FOLDER_MODELS else path.stem
+    folder = path.parent.name if path.name in RUN_FOLDER_MODELS else ""
+    return folder or path.stem
 
 
 @dataclass(frozen=True)

@@ -195,8 +195,8 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
     labels = [r.label for r in refs]
     wanted = {(label, s) for label in labels for s in task.seeds}
     seen: set[tuple[str, int]] = set()
-    env = gym.make(task.env_id, **split_env_kwargs(suite, task, split, check.roots), **own,
-                   trace=split_traces(suite, task, split, check.roots))
+    kwargs = {**split_env_kwargs(suite, task, split, check.roots), **own}
+    env = gym.make(task.env_id, **kwargs, trace=split_traces(suite, task, split, check.roots))
     try:
         for line, row in rows:
             key = (row.trace, row.seed)

@@ -123,6 +123,8 @@ def member_kwargs(task: Task, split_kwargs: dict[str, Any], contender: Any) -> d
     shared = _defaults(split_kwargs, f"task {task.name}")
     own: dict[str, Any] = {}
     for key, value in contender.env_kwargs.items():
+        if key in DROPPED_KWARGS:  # e.g. a planner's strict env: no valid action differs
+            continue
         if key in AGENT_KWARGS and shared[key] != value:
             own[key] = value
         elif key not in AGENT_KWARGS and shared[key] != value:
