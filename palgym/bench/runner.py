@@ -87,7 +87,11 @@ def build_contenders(task: Task, split_kwargs: dict[str, Any], specs: Sequence[s
             queue order the fixed regime refuses, or a model's env kwarg that changes the
             task's world.
     """
-    from agents.evaluation.contenders import heuristic_contender, learned_contender
+    from agents.evaluation.contenders import (
+        HEURISTIC_MAX_TIERS,
+        heuristic_contender,
+        learned_contender,
+    )
     from agents.evaluation.names import importable_from_cwd, parse_heuristic
     from agents.planner import planner_contender
 
@@ -99,8 +103,9 @@ def build_contenders(task: Task, split_kwargs: dict[str, Any], specs: Sequence[s
             kwargs = {k: v for k, v in found.env_kwargs.items() if k not in DROPPED_KWARGS}
             kwargs.setdefault("queue_order", task.queue_order)
             contenders.append(replace(found, env_kwargs=kwargs))
-        elif kind == "planner":
-            contenders.append(planner_contender(spec, split_kwargs))
+        elif kind == "planner":  # like a heuristic, it reads no observation: any tier count
+            contenders.append(planner_contender(
+                spec, {"max_tiers": HEURISTIC_MAX_TIERS, **split_kwargs}))
         else:
             if ":" in spec:
                 importable_from_cwd()
@@ -136,9 +141,10 @@ def member_kwargs(task: Task, split_kwargs: dict[str, Any], contender: Any) -> d
     return own
 
 
-def run_unit(unit: Unit) -> dict[str, list[Any]]:
+def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None
+             ) -> dict[str, list[Any]]:
     """Run one unit (in this process or a worker): ``{label: outcomes}`` in (trace, seed)
-    order, every contender stepping the env."""
+    order, every contender stepping the env (``on_episode``: called after each episode)."""
     from agents.evaluation.comparison import run_contenders
 
     suite = load_suite(unit.suite)
@@ -149,7 +155,8 @@ def run_unit(unit: Unit) -> dict[str, list[Any]]:
         traces = [traces[i] for i in unit.traces]
     contenders = build_contenders(task, kwargs, unit.specs, unit.kind, unit.device,
                                   unit.trust_model)
-    return run_contenders(task.env_id, contenders, traces, task.seeds, heuristics_via="env")
+    return run_contenders(task.env_id, contenders, traces, task.seeds, heuristics_via="env",
+                          on_episode=on_episode)
 
 
 def _start_worker() -> None:
@@ -169,11 +176,7 @@ def run_units(units: Sequence[Unit], workers: int, step: Callable[[int], None]
     """Every unit's outcomes in order; ``workers`` > 1 splits each unit by trace over a
     process pool and joins the parts in trace order (``step(n)``: n more episodes done)."""
     if workers <= 1:
-        results = []
-        for unit in units:
-            results.append(run_unit(unit))
-            step(sum(len(v) for v in results[-1].values()))
-        return results
+        return [run_unit(unit, lambda _outcome: step(1)) for unit in units]
     from agents.evaluation.parallel import POOL_START_METHOD
 
     parts = [[replace(u, traces=(i,)) for i in range(_num_traces(u))] for u in units]
