@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from agents.evaluation.names import parse_heuristic
+from palgym import make_episode, preset, read_profile
 from palgym.bench.runner import prepare
 from palgym.bench.suites import (
     DataRoots,
@@ -19,10 +20,13 @@ from palgym.bench.suites import (
     load_suite,
     split_env_kwargs,
     split_files,
+    split_traces,
     suite_folder,
     suite_names,
 )
 from palgym.envs.layouts import env_layout
+from palgym.sim.cluster import ClusterSpec
+from palgym.simulate import slowdown_factors
 from tests.bench_suites import LITE, lite_data
 
 FULL = "palgym-bench-v1"
@@ -81,6 +85,23 @@ def test_prepare_writes_the_generated_files_with_their_hashes(tmp_path: Path) ->
     assert all(line.startswith("ok ") for line in prepare(LITE, tmp_path))  # idempotent
 
 
+def test_the_cross_cluster_test_profile_needs_no_more_tiers_than_the_env_default(
+        tmp_path: Path) -> None:
+    # A model trained with the env's default max_tiers (4) on the training cluster must be
+    # able to act on the test cluster: the drawn profile has <= 4 slowdown tiers per class
+    # under the preset's rule (pal-artifact: the outliers rule).
+    prepare(LITE, tmp_path, ("cross-cluster",))
+    suite = load_suite(LITE)
+    task = suite.task("cross-cluster")
+    kwargs = split_env_kwargs(suite, task, "test", DataRoots(cache_dir=tmp_path))
+    profile = read_profile(kwargs["profile"])
+    episode = make_episode(split_traces(suite, task, "test", DataRoots(cache_dir=tmp_path))[0],
+                           cluster=ClusterSpec.parse(kwargs["cluster"]),
+                           config=preset(kwargs["preset"]), profile=profile, seed=0)
+    tiers = [len(t) for t in slowdown_factors(episode).tiers]
+    assert profile.perfvar.shape == (4, 128) and max(tiers) <= 4, tiers
+
+
 def test_missing_public_data_names_the_files_and_the_variable() -> None:
     suite = load_suite(FULL)
     task = suite.task("placement-pal-artifact")
@@ -98,20 +119,20 @@ def test_missing_generated_files_name_the_prepare_command(tmp_path: Path) -> Non
     with pytest.raises(SuiteDataError) as caught:
         check_files(suite, split_files(suite, task, "test"), DataRoots(cache_dir=tmp_path))
     message = str(caught.value)
-    assert str(tmp_path / "model-128-seed1.csv") in message
+    assert str(tmp_path / "model-128-seed6.csv") in message
     assert f"python -m palgym.bench prepare --suite {LITE} --cache {tmp_path}" in message
 
 
 def test_a_changed_file_is_named_with_both_hashes(tmp_path: Path) -> None:
     suite = load_suite(LITE)
-    changed = tmp_path / "model-128-seed1.csv"
+    changed = tmp_path / "model-128-seed6.csv"
     changed.write_text("gpu,perfvar_A,perfvar_B,perfvar_C,perfvar_D\n0,1,1,1,1\n")
     actual = hashlib.sha256(changed.read_bytes()).hexdigest()
     with pytest.raises(SuiteDataError) as caught:
-        check_files(suite, [suite.files["model-128-seed1"]], DataRoots(cache_dir=tmp_path))
+        check_files(suite, [suite.files["model-128-seed6"]], DataRoots(cache_dir=tmp_path))
     message = str(caught.value)
     assert str(changed) in message and actual in message
-    assert suite.files["model-128-seed1"].sha256 in message
+    assert suite.files["model-128-seed6"].sha256 in message
 
 
 def _write(tmp_path: Path, data: dict[str, object]) -> Path:

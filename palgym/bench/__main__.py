@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", default="cpu")
     run.add_argument("--trust-model", action="store_true",
                      help="load the model zip with SB3's unpickling (trusted files only)")
+    run.add_argument("--num-threads", type=int, default=1,
+                     help="torch threads of a learned agent (default 1; 0: torch's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     data_args(run)
     check = commands.add_parser("validate", help="replay and check results files")
@@ -99,7 +101,7 @@ def _run(args: argparse.Namespace) -> list[str]:
     output = check_destination(args.output, "--output")
     request = RunRequest(args.suite, args.agent, output, _roots(args), tuple(args.tasks or ()),
                          args.entry, args.description, args.workers, args.device,
-                         args.trust_model, not args.quiet)
+                         args.trust_model, not args.quiet, args.num_threads)
     path, episodes, wall_s = run_entry(request)
     return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s (workers {args.workers})"]
 

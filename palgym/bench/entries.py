@@ -38,6 +38,7 @@ class RunRequest:
         device: torch device of a learned agent.
         trust_model: load a model zip with SB3's unpickling.
         progress: draw a progress bar on a terminal.
+        num_threads: torch threads of a learned agent (0: torch's default).
     """
 
     suite: str
@@ -51,6 +52,7 @@ class RunRequest:
     device: str = "cpu"
     trust_model: bool = False
     progress: bool = True
+    num_threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Unit:
     traces: tuple[int, ...] | None = None
     device: str = "cpu"
     trust_model: bool = False
+    num_threads: int = 1
 
 
 def entry_kind(spec: str) -> str:
@@ -115,7 +118,8 @@ class Plan:
         """The unit running ``specs`` (of ``kind``; default: the entry's) on ``split``."""
         request = self.request
         return Unit(str(self.suite.path), request.roots, task.name, split, tuple(specs),
-                    kind or self.kind, None, request.device, request.trust_model)
+                    kind or self.kind, None, request.device, request.trust_model,
+                    request.num_threads)
 
     def first_units(self) -> list[Unit]:
         """The units run first: the field on validation (``best``), the field on validation

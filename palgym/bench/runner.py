@@ -147,6 +147,10 @@ def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None
     order, every contender stepping the env (``on_episode``: called after each episode)."""
     from agents.evaluation.comparison import run_contenders
 
+    if unit.kind == "learned" and unit.num_threads > 0:  # as evaluate.py --num-threads
+        import torch
+
+        torch.set_num_threads(unit.num_threads)
     suite = load_suite(unit.suite)
     task = suite.task(unit.task)
     kwargs = split_env_kwargs(suite, task, unit.split, unit.roots)
