@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.ids import canonical_env_id, gym_id
+from agents.ids import canonical_env_id
 from palgym.envs.layouts import env_layout, layout_hash
 from palgym.errors import ConfigError
 
@@ -30,8 +30,9 @@ run's choice)."""
 
 
 def training_layout(env_id: str, env_kwargs: Mapping[str, Any]) -> str:
-    """The layout hash of ``env_id`` with ``env_kwargs`` (what ``config.yml`` records)."""
-    return env_layout(gym_id(env_id), env_kwargs)
+    """The layout hash of ``env_id`` (with or without its ``palgym:`` prefix: palgym, which
+    registers the ids, is imported here) with ``env_kwargs`` (what ``config.yml`` records)."""
+    return env_layout(env_id, env_kwargs)
 
 
 def recorded_layout(config: Mapping[str, Any]) -> str | None:

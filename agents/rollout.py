@@ -10,6 +10,7 @@ policy compared this way runs on the identical episodes (same ``episode_hash``).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,12 @@ class EpisodeOutcome:
             ``censored_avg_jct_s``, ``end_time_s``; PAL_MODEL section 6).
         jct_s: per measured job (trace order), its JCT in seconds (NaN if not completed).
         submit_time_s: per measured job, its submit time in seconds.
+        actions: the env actions the agent chose, in step order (``num_steps`` of them; each
+            the ``int`` given to ``env.step``: replaying them from ``reset`` with the same seed
+            and options gives the same episode, :mod:`palgym.bench.replay`); empty when no
+            env step was taken (the direct simulator path).
+        decision_time_s: wall seconds spent in the agent's ``predict`` over the episode (the
+            one measured, non-deterministic figure).
     """
 
     policy: str
@@ -58,6 +65,8 @@ class EpisodeOutcome:
     metrics: dict[str, Any]
     jct_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
     submit_time_s: tuple[float, ...] = field(default=(), compare=False, repr=False)
+    actions: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    decision_time_s: float = field(default=0.0, compare=False, repr=False)
 
 
 def rollout(
@@ -78,31 +87,35 @@ def rollout(
         deterministic: greedy actions for learned agents.
 
     Returns:
-        The episode's outcome.
+        The episode's outcome, with the actions taken (:attr:`EpisodeOutcome.actions`).
     """
     agent.bind(env)
     observation, info = env.reset(seed=seed, options=options)
     masks = env.unwrapped.action_masks if agent.uses_masks else None  # type: ignore[attr-defined]
     state = None
     episode_start = np.ones((1,), dtype=bool)
-    total, steps = 0.0, 0
+    total, deciding_s = 0.0, 0.0
+    actions: list[int] = []
     while True:
+        started = time.perf_counter()
         action, state = agent.predict(
             observation, state=state, episode_start=episode_start, deterministic=deterministic,
             action_masks=masks() if masks is not None else None,
         )
-        observation, reward, terminated, truncated, step_info = env.step(int(action))
+        deciding_s += time.perf_counter() - started
+        actions.append(int(action))
+        observation, reward, terminated, truncated, step_info = env.step(actions[-1])
         episode_start = np.zeros((1,), dtype=bool)
         total += float(reward)
-        steps += 1
         if terminated or truncated:
             return EpisodeOutcome(
                 policy=agent.name, trace=str(info["trace"]),
                 window_start=int(info["window_start"]), profile=str(info["profile"]),
                 seed=int(info["seed"]), episode_hash=str(info["episode_hash"]),
-                episode_return=total, num_steps=steps,
+                episode_return=total, num_steps=len(actions),
                 metrics=_with_truncation(dict(step_info.get("episode_metrics", {})), env),
-                jct_s=_jct_s(env), submit_time_s=_submit_s(env),
+                jct_s=_jct_s(env), submit_time_s=_submit_s(env), actions=tuple(actions),
+                decision_time_s=deciding_s,
             )
 
 

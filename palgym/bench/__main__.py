@@ -1,0 +1,160 @@
+"""``python -m palgym.bench list|prepare|run|validate|leaderboard`` (docs/BENCH.md).
+
+Exit codes: 0 on success; ``validate``: 1 when a results file is rejected (each problem named
+with file, line, field, expected and found value); 2 for a usage error (bad arguments, an
+unknown suite or task, missing or changed data files), printed as ``error: <message>`` with no
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from palgym.bench.suites import DATA_DIR_VARIABLE, DataRoots, load_suite, suite_names
+from palgym.errors import PalgymError
+from palgym.io.pipes import run_cli
+
+CACHE_VARIABLE = "PALGYM_BENCH_CACHE"
+"""The environment variable giving the default ``--cache`` folder."""
+
+
+def _roots(args: argparse.Namespace) -> DataRoots:
+    data = args.data_dir or os.environ.get(DATA_DIR_VARIABLE) or None
+    cache = args.cache or os.environ.get(CACHE_VARIABLE) or None
+    return DataRoots(None if data is None else Path(data), None if cache is None else Path(cache))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the four commands (``leaderboard`` when its module is present)."""
+    parser = argparse.ArgumentParser(prog="python -m palgym.bench",
+                                     description="palgym-bench: frozen benchmark suites")
+    commands = parser.add_subparsers(dest="command", required=True)
+    show = commands.add_parser("list", help="the suites, or one suite's tasks")
+    show.add_argument("--suite", default=None)
+
+    def data_args(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--data-dir", default=None,
+                         help=f"public data folder (default: ${DATA_DIR_VARIABLE})")
+        sub.add_argument("--cache", default=None,
+                         help=f"generated files' folder (default: ${CACHE_VARIABLE})")
+
+    prep = commands.add_parser("prepare", help="write a suite's generated files into --cache")
+    prep.add_argument("--suite", required=True)
+    prep.add_argument("--tasks", nargs="+", default=None)
+    data_args(prep)
+    run = commands.add_parser("run", help="run one entry on a suite, write its results file")
+    run.add_argument("--suite", required=True)
+    run.add_argument("--agent", required=True,
+                     help="pal, srtf/pal+backfill, MODULE:CLASS, planner:K=4,H=end, a model "
+                          "zip, a run folder, pretrained[:NAME], best or field")
+    run.add_argument("--output", required=True, help="results file (.jsonl)")
+    run.add_argument("--tasks", nargs="+", default=None)
+    run.add_argument("--entry", default=None, help="entry name (default: from --agent)")
+    run.add_argument("--description", default="")
+    run.add_argument("--workers", type=int, default=1, help="local processes (default 1)")
+    run.add_argument("--device", default="cpu")
+    run.add_argument("--trust-model", action="store_true",
+                     help="load the model zip with SB3's unpickling (trusted files only)")
+    run.add_argument("--num-threads", type=int, default=1,
+                     help="torch threads of a learned agent (default 1; 0: torch's)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    data_args(run)
+    check = commands.add_parser("validate", help="replay and check results files")
+    check.add_argument("results", nargs="+")
+    check.add_argument("--suite", default=None,
+                       help="suite file (default: the committed suite each file names)")
+    data_args(check)
+    board = commands.add_parser("leaderboard", help="write the leaderboard page")
+    board.add_argument("results", nargs="+")
+    board.add_argument("--output", required=True)
+    return parser
+
+
+def _list(suite: str | None) -> list[str]:
+    if suite is None:
+        return [f"{name}: {load_suite(name).description}" for name in suite_names()]
+    loaded = load_suite(suite)
+    lines = [f"{loaded.name} v{loaded.version} ({loaded.path}, sha256 {loaded.sha256})"]
+    for task in loaded.tasks:
+        sizes = ", ".join(f"{s} {len(v.traces)}" for s, v in task.splits.items())
+        sources = sorted({loaded.files[r.file].source for v in task.splits.values()
+                          for r in v.traces})
+        lines.append(f"  {task.name}: {task.env_id} (layout {task.env_layout}), world "
+                     f"{dict(task.world)}, variability {dict(task.variability)}, durations "
+                     f"{task.duration_knowledge}, belief {task.belief}, queue order "
+                     f"{task.queue_order} ({task.queue_order_regime}), seeds "
+                     f"{list(task.seeds)}, traces: {sizes} ({', '.join(sources)}), field "
+                     f"{len(task.heuristic_field)}")
+    return lines
+
+
+def _run(args: argparse.Namespace) -> list[str]:
+    from palgym.bench.runner import RunRequest, run_entry
+    from palgym.io.atomic import check_destination
+
+    if args.workers < 1:
+        raise PalgymError(f"--workers must be >= 1, got {args.workers}")
+    output = check_destination(args.output, "--output")
+    request = RunRequest(args.suite, args.agent, output, _roots(args), tuple(args.tasks or ()),
+                         args.entry, args.description, args.workers, args.device,
+                         args.trust_model, not args.quiet, args.num_threads)
+    path, episodes, wall_s = run_entry(request)
+    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s (workers {args.workers})"]
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from palgym.bench.replay import validate_files
+
+    rejected = 0
+    for path, problems in validate_files(args.results, _roots(args), args.suite):
+        if problems:
+            rejected += 1
+            print(f"REJECTED {path}: {len(problems)} problem(s)")
+            for problem in problems:
+                print(f"  {problem}")
+        else:
+            print(f"valid {path}")
+    return 1 if rejected else 0
+
+
+def _leaderboard(args: argparse.Namespace) -> list[str]:
+    try:
+        from palgym.bench.leaderboard import write_leaderboard
+    except ImportError:
+        raise PalgymError("this palgym has no leaderboard writer (palgym.bench.leaderboard)"
+                          ) from None
+    return [f"wrote {write_leaderboard(args.results, args.output)}"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (see the module docstring for the exit codes)."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "validate":
+            return _validate(args)
+        if args.command == "list":
+            lines = _list(args.suite)
+        elif args.command == "prepare":
+            from palgym.bench.runner import prepare
+
+            roots = _roots(args)
+            if roots.cache_dir is None:
+                raise PalgymError(f"prepare needs --cache DIR (or ${CACHE_VARIABLE})")
+            lines = prepare(args.suite, roots.cache_dir, tuple(args.tasks or ()))
+        elif args.command == "run":
+            lines = _run(args)
+        else:
+            lines = _leaderboard(args)
+    except (PalgymError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_cli(main))

@@ -1,0 +1,190 @@
+"""What one ``python -m palgym.bench run`` runs, and the rows it writes (no agent code here:
+:mod:`palgym.bench.runner` builds and runs the contenders).
+
+An entry's kind (:func:`entry_kind`) decides its units (:class:`Unit`: one split's contenders,
+on some of its traces) and its rows (:func:`episode_rows`, in (trace, seed) order per member).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from palgym import __version__
+from palgym.bench.results import EpisodeRow, Header, encode_actions, row_metrics
+from palgym.bench.suites import DataRoots, Suite, Task
+
+SPECIAL: tuple[str, ...] = ("best", "field")
+"""The entries made of a task's heuristic field."""
+RUN_FOLDER_MODELS: tuple[str, ...] = ("model.zip", "best_model.zip")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What ``python -m palgym.bench run`` asks for.
+
+    Attributes:
+        suite: a committed suite's name or a suite file.
+        agent: the entry spec (:func:`entry_kind`).
+        output: the results file.
+        roots: where public and generated files are.
+        tasks: the tasks to run (empty: every task).
+        entry: the entry's name (None: :func:`entry_name`).
+        description: free text for the header.
+        workers: local processes (1: this one).
+        device: torch device of a learned agent.
+        trust_model: load a model zip with SB3's unpickling.
+        progress: draw a progress bar on a terminal.
+        num_threads: torch threads of a learned agent (0: torch's default).
+    """
+
+    suite: str
+    agent: str
+    output: Path
+    roots: DataRoots
+    tasks: tuple[str, ...] = ()
+    entry: str | None = None
+    description: str = ""
+    workers: int = 1
+    device: str = "cpu"
+    trust_model: bool = False
+    progress: bool = True
+    num_threads: int = 1
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One split's contenders (their specs, of one ``kind``) on some of its traces (indices
+    into the split; None: all)."""
+
+    suite: str
+    roots: DataRoots
+    task: str
+    split: str
+    specs: tuple[str, ...]
+    kind: str
+    traces: tuple[int, ...] | None = None
+    device: str = "cpu"
+    trust_model: bool = False
+    num_threads: int = 1
+
+
+def entry_kind(spec: str) -> str:
+    """The kind (:data:`palgym.bench.results.ENTRY_KINDS`) of an ``--agent`` spec:
+    ``best`` / ``field``; ``planner:...``; a model (``pretrained[:NAME]``, a ``.zip``, a run
+    folder); a ``MODULE:CLASS`` placement; else a heuristic name."""
+    if spec in SPECIAL:
+        return spec
+    if spec.startswith("planner:"):
+        return "planner"
+    if (spec == "pretrained" or spec.startswith("pretrained:") or spec.endswith(".zip")
+            or Path(spec).is_dir()):
+        return "learned"
+    return "module" if ":" in spec else "heuristic"
+
+
+def entry_name(spec: str, kind: str) -> str:
+    """The default entry name: a pretrained model's NAME, a run folder's name (also for its
+    ``model.zip`` / ``best_model.zip``), a zip's stem; the spec itself otherwise."""
+    if kind != "learned":
+        return spec
+    if spec.startswith("pretrained:"):
+        return spec.split(":", 1)[1]
+    path = Path(spec)
+    folder = path.parent.name if path.name in RUN_FOLDER_MODELS else ""
+    return folder or path.stem
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One entry's run: the request, the suite and tasks, the entry's kind and name."""
+
+    request: RunRequest
+    suite: Suite
+    tasks: tuple[Task, ...]
+    kind: str
+    name: str
+
+    @property
+    def member(self) -> str | None:
+        """The member name of every row (None: each contender's label, ``best`` / ``field``)."""
+        return None if self.kind in SPECIAL else self.name
+
+    def unit(self, task: Task, split: str, specs: Sequence[str], kind: str | None = None
+             ) -> Unit:
+        """The unit running ``specs`` (of ``kind``; default: the entry's) on ``split``."""
+        request = self.request
+        return Unit(str(self.suite.path), request.roots, task.name, split, tuple(specs),
+                    kind or self.kind, None, request.device, request.trust_model,
+                    request.num_threads)
+
+    def first_units(self) -> list[Unit]:
+        """The units run first: the field on validation (``best``), the field on validation
+        and test (``field``), the entry on test (the others)."""
+        if self.kind == "best":
+            return [self.unit(t, "validation", t.heuristic_field, "heuristic")
+                    for t in self.tasks]
+        if self.kind == "field":
+            return [self.unit(t, s, t.heuristic_field, "heuristic") for t in self.tasks
+                    for s in ("validation", "test")]
+        return [self.unit(t, "test", [self.request.agent]) for t in self.tasks]
+
+    def total_episodes(self) -> int:
+        """Every episode the entry runs (for a progress bar)."""
+        total = sum(self.episodes(u) for u in self.first_units())
+        if self.kind == "best":
+            total += sum(len(t.splits["test"].traces) * len(t.seeds) for t in self.tasks)
+        return total
+
+    def episodes(self, unit: Unit) -> int:
+        """Episodes a unit runs."""
+        task = self.suite.task(unit.task)
+        traces = task.splits[unit.split].traces
+        count = len(traces) if unit.traces is None else len(unit.traces)
+        return count * len(task.seeds) * len(unit.specs)
+
+    def header(self, members: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Header:
+        """The results file's header line."""
+        request = self.request
+        return Header(
+            self.suite.name, self.suite.sha256, self.name, self.kind, request.agent,
+            __version__, git_commit(), {t.name: t.env_layout for t in self.tasks},
+            sorted({s for t in self.tasks for s in t.seeds}),
+            {t: {m: dict(v) for m, v in found.items()} for t, found in members.items()},
+            request.description)
+
+
+def episode_rows(plan: Plan, unit: Unit, results: Mapping[str, Sequence[Any]]
+                 ) -> list[EpisodeRow]:
+    """The rows of one unit's outcomes (:class:`agents.rollout.EpisodeOutcome`, per label in
+    (trace, seed) order over the unit's traces)."""
+    task = plan.suite.task(unit.task)
+    refs = task.splits[unit.split].traces
+    if unit.traces is not None:
+        refs = tuple(refs[i] for i in unit.traces)
+    seeds = task.seeds
+    rows = []
+    for label, outcomes in results.items():
+        for index, outcome in enumerate(outcomes):
+            ref = refs[index // len(seeds)]
+            rows.append(EpisodeRow(
+                task.name, unit.split, ref.label, plan.suite.files[ref.file].sha256,
+                int(seeds[index % len(seeds)]), plan.member or label,
+                **row_metrics(outcome.metrics, outcome.num_steps),
+                decision_time_s=float(outcome.decision_time_s),
+                episode_hash=outcome.episode_hash, actions=encode_actions(outcome.actions)))
+    return rows
+
+
+def git_commit() -> str:
+    """The git commit of the checkout palgym runs from, or ``unknown``."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    text = done.stdout.strip()
+    return text if done.returncode == 0 and text else "unknown"

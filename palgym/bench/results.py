@@ -1,0 +1,310 @@
+"""The results file of one benchmark entry (schema ``palgym-bench-results/1``): JSON Lines.
+
+UTF-8, one JSON object per line, written atomically (:func:`write_results`). Line 1 is the
+header (:class:`Header`); every other line is an ``episode`` (:class:`EpisodeRow`, one per
+(task, split, trace, seed, member)) or, in a ``best`` entry's file, a ``choice`` per task
+(:class:`ChoiceRow`: the field member chosen on the validation split and every member's
+validation geomean). Floats are written by Python's ``json`` (shortest repr, read back bit for
+bit); a float that is not finite (e.g. the average JCT of an episode in which no job
+completed) is written as ``null``. ``decision_time_s`` is the only measured, non-deterministic
+field. The header's ``members`` holds, per task and member, the env kwargs the member added to
+the task's (``sticky``, ``max_tiers``, its own ``queue_order`` under the free regime, ...) and
+the layout hash of that env (:func:`palgym.envs.layouts.env_layout`), so that every row can be
+replayed without the agent (:mod:`palgym.bench.replay`).
+
+:func:`read_results` refuses an unknown ``schema``, a missing or unknown field and a value of
+the wrong type, naming the file, the line and the field (:class:`ResultsError`).
+Actions: base64 of the zlib-compressed little-endian int32 env actions
+(:func:`encode_actions`, :func:`decode_actions`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from palgym.errors import ConfigError
+from palgym.io.atomic import atomic_write_text
+
+SCHEMA = "palgym-bench-results/1"
+"""The ``schema`` of the header line."""
+ENTRY_KINDS: tuple[str, ...] = ("heuristic", "learned", "planner", "module", "best", "field")
+"""What an entry is (the header's ``entry_kind``)."""
+METRIC_FIELDS: tuple[str, ...] = (
+    "avg_jct_s", "p99_jct_s", "makespan_s", "utilization", "num_jobs", "completed_jobs",
+    "unfinished_jobs", "invalid_actions", "decisions")
+"""The episode fields a replay recomputes (besides ``episode_hash`` and ``actions``)."""
+AGENT_KWARGS: tuple[str, ...] = ("sticky", "class_reorder", "max_tiers", "num_slots",
+                                 "observed_rates", "fallback_policy", "queue_order")
+"""The env kwargs a member may add to its task's (the header's ``members``): a heuristic's
+dynamics, a model's layout and fallback, and its own queue order (under the ``free`` regime
+only). Everything else is the task's; every env takes the default ``jct`` reward (a reward
+changes no action's effect)."""
+
+
+def row_metrics(metrics: Mapping[str, Any], decisions: int) -> dict[str, Any]:
+    """An :class:`EpisodeRow`'s metric fields (:data:`METRIC_FIELDS`) from the env's final
+    ``info["episode_metrics"]`` and the number of env steps.
+
+    ``utilization`` is the effective GPU-time fraction (``utilization_effective``: each
+    allocated GPU-round weighted by 1 / (its slowdown x locality penalty), so it depends on
+    which GPUs each job got, not only how many); a JCT, makespan or utilization that is not
+    finite becomes None.
+    """
+    return {
+        "avg_jct_s": finite_or_none(metrics["avg_jct_s"]),
+        "p99_jct_s": finite_or_none(metrics["p99_jct_s"]),
+        "makespan_s": finite_or_none(metrics["makespan_s"]),
+        "utilization": finite_or_none(metrics["utilization_effective"]),
+        "num_jobs": int(metrics["num_jobs"]), "completed_jobs": int(metrics["num_completed"]),
+        "unfinished_jobs": int(metrics["num_unfinished"]),
+        "invalid_actions": int(metrics["num_invalid_actions"]), "decisions": int(decisions),
+    }
+
+
+class ResultsError(ConfigError):
+    """A malformed results file: the message names the file, the line and the field.
+
+    Attributes:
+        path: the file.
+        line: 1-based line number (None: the whole file).
+        field: the field (None: the whole line).
+    """
+
+    def __init__(self, message: str, path: str | Path, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.path, self.line, self.field = str(path), line, field
+        where = [self.path] + ([f"line {line}"] if line is not None else []) + (
+            [f"field {field!r}"] if field is not None else [])
+        super().__init__(f"{', '.join(where)}: {message}")
+
+
+@dataclass(frozen=True)
+class Header:
+    """Line 1 of a results file (see the module docstring and docs/BENCH.md)."""
+
+    suite: str
+    suite_sha256: str
+    entry: str
+    entry_kind: str
+    entry_spec: str
+    palgym_version: str
+    commit: str
+    env_layouts: dict[str, str]
+    seeds: list[int]
+    members: dict[str, dict[str, dict[str, Any]]]
+    description: str = ""
+    record: str = "header"
+    schema: str = SCHEMA
+
+
+@dataclass(frozen=True)
+class EpisodeRow:
+    """One episode of one member (times in simulated seconds; ``utilization``: the effective
+    GPU-time fraction, :func:`row_metrics`; ``decisions``: env steps; ``actions``:
+    :func:`encode_actions`)."""
+
+    task: str
+    split: str
+    trace: str
+    trace_sha256: str
+    seed: int
+    member: str
+    avg_jct_s: float | None
+    p99_jct_s: float | None
+    makespan_s: float | None
+    utilization: float | None
+    num_jobs: int
+    completed_jobs: int
+    unfinished_jobs: int
+    invalid_actions: int
+    decisions: int
+    decision_time_s: float
+    episode_hash: str
+    actions: str
+    record: str = "episode"
+
+
+@dataclass(frozen=True)
+class ChoiceRow:
+    """The ``best`` entry's choice on one task: ``member`` has the lowest geomean average JCT
+    on ``selection_split`` among ``field`` (values per member, in seconds)."""
+
+    task: str
+    member: str
+    selection_split: str
+    field: list[str]
+    validation_geomean_avg_jct_s: dict[str, float | None]
+    record: str = "choice"
+
+
+Row = EpisodeRow | ChoiceRow
+
+
+@dataclass(frozen=True)
+class ResultsFile:
+    """A read results file: its header and rows, each row with its 1-based line number."""
+
+    path: Path
+    header: Header
+    episodes: tuple[tuple[int, EpisodeRow], ...]
+    choices: tuple[tuple[int, ChoiceRow], ...]
+
+
+def finite_or_none(value: float) -> float | None:
+    """``value`` as a float, or None when it is NaN or infinite (written as ``null``)."""
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def encode_actions(actions: Sequence[int] | np.ndarray) -> str:
+    """Base64 (ASCII) of the zlib-compressed little-endian int32 bytes of ``actions``.
+
+    Raises:
+        ConfigError: for an action outside int32.
+    """
+    values = np.asarray(actions, dtype=np.int64)
+    if values.size and (values.min() < -(2**31) or values.max() >= 2**31):
+        raise ConfigError("an env action does not fit in int32")
+    data = values.astype("<i4").tobytes()
+    return base64.b64encode(zlib.compress(data, 9)).decode("ascii")
+
+
+def decode_actions(text: str) -> np.ndarray:
+    """The actions :func:`encode_actions` wrote: int32 (N,) array.
+
+    Raises:
+        ValueError: for text that is not such an encoding.
+    """
+    try:
+        data = zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True))
+    except (binascii.Error, zlib.error, UnicodeEncodeError) as exc:
+        raise ValueError(f"not base64 of zlib-compressed int32 actions ({exc})") from None
+    if len(data) % 4:
+        raise ValueError(f"{len(data)} bytes is not a whole number of int32 actions")
+    return np.frombuffer(data, dtype="<i4").astype(np.int32)
+
+
+def results_text(header: Header, rows: Sequence[Row]) -> str:
+    """The file's text: the header line, then one line per row (``record`` first)."""
+    def ordered(row: Header | Row) -> str:
+        data = asdict(row)
+        first = {"record": data.pop("record")}
+        if isinstance(row, Header):
+            first["schema"] = data.pop("schema")
+        return json.dumps(first | data, ensure_ascii=False, allow_nan=False)
+
+    return "".join(ordered(row) + "\n" for row in [header, *rows])
+
+
+def write_results(path: str | Path, header: Header, rows: Sequence[Row]) -> Path:
+    """Write a results file atomically (:func:`palgym.io.atomic.atomic_write_text`).
+
+    Raises:
+        ValueError: for a float that is not finite (use :func:`finite_or_none`).
+        OSError: if the file cannot be written.
+    """
+    return atomic_write_text(path, results_text(header, rows))
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (float, int), "float|None": (float, int, type(None)),
+    "list[str]": (list,), "list[int]": (list,), "dict": (dict,),
+}
+
+
+def _type_name(annotation: Any) -> str:
+    """The :data:`_TYPES` key of a field's annotation (a string: postponed annotations)."""
+    text = str(annotation).replace(" ", "")
+    return "dict" if text.startswith("dict") else text
+
+
+def _checked(cls: type[Any], data: dict[str, Any], path: Path, line: int) -> Any:
+    """``cls(**data)`` once every field is present, known and of its type."""
+    names = [f.name for f in fields(cls)]
+    for name in data:
+        if name not in names:
+            raise ResultsError(f"unknown field (a {cls.__name__} has {names})", path, line, name)
+    for f in fields(cls):
+        if f.name not in data:
+            raise ResultsError("missing", path, line, f.name)
+        value, kind = data[f.name], _type_name(f.type)
+        ok = isinstance(value, _TYPES[kind]) and not isinstance(value, bool)
+        if ok and kind in ("list[int]", "list[str]"):
+            item = int if kind == "list[int]" else str
+            ok = all(isinstance(v, item) and not isinstance(v, bool) for v in value)
+        if not ok:
+            raise ResultsError(f"must be {kind}, got {value!r}", path, line, f.name)
+    return cls(**{k: float(v) if _type_name(f.type).startswith("float") and v is not None
+                  else v for f in fields(cls) for k, v in [(f.name, data[f.name])]})
+
+
+def _objects(file: Path) -> list[dict[str, Any]]:
+    """The file's lines as JSON objects (at least one)."""
+    lines = file.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        raise ResultsError("empty file (line 1 must be the header)", file)
+    objects = []
+    for number, text in enumerate(lines, start=1):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ResultsError(f"not JSON ({exc.msg})", file, number) from None
+        if not isinstance(value, dict):
+            raise ResultsError("not a JSON object", file, number)
+        objects.append(value)
+    return objects
+
+
+def _episode(value: dict[str, Any], file: Path, number: int) -> EpisodeRow:
+    """An episode line, its actions decodable."""
+    row: EpisodeRow = _checked(EpisodeRow, value, file, number)
+    try:
+        decode_actions(row.actions)
+    except ValueError as exc:
+        raise ResultsError(str(exc), file, number, "actions") from None
+    return row
+
+
+def read_results(path: str | Path) -> ResultsFile:
+    """Read and check a results file (see the module docstring).
+
+    Raises:
+        ResultsError: naming the file, the line and the field, for a line that is not a JSON
+            object, an unknown ``schema`` or ``record``, a missing, unknown or mistyped field,
+            an unknown ``entry_kind``, or undecodable ``actions``.
+        OSError: if the file cannot be read.
+    """
+    file = Path(path)
+    objects = _objects(file)
+    first = objects[0]
+    if first.get("record") != "header":
+        raise ResultsError(f"must be 'header' on line 1, got {first.get('record')!r}", file,
+                           1, "record")
+    if first.get("schema") != SCHEMA:
+        raise ResultsError(f"unknown schema {first.get('schema')!r}; this palgym reads "
+                           f"{SCHEMA!r}", file, 1, "schema")
+    header: Header = _checked(Header, first, file, 1)
+    if header.entry_kind not in ENTRY_KINDS:
+        raise ResultsError(f"must be one of {list(ENTRY_KINDS)}, got {header.entry_kind!r}",
+                           file, 1, "entry_kind")
+    episodes, choices = [], []
+    for number, value in enumerate(objects[1:], start=2):
+        record = value.get("record")
+        if record == "episode":
+            episodes.append((number, _episode(value, file, number)))
+        elif record == "choice":
+            choices.append((number, _checked(ChoiceRow, value, file, number)))
+        else:
+            raise ResultsError(f"must be 'episode' or 'choice', got {record!r}", file,
+                               number, "record")
+    return ResultsFile(file, header, tuple(episodes), tuple(choices))

@@ -1,0 +1,66 @@
+"""Every committed results file of ``benchmarks/leaderboard/`` replays bit for bit.
+
+The lite suite's files are replayed in full here (its generated files are prepared into a
+temporary cache first); the full suite's files need ``PALGYM_DATA_DIR``. All files of a suite
+are validated together, so the ``best`` entry's choices are checked against the ``field``
+entry's validation rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palgym.bench.replay import validate_files
+from palgym.bench.results import read_results
+from palgym.bench.runner import prepare
+from palgym.bench.suites import DataRoots
+from palgym.policies.registry import PAPER_PLACEMENT_NAMES
+
+LEADERBOARD = Path(__file__).resolve().parents[1] / "benchmarks" / "leaderboard"
+LITE, FULL = "palgym-bench-v1-lite", "palgym-bench-v1"
+LITE_LEARNED = ("PALPlacement-v0_maskable_ppo", "sia-philly-artifact_maskable_ppo",
+                "sia-philly-artifact-scratch_maskable_ppo", "dynamic-online_maskable_ppo")
+
+
+def file_name(entry: str) -> str:
+    """A results file's name: its entry, ``/`` and ``:`` written as ``-``."""
+    return entry.replace("/", "-").replace(":", "-") + ".jsonl"
+
+
+def _files(suite: str) -> list[Path]:
+    return sorted((LEADERBOARD / suite).glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("suite", [LITE, FULL])
+def test_each_file_is_named_by_its_entry_on_its_suite(suite: str) -> None:
+    files = _files(suite)
+    assert files, suite
+    for path in files:
+        header = read_results(path).header
+        assert header.suite == suite and path.name == file_name(header.entry), path
+
+
+def test_the_lite_entries_are_committed() -> None:
+    kinds = {read_results(p).header.entry: read_results(p).header.entry_kind
+             for p in _files(LITE)}
+    assert {name: kinds.get(name) for name in PAPER_PLACEMENT_NAMES} == dict.fromkeys(
+        PAPER_PLACEMENT_NAMES, "heuristic")
+    assert (kinds["best"], kinds["field"]) == ("best", "field")
+    assert "planner" in kinds.values()
+    assert {name: kinds.get(name) for name in LITE_LEARNED} == dict.fromkeys(LITE_LEARNED,
+                                                                           "learned")
+
+
+def test_the_lite_files_replay(tmp_path: Path) -> None:
+    prepare(LITE, tmp_path)
+    for path, problems in validate_files(_files(LITE), DataRoots(cache_dir=tmp_path)):
+        assert problems == [], (path, [str(p) for p in problems[:5]])
+
+
+def test_the_full_suite_files_replay(data_dir: Path, tmp_path: Path) -> None:
+    prepare(FULL, tmp_path)
+    roots = DataRoots(data_dir, tmp_path)
+    for path, problems in validate_files(_files(FULL), roots):
+        assert problems == [], (path, [str(p) for p in problems[:5]])

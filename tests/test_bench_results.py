@@ -1,0 +1,114 @@
+"""palgym-bench results files: the action codec, the round trip, and named refusals."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from palgym.bench.results import (
+    SCHEMA,
+    ChoiceRow,
+    EpisodeRow,
+    Header,
+    ResultsError,
+    decode_actions,
+    encode_actions,
+    read_results,
+    write_results,
+)
+
+
+def test_actions_are_base64_of_zlib_little_endian_int32() -> None:
+    expected = base64.b64encode(zlib.compress(struct.pack("<4i", 0, 7, 300, 2**31 - 1), 9))
+    assert encode_actions([0, 7, 300, 2**31 - 1]) == expected.decode("ascii")
+    assert decode_actions(encode_actions([0, 7, 300, 2**31 - 1])).tolist() == [0, 7, 300,
+                                                                                2**31 - 1]
+    assert decode_actions(encode_actions([])).tolist() == []
+
+
+def test_undecodable_actions_are_refused() -> None:
+    with pytest.raises(ValueError, match="not base64"):
+        decode_actions("not-base64!")
+    with pytest.raises(ValueError, match="whole number of int32"):
+        decode_actions(base64.b64encode(zlib.compress(b"abc")).decode("ascii"))
+
+
+HEADER = Header("s", "0" * 64, "pal", "heuristic", "pal", "0.1.0", "unknown",
+                {"t": "6e60869fa7d52cec"}, [0, 1],
+                {"t": {"pal": {"env_kwargs": {"max_tiers": 16}, "env_layout": "945904c44a90ad53"}}})
+ROW = EpisodeRow("t", "test", "tr", "f" * 64, 1, "pal", 0.1 + 0.2, None, 1e300, 0.5, 30, 29, 1,
+                 0, 3, 0.25, "abcd", encode_actions([1, 2, 3]))
+
+
+def test_a_written_file_reads_back_equal_floats_bit_for_bit(tmp_path: Path) -> None:
+    choice = ChoiceRow("t", "srtf/pal", "validation", ["srtf/pal", "fifo/pal"],
+                       {"srtf/pal": 1.5, "fifo/pal": None})
+    path = write_results(tmp_path / "r.jsonl", HEADER, [choice, ROW])
+    read = read_results(path)
+    assert read.header == HEADER
+    assert read.choices == ((2, choice),) and read.episodes == ((3, ROW),)
+    assert read.episodes[0][1].avg_jct_s.hex() == (0.1 + 0.2).hex()  # type: ignore[union-attr]
+    first = json.loads(path.read_text().splitlines()[0])
+    assert list(first)[:2] == ["record", "schema"] and first["schema"] == SCHEMA
+
+
+def _lines(tmp_path: Path) -> list[dict[str, object]]:
+    text = write_results(tmp_path / "r.jsonl", HEADER, [ROW]).read_text()
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _refusal(tmp_path: Path, lines: list[dict[str, object]]) -> ResultsError:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(ResultsError) as caught:
+        read_results(path)
+    assert str(path) in str(caught.value)
+    return caught.value
+
+
+def test_an_unknown_schema_is_refused(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    lines[0]["schema"] = "palgym-bench-results/9"
+    error = _refusal(tmp_path, lines)
+    assert (error.line, error.field) == (1, "schema")
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("seed", "0", "must be int"),
+    ("avg_jct_s", "fast", "must be float|None"),
+    ("decisions", True, "must be int"),
+    ("actions", "%%%", "not base64"),
+    ("colour", "red", "unknown field"),
+])
+def test_a_bad_episode_field_is_named_with_its_line(tmp_path: Path, field: str, value: object,
+                                                    problem: str) -> None:
+    lines = _lines(tmp_path)
+    lines[1][field] = value
+    error = _refusal(tmp_path, lines)
+    assert (error.line, error.field) == (2, field) and problem in str(error)
+
+
+def test_a_missing_field_and_an_unknown_record_are_named(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    del lines[1]["episode_hash"]
+    error = _refusal(tmp_path, lines)
+    assert (error.line, error.field) == (2, "episode_hash") and "missing" in str(error)
+    lines = _lines(tmp_path)
+    lines[1]["record"] = "note"
+    assert (_refusal(tmp_path, lines).field) == "record"
+    lines = _lines(tmp_path)
+    lines[0]["entry_kind"] = "oracle"
+    assert (_refusal(tmp_path, lines).line, _refusal(tmp_path, lines).field) == (1, "entry_kind")
+
+
+def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(write_results(tmp_path / "r.jsonl", HEADER, [ROW]).read_text() + "{oops\n")
+    with pytest.raises(ResultsError) as caught:
+        read_results(path)
+    assert caught.value.line == 3
