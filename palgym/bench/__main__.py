@@ -69,8 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="suite file (default: the committed suite each file names)")
     data_args(check)
     board = commands.add_parser("leaderboard", help="write the leaderboard page")
-    board.add_argument("results", nargs="+")
-    board.add_argument("--output", required=True)
+    board.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
+    board.add_argument("--output", required=True, help="the page to write")
+    board.add_argument("--plots", default=None,
+                       help="folder of the performance-profile SVGs (default: no plots)")
     return parser
 
 
@@ -122,12 +124,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> list[str]:
-    try:
-        from palgym.bench.leaderboard import write_leaderboard
-    except ImportError:
-        raise PalgymError("this palgym has no leaderboard writer (palgym.bench.leaderboard)"
-                          ) from None
-    return [f"wrote {write_leaderboard(args.results, args.output)}"]
+    from palgym.bench.leaderboard import write_leaderboard
+    return [f"wrote {path}" for path in write_leaderboard(args.results, args.output, args.plots)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

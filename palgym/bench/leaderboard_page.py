@@ -27,7 +27,7 @@ from palgym.plots import require_matplotlib
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-REGENERATE = ("python -m palgym.bench.leaderboard benchmarks/leaderboard "
+REGENERATE = ("python -m palgym.bench leaderboard benchmarks/leaderboard "
               "--output docs/LEADERBOARD.md --plots docs/leaderboard")
 """The command that regenerates the committed page (printed in its header)."""
 

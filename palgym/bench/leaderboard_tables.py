@@ -183,8 +183,12 @@ def suite_entries(files: Sequence[ResultsFile]) -> dict[str, tuple[str, list[Ent
             if entry.kind == FIELD:
                 check_field(entry, reference, entries[BEST].fields)
             else:
+                # an entry runs the tasks it can act in (a placement model is no scheduler),
+                # each of them on exactly pal's episodes; pal and best run every task
+                tasks = ({key[0] for key in reference} if entry.name in (REFERENCE, BEST)
+                         else {key[0] for key in entry.episodes})
                 check_same_episodes(f"{entry.path}: entry {entry.name!r}", entry.episodes,
-                                    reference)
+                                    {k: e for k, e in reference.items() if k[0] in tasks})
         checked[suite] = (digest, [entries[name] for name in sorted(entries)])
     return checked
 
@@ -264,8 +268,9 @@ def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard
     keys = sorted(key for key in by_name[REFERENCE].episodes if key[0] == task)
     traces = tuple(key[1] for key in keys)
     pal, best = (reference_jct(by_name[name], keys) for name in (REFERENCE, BEST))
-    labels = [(e.name, e.kind, False) for e in entries if e.kind != FIELD]
-    episodes = [[e.episodes[k] for k in keys] for e in entries if e.kind != FIELD]
+    running = [e for e in entries if e.kind != FIELD and keys[0] in e.episodes]
+    labels = [(e.name, e.kind, False) for e in running]
+    episodes = [[e.episodes[k] for k in keys] for e in running]
     field = next((e for e in entries if e.kind == FIELD and e.members), None)
     if field is not None:
         chosen = oracle_episodes(field, keys)
