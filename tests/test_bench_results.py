@@ -112,3 +112,20 @@ def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
     with pytest.raises(ResultsError) as caught:
         read_results(path)
     assert caught.value.line == 3
+
+
+def test_the_submission_object_is_optional_and_round_trips(tmp_path: Path) -> None:
+    # A header without it reads as None (and is written without the key); one stated by
+    # ``run --submission`` is written as given and read back equal.
+    from dataclasses import replace
+
+    from palgym.bench.results import Header, read_results, write_results
+
+    base = Header("s", "0" * 64, "pal", "heuristic", "pal", "0.1.0", "unknown", {"t": "h"},
+                  [0], {})
+    plain = write_results(tmp_path / "plain.jsonl", base, [])
+    assert '"submission"' not in plain.read_text(encoding="utf-8")
+    assert read_results(plain).header.submission is None
+    stated = {"submitter": "me", "deterministic": True, "parameters": {"lr": 0.0003}}
+    path = write_results(tmp_path / "stated.jsonl", replace(base, submission=stated), [])
+    assert read_results(path).header.submission == stated

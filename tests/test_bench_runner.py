@@ -151,3 +151,23 @@ def test_a_model_of_another_env_is_refused(suite: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="PALPlacement-v0"):
         _run(suite, "pretrained:PALPlacement-v0_maskable_ppo", tmp_path / "x.jsonl",
              tasks=("scheduling-clairvoyant",))
+
+
+def test_run_refuses_a_bad_submission_file_before_running(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    # The object lacks every key but one: the run stops at once, naming the file and a key.
+    from palgym.bench.__main__ import main
+
+    bad = tmp_path / "submission.json"
+    bad.write_text('{"submitter": "me"}', encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    code = main(["run", "--suite", "palgym-bench-v1-lite", "--agent", "pal", "--submission",
+                 str(bad), "--output", str(output)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--submission {bad}" in err and "submission.env_modified" in err
+    assert not output.exists()
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["run", "--suite", "palgym-bench-v1-lite", "--agent", "pal", "--submission",
+                 str(bad), "--output", str(output)]) == 2
+    assert "not JSON" in capsys.readouterr().err

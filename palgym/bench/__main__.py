@@ -9,10 +9,12 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from palgym.bench.suites import DATA_DIR_VARIABLE, DataRoots, load_suite, suite_names
 from palgym.errors import PalgymError
@@ -55,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tasks", nargs="+", default=None)
     run.add_argument("--entry", default=None, help="entry name (default: from --agent)")
     run.add_argument("--description", default="")
+    run.add_argument("--submission", default=None, metavar="FILE",
+                     help="JSON file of the entry's submission object (docs/SUBMITTING.md), "
+                          "checked and written into the header")
     run.add_argument("--workers", type=int, default=1, help="local processes (default 1)")
     run.add_argument("--device", default="cpu")
     run.add_argument("--trust-model", action="store_true",
@@ -94,6 +99,27 @@ def _list(suite: str | None) -> list[str]:
     return lines
 
 
+def _submission(path: str | None) -> dict[str, Any] | None:
+    """The ``--submission`` file's object, checked (None without the option).
+
+    Raises:
+        PalgymError: for a file that cannot be read, is not JSON, or fails
+            :func:`palgym.bench.submission.check_submission` (naming the file and key).
+    """
+    if path is None:
+        return None
+    from palgym.bench.submission import check_submission
+
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PalgymError(f"--submission {path}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise PalgymError(f"--submission {path}: not JSON ({exc})") from None
+    check_submission(value, f"--submission {path}")
+    return dict(value)
+
+
 def _run(args: argparse.Namespace) -> list[str]:
     from palgym.bench.runner import RunRequest, run_entry
     from palgym.io.atomic import check_destination
@@ -103,7 +129,8 @@ def _run(args: argparse.Namespace) -> list[str]:
     output = check_destination(args.output, "--output")
     request = RunRequest(args.suite, args.agent, output, _roots(args), tuple(args.tasks or ()),
                          args.entry, args.description, args.workers, args.device,
-                         args.trust_model, not args.quiet, args.num_threads)
+                         args.trust_model, not args.quiet, args.num_threads,
+                         _submission(args.submission))
     path, episodes, wall_s = run_entry(request)
     return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s (workers {args.workers})"]
 

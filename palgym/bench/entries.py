@@ -39,6 +39,8 @@ class RunRequest:
         trust_model: load a model zip with SB3's unpickling.
         progress: draw a progress bar on a terminal.
         num_threads: torch threads of a learned agent (0: torch's default).
+        submission: the header's ``submission`` object (docs/SUBMITTING.md), checked by
+            :func:`palgym.bench.submission.check_submission`; None: not stated.
     """
 
     suite: str
@@ -53,6 +55,7 @@ class RunRequest:
     trust_model: bool = False
     progress: bool = True
     num_threads: int = 1
+    submission: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,7 @@ class Plan:
             __version__, git_commit(), {t.name: t.env_layout for t in self.tasks},
             sorted({s for t in self.tasks for s in t.seeds}),
             {t: {m: dict(v) for m, v in found.items()} for t, found in members.items()},
-            request.description)
+            request.description, submission=request.submission)
 
 
 def episode_rows(plan: Plan, unit: Unit, results: Mapping[str, Sequence[Any]]

@@ -128,8 +128,9 @@ def task_section(task: TaskBoard) -> list[str]:
     seeds = ", ".join(str(s) for s in task.seeds)
     lines = [f"### Task `{task.task}`", "",
              f"Best heuristic (chosen on the validation split): `{task.best_member}`. Test "
-             f"split: {task.rows[0].num_episodes} episodes per entry, {len(task.traces)} traces "
-             f"x seeds {seeds}.", "",
+             f"split: {task.rows[0].num_episodes} episodes per entry, {len(task.traces)} "
+             f"trace{'s' if len(task.traces) != 1 else ''} x seeds {seeds}"
+             f"{' (one trace: no interval)' if len(task.traces) == 1 else ''}.", "",
              "| rank | entry | kind | geomean / best | IQM / best | geomean / PAL | IQM / PAL "
              "| P(< best) | unfinished jobs | invalid actions | ms / decision |",
              "|---:|---|---|---|---|---|---|---:|---:|---:|---:|"]

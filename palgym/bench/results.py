@@ -105,6 +105,7 @@ class Header:
     description: str = ""
     record: str = "header"
     schema: str = SCHEMA
+    submission: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +202,8 @@ def results_text(header: Header, rows: Sequence[Row]) -> str:
         first = {"record": data.pop("record")}
         if isinstance(row, Header):
             first["schema"] = data.pop("schema")
+            if data["submission"] is None:  # optional: written only when stated
+                del data["submission"]
         return json.dumps(first | data, ensure_ascii=False, allow_nan=False)
 
     return "".join(ordered(row) + "\n" for row in [header, *rows])
@@ -218,14 +221,19 @@ def write_results(path: str | Path, header: Header, rows: Sequence[Row]) -> Path
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (float, int), "float|None": (float, int, type(None)),
-    "list[str]": (list,), "list[int]": (list,), "dict": (dict,),
+    "list[str]": (list,), "list[int]": (list,), "dict": (dict,), "dict|None": (dict, type(None)),
 }
+OPTIONAL_FIELDS: frozenset[str] = frozenset({"submission"})
+"""Fields a line may leave out (read as None): the header's ``submission`` object
+(docs/SUBMITTING.md), stated by ``run --submission FILE``."""
 
 
 def _type_name(annotation: Any) -> str:
     """The :data:`_TYPES` key of a field's annotation (a string: postponed annotations)."""
     text = str(annotation).replace(" ", "")
-    return "dict" if text.startswith("dict") else text
+    if text.startswith("dict"):
+        return "dict|None" if text.endswith("|None") else "dict"
+    return text
 
 
 def _checked(cls: type[Any], data: dict[str, Any], path: Path, line: int) -> Any:
@@ -234,6 +242,7 @@ def _checked(cls: type[Any], data: dict[str, Any], path: Path, line: int) -> Any
     for name in data:
         if name not in names:
             raise ResultsError(f"unknown field (a {cls.__name__} has {names})", path, line, name)
+    data = {f.name: None for f in fields(cls) if f.name in OPTIONAL_FIELDS} | data
     for f in fields(cls):
         if f.name not in data:
             raise ResultsError("missing", path, line, f.name)
