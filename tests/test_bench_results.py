@@ -112,3 +112,14 @@ def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
     with pytest.raises(ResultsError) as caught:
         read_results(path)
     assert caught.value.line == 3
+
+
+def test_mistyped_values_of_mapping_fields_are_named(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    lines[0]["env_layouts"] = {"t": 7}
+    error = _refusal(tmp_path, lines)
+    assert (error.line, error.field) == (1, "env_layouts.t")
+    choice = {"record": "choice", "task": "t", "member": "a", "selection_split": "validation",
+              "field": ["a"], "validation_geomean_avg_jct_s": {"a": "fast"}}
+    error = _refusal(tmp_path, [_lines(tmp_path)[0], choice])
+    assert (error.line, error.field) == (2, "validation_geomean_avg_jct_s.a")
