@@ -129,3 +129,14 @@ def test_the_submission_object_is_optional_and_round_trips(tmp_path: Path) -> No
     stated = {"submitter": "me", "deterministic": True, "parameters": {"lr": 0.0003}}
     path = write_results(tmp_path / "stated.jsonl", replace(base, submission=stated), [])
     assert read_results(path).header.submission == stated
+
+
+def test_mistyped_values_of_mapping_fields_are_named(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    lines[0]["env_layouts"] = {"t": 7}
+    error = _refusal(tmp_path, lines)
+    assert (error.line, error.field) == (1, "env_layouts.t")
+    choice = {"record": "choice", "task": "t", "member": "a", "selection_split": "validation",
+              "field": ["a"], "validation_geomean_avg_jct_s": {"a": "fast"}}
+    error = _refusal(tmp_path, [_lines(tmp_path)[0], choice])
+    assert (error.line, error.field) == (2, "validation_geomean_avg_jct_s.a")

@@ -257,6 +257,15 @@ def _checked(cls: type[Any], data: dict[str, Any], path: Path, line: int) -> Any
                   else v for f in fields(cls) for k, v in [(f.name, data[f.name])]})
 
 
+def _check_values(mapping: Mapping[str, Any], kinds: tuple[type, ...], file: Path, line: int,
+                  field: str) -> None:
+    """Every value of a mapping field is of ``kinds`` (a bool is no number)."""
+    for key, value in mapping.items():
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            raise ResultsError(f"must be of {[k.__name__ for k in kinds]}, got {value!r}",
+                               file, line, f"{field}.{key}")
+
+
 def _objects(file: Path) -> list[dict[str, Any]]:
     """The file's lines as JSON objects (at least one)."""
     lines = file.read_text(encoding="utf-8").splitlines()
@@ -303,6 +312,8 @@ def read_results(path: str | Path) -> ResultsFile:
         raise ResultsError(f"unknown schema {first.get('schema')!r}; this palgym reads "
                            f"{SCHEMA!r}", file, 1, "schema")
     header: Header = _checked(Header, first, file, 1)
+    _check_values(header.env_layouts, (str,), file, 1, "env_layouts")
+    _check_values(header.members, (dict,), file, 1, "members")
     if header.entry_kind not in ENTRY_KINDS:
         raise ResultsError(f"must be one of {list(ENTRY_KINDS)}, got {header.entry_kind!r}",
                            file, 1, "entry_kind")
@@ -312,7 +323,10 @@ def read_results(path: str | Path) -> ResultsFile:
         if record == "episode":
             episodes.append((number, _episode(value, file, number)))
         elif record == "choice":
-            choices.append((number, _checked(ChoiceRow, value, file, number)))
+            choice: ChoiceRow = _checked(ChoiceRow, value, file, number)
+            _check_values(choice.validation_geomean_avg_jct_s, (float, int, type(None)),
+                          file, number, "validation_geomean_avg_jct_s")
+            choices.append((number, choice))
         else:
             raise ResultsError(f"must be 'episode' or 'choice', got {record!r}", file,
                                number, "record")
