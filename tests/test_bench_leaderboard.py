@@ -370,3 +370,20 @@ def test_submitting_page_lists_the_submission_keys_and_a_valid_example() -> None
     example = re.search(r"\(`submission.json`\):\n\n```json\n(.*?)\n```", text, re.S)
     assert example is not None
     check_submission(json.loads(example.group(1)), "docs/SUBMITTING.md")
+
+
+def test_the_oracle_never_picks_an_episode_that_leaves_a_job_unfinished(
+        results: dict[str, Path]) -> None:
+    # las/pal's 70 s on (task-a, tr2, seed 1) leaves a job unfinished: the oracle takes the
+    # lowest finished episode there (srtf/pal, 100 s), so its ratios to the best become
+    # 0.9 1 1 1 1 1 instead of 0.9 1 1 1 1 0.7
+    lines = [dict(line, unfinished_jobs=1, completed_jobs=9)
+             if (line["task"], line["split"], line["trace"], line["seed"], line["member"])
+             == ("task-a", "test", "tr2", 1, "las/pal") else line
+             for line in lines_of("field")]
+    write(results["field"], header("field"), lines)
+    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+    oracle = board.tasks[0].oracle
+    assert oracle is not None
+    assert oracle.summary.to_best_geomean.point[0] == pytest.approx(0.9 ** (1 / 6), rel=1e-12)
+    assert oracle.unfinished_jobs == 0
