@@ -201,3 +201,71 @@ def test_backfill_base_gives_other_jobs_the_placement_gpu_sets() -> None:
     others = [codec.decode(a) for a in plain if a != codec.END_ROUND]
     assert {slot for slot, _ in others} >= {1, 2}
     assert all(m != codec.RANDOM for slot, m in others if slot > 0)
+
+
+def _online_env(**kwargs: object) -> gym.Env:
+    """The dynamic world with the online belief (the bench's ``dynamic-online`` task's
+    world and knowledge) on a short window."""
+    return gym.make("palgym/PALPlacement-v0", trace="sia-philly-gen-4", preset="dynamic",
+                    cluster="16x4", window=20, belief="online", queue_order="fifo",
+                    duration_knowledge="clairvoyant", **kwargs)
+
+
+def test_a_clone_of_an_online_belief_env_leaves_the_original_alone() -> None:
+    # The belief changes during the episode: a clone stepped ahead must not update the
+    # original's belief (nor anything else the original reads): the original then continues
+    # exactly like an untouched twin.
+    env, twin = _online_env().unwrapped, _online_env().unwrapped
+    for target in (env, twin):
+        target.reset(seed=0)
+        for _ in range(5):
+            target.step(target.heuristic_action("pal"))
+    clone = clone_env(env)
+    assert clone._ctx.fit is not env._ctx.fit
+    for _ in range(40):  # the clone takes other actions than PAL's: the middle valid one
+        valid = np.flatnonzero(clone.action_masks())
+        *_, terminated, truncated, _ = clone.step(int(valid[valid.size // 2]))
+        if terminated or truncated:
+            break
+    np.testing.assert_array_equal(env._ctx.fit.belief.values, twin._ctx.fit.belief.values)
+    observation, twin_observation = env._current().observation, twin._current().observation
+    assert observation.keys() == twin_observation.keys()
+    for key in observation:
+        np.testing.assert_array_equal(observation[key], twin_observation[key], err_msg=key)
+    np.testing.assert_array_equal(env.action_masks(), twin.action_masks())
+    for target in (env, twin):
+        for _ in range(10_000):
+            *_, terminated, truncated, _ = target.step(target.heuristic_action("pal"))
+            if terminated or truncated:
+                break
+    np.testing.assert_array_equal(env.simulator.records().jct_s, twin.simulator.records().jct_s)
+
+
+class _ActionRecording(PlannerAgent):
+    """Records the env action of every decision."""
+
+    def __init__(self, spec: PlannerSpec) -> None:
+        super().__init__(spec)
+        self.actions: list[int] = []
+
+    def predict(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        action, state = super().predict(*args, **kwargs)
+        self.actions.append(int(action))
+        return action, state
+
+
+def test_the_planners_actions_replay_with_an_online_belief() -> None:
+    # The env's trajectory is a function of its seed and actions alone: replaying the
+    # planner's actions on a fresh env ends the episode exactly at the last action, with
+    # the planner's job completion times.
+    agent = _ActionRecording(PlannerSpec.parse("K=1,H=3"))
+    planned = _run(agent, _online_env(**agent.env_kwargs), seed=0)
+    fresh = _online_env(**agent.env_kwargs).unwrapped
+    fresh.reset(seed=0)
+    ends = []
+    for step, action in enumerate(agent.actions):
+        assert fresh.action_masks()[action], f"decision {step}: the planner's action is invalid"
+        *_, terminated, truncated, _ = fresh.step(action)
+        ends.append(terminated or truncated)
+    assert ends[-1] and not any(ends[:-1])
+    np.testing.assert_array_equal(fresh.simulator.records().jct_s, planned.jct_s)

@@ -298,20 +298,32 @@ class EpisodeContext:
 
     def watcher(self) -> Callable[[Simulator], object] | None:
         """The round driver's per-commit and per-advance callback: the belief's update (if
-        it changes during the episode) and the observed rates' (if kept); None if neither."""
+        it changes during the episode) and the observed rates' (if kept); None if neither.
+
+        The callback is an object holding this context's ``fit`` and ``rates`` (not a
+        closure): ``copy.deepcopy`` of an env then gives the copy a callback on the copy's
+        own belief and rates (a function is copied as itself, so a closure would keep
+        updating the original's)."""
         fit = self.fit if self.fit.belief.changes else None
-        rates = self.rates
-        if fit is None and rates is None:
+        if fit is None and self.rates is None:
             return None
+        return _Watcher(fit, self.rates)
 
-        def watch(sim: Simulator) -> None:
-            view = sim.view()
-            if fit is not None and fit.update(view):
-                sim.mark_event()  # a refit is an event, as in run_episode's driver
-            if rates is not None:
-                rates.watch(view)
 
-        return watch
+class _Watcher:
+    """:meth:`EpisodeContext.watcher`'s callback: updates ``fit`` (None: a belief that does
+    not change) and ``rates`` (None: not kept) on the engine's view."""
+
+    def __init__(self, fit: BeliefFit | None, rates: ObservedRates | None) -> None:
+        self.fit = fit
+        self.rates = rates
+
+    def __call__(self, sim: Simulator) -> None:
+        view = sim.view()
+        if self.fit is not None and self.fit.update(view):
+            sim.mark_event()  # a refit is an event, as in run_episode's driver
+        if self.rates is not None:
+            self.rates.watch(view)
 
 
 def episode_streams(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
