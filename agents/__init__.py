@@ -8,6 +8,7 @@
 - :mod:`agents.factory`: :func:`make_model` (``maskable_ppo``, ``ppo``, ``dqn``);
 - :mod:`agents.hyperparams`: YAML hyperparameters keyed by env id, ``key:value`` overrides;
 - :mod:`agents.training`: :func:`train` into a run folder (the logic of ``train.py``);
+- :mod:`agents.train_settings`: :class:`TrainSettings` and their resolution into ``config.yml``;
 - :mod:`agents.rollout`: :func:`rollout`, the one evaluation loop of every agent;
 - :mod:`agents.evaluation`: contenders on identical episodes -> one comparison -> one report
   (tables, CSV / JSON, plots), the trace resolver and the evaluation's defaults; the logic of
@@ -34,7 +35,7 @@ _LAZY = {
     "ALGO_NAMES": "agents.hyperparams",
     "load_hyperparams": "agents.hyperparams",
     "parse_key_values": "agents.hyperparams",
-    "TrainSettings": "agents.training",
+    "TrainSettings": "agents.train_settings",
     "TrainResult": "agents.training",
     "train": "agents.training",
     "EpisodeOutcome": "agents.rollout",

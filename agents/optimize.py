@@ -38,7 +38,7 @@ from agents.callbacks import SeededEvalCallback, SeededMaskableEvalCallback
 from agents.envs import make_vec_env
 from agents.factory import MASKED_ALGOS, make_model, validate_hyperparams
 from agents.runs import claim_run_dir, plain, write_yaml
-from agents.training import TrainSettings, eval_seed_of, resolve_config
+from agents.train_settings import TrainSettings, eval_seed_of, resolve_config
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 

@@ -14,7 +14,7 @@ from palgym.errors import ConfigError
 from palgym.tracesets import BUNDLED_SET, load_trace_set, split_specs
 
 if TYPE_CHECKING:
-    from agents.training import TrainSettings
+    from agents.train_settings import TrainSettings
 
 TraceArg = str | Sequence[str]
 
