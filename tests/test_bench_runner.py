@@ -121,6 +121,30 @@ def test_workers_write_the_serial_rows(suite: Path, field_and_best: tuple[Path, 
     assert rows(parallel) == rows(field) and parallel.header.members == field.header.members
 
 
+def test_ray_tasks_write_the_serial_rows(suite: Path, field_and_best: tuple[Path, Path],
+                                        tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="the optional 'ray' extra is not installed")
+    field = read_results(field_and_best[0])
+    remote = read_results(_run(suite, "field", tmp_path / "ray.jsonl", ray_address=""))
+    def rows(results: object) -> list[dict[str, object]]:
+        return [{k: v for k, v in vars(r).items() if k != "decision_time_s"}
+                for _, r in results.episodes]  # type: ignore[attr-defined]
+
+    assert rows(remote) == rows(field) and remote.header.members == field.header.members
+    _valid(tmp_path / "ray.jsonl", suite=suite)
+
+
+def test_ray_without_the_extra_names_it(suite: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now raises ImportError
+    output = tmp_path / "x.jsonl"
+    with pytest.raises(ConfigError, match=r"pip install -e '\.\[ray\]'"):
+        _run(suite, "pal", output, ray_address="", tasks=("placement-default",))
+    assert not output.exists()
+
+
 def test_an_order_outside_the_fixed_regime_is_refused(suite: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="regime fixed"):
         _run(suite, "srtf/pal", tmp_path / "x.jsonl", tasks=("placement-default",))

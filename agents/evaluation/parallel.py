@@ -138,7 +138,7 @@ def ray_runner(address: str | None = None) -> Runner:
         if started:
             ray.init(address=address or None, include_dashboard=False,
                      logging_level="WARNING", log_to_driver=False,
-                     runtime_env=None if address else {"env_vars": _local_worker_env()})
+                     runtime_env=None if address else {"env_vars": local_worker_env()})
         try:
             task = ray.remote(num_cpus=1)(_ray_run)
             stored: dict[int, tuple[Any, Any]] = {}
@@ -158,7 +158,7 @@ def ray_runner(address: str | None = None) -> Runner:
     return run
 
 
-def _local_worker_env() -> dict[str, str]:
+def local_worker_env() -> dict[str, str]:
     """Environment of a local Ray's workers: this process's ``PYTHONPATH`` (so that they
     import the same palgym) and one OpenMP thread. (A cluster's nodes have their own
     installation, docs/SCALE.md "Parallel sweeps".)"""

@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="JSON file of the entry's submission object (docs/SUBMITTING.md), "
                           "checked and written into the header")
     run.add_argument("--workers", type=int, default=1, help="local processes (default 1)")
+    run.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                     help="run the episodes as Ray tasks ('ray' extra): on the cluster at "
+                          "ADDRESS (auto, ray://HOST:10001, HOST:6379), or on a local Ray "
+                          "started for the run when no address is given")
     run.add_argument("--device", default="cpu")
     run.add_argument("--trust-model", action="store_true",
                      help="load the model zip with SB3's unpickling (trusted files only)")
@@ -126,13 +130,16 @@ def _run(args: argparse.Namespace) -> list[str]:
 
     if args.workers < 1:
         raise PalgymError(f"--workers must be >= 1, got {args.workers}")
+    if args.workers > 1 and args.ray is not None:
+        raise PalgymError("give --workers or --ray, not both")
     output = check_destination(args.output, "--output")
     request = RunRequest(args.suite, args.agent, output, _roots(args), tuple(args.tasks or ()),
                          args.entry, args.description, args.workers, args.device,
                          args.trust_model, not args.quiet, args.num_threads,
-                         _submission(args.submission))
+                         _submission(args.submission), args.ray)
     path, episodes, wall_s = run_entry(request)
-    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s (workers {args.workers})"]
+    where = f"workers {args.workers}" if args.ray is None else f"ray {args.ray or 'local'}"
+    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s ({where})"]
 
 
 def _validate(args: argparse.Namespace) -> int:

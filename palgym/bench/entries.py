@@ -41,6 +41,8 @@ class RunRequest:
         num_threads: torch threads of a learned agent (0: torch's default).
         submission: the header's ``submission`` object (docs/SUBMITTING.md), checked by
             :func:`palgym.bench.submission.check_submission`; None: not stated.
+        ray_address: run the episodes as Ray tasks on this cluster (``""``: a local Ray
+            started for the run; None: no Ray, ``workers`` decides).
     """
 
     suite: str
@@ -56,6 +58,7 @@ class RunRequest:
     progress: bool = True
     num_threads: int = 1
     submission: dict[str, Any] | None = None
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)

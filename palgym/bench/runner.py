@@ -14,7 +14,8 @@ heuristic field on the validation split, chooses with
 runs every member on both. Other entries run on the test split.
 
 ``workers`` > 1 runs the same units (one split's contenders on one trace) in a process pool
-(``spawn``); the episodes of a trace do not depend on the env's other traces, so the rows are
+(``spawn``), and ``ray_address`` as Ray tasks (``--ray [ADDRESS]``, the ``ray`` extra); the
+episodes of a trace do not depend on the env's other traces, so the rows are
 those of the serial run. Generated files are written by :func:`prepare`.
 """
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 import multiprocessing
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -175,28 +176,84 @@ def _start_worker() -> None:
     importable_from_cwd()
 
 
-def run_units(units: Sequence[Unit], workers: int, step: Callable[[int], None]
-              ) -> list[dict[str, list[Any]]]:
-    """Every unit's outcomes in order; ``workers`` > 1 splits each unit by trace over a
-    process pool and joins the parts in trace order (``step(n)``: n more episodes done)."""
-    if workers <= 1:
-        return [run_unit(unit, lambda _outcome: step(1)) for unit in units]
+def _ray_unit(unit: Unit, cwd: str) -> dict[str, list[Any]]:
+    """The Ray task body: :func:`run_unit` with one BLAS / OpenMP thread and the caller's
+    directory importable (a ``MODULE:CLASS`` spec from it, as in a pool worker)."""
+    import sys
+
+    from threadpoolctl import threadpool_limits
+
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    with threadpool_limits(limits=1):
+        return run_unit(unit)
+
+
+def _ray_parts(parts: Sequence[Sequence[Unit]], address: str
+               ) -> Iterator[Iterator[dict[str, list[Any]]]]:
+    """Each unit's parts as Ray tasks (one CPU each), all submitted at once; yields, per unit,
+    its parts' outcomes in trace order. ``address`` as ``evaluate.py --ray``
+    (:func:`agents.evaluation.parallel.ray_runner`: ``""`` starts a local Ray for the run)."""
+    import os
+
+    from agents.evaluation.parallel import import_ray, local_worker_env
+
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address or None, include_dashboard=False, logging_level="WARNING",
+                 log_to_driver=False,
+                 runtime_env=None if address else {"env_vars": local_worker_env()})
+    try:
+        task = ray.remote(num_cpus=1)(_ray_unit)
+        refs = [[task.remote(part, os.getcwd()) for part in unit_parts] for unit_parts in parts]
+        for unit_refs in refs:
+            yield (ray.get(ref) for ref in unit_refs)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _pool_parts(parts: Sequence[Sequence[Unit]], workers: int
+                ) -> Iterator[Iterator[dict[str, list[Any]]]]:
+    """Each unit's parts in a pool of ``workers`` local processes (``spawn``), all submitted
+    at once; yields, per unit, its parts' outcomes in trace order."""
     from agents.evaluation.parallel import POOL_START_METHOD
 
-    parts = [[replace(u, traces=(i,)) for i in range(_num_traces(u))] for u in units]
     context = multiprocessing.get_context(POOL_START_METHOD)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context,
                              initializer=_start_worker) as pool:
         futures = [[pool.submit(run_unit, part) for part in unit_parts] for unit_parts in parts]
-        joined = []
-        for unit_futures in futures:
-            merged: dict[str, list[Any]] = {}
-            for future in unit_futures:
-                part = future.result()
-                for label, outcomes in part.items():
-                    merged.setdefault(label, []).extend(outcomes)
-                step(sum(len(v) for v in part.values()))
-            joined.append(merged)
+        try:
+            for unit_futures in futures:
+                yield (future.result() for future in unit_futures)
+        finally:
+            for unit_futures in futures:
+                for future in unit_futures:
+                    future.cancel()
+
+
+def run_units(units: Sequence[Unit], workers: int, step: Callable[[int], None],
+              ray_address: str | None = None) -> list[dict[str, list[Any]]]:
+    """Every unit's outcomes in order (``step(n)``: n more episodes done).
+
+    ``workers`` > 1 (a local process pool) or ``ray_address`` not None (Ray tasks; ``""``: a
+    local Ray started for the run) splits each unit by trace and joins the parts in trace
+    order, so the outcomes are those of the serial run.
+    """
+    if workers <= 1 and ray_address is None:
+        return [run_unit(unit, lambda _outcome: step(1)) for unit in units]
+    parts = [[replace(u, traces=(i,)) for i in range(_num_traces(u))] for u in units]
+    remote = (_ray_parts(parts, ray_address) if ray_address is not None
+              else _pool_parts(parts, workers))
+    joined = []
+    for unit_parts in remote:
+        merged: dict[str, list[Any]] = {}
+        for part in unit_parts:
+            for label, outcomes in part.items():
+                merged.setdefault(label, []).extend(outcomes)
+            step(sum(len(v) for v in part.values()))
+        joined.append(merged)
     return joined
 
 
@@ -282,13 +339,13 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []
     try:
-        results = run_units(units, request.workers, bar.update)
+        results = run_units(units, request.workers, bar.update, request.ray_address)
         if plan.kind == "best":
             choices = [_choose(u, r) for u, r in zip(units, results, strict=True)]
             rows += choices
             units = [plan.unit(plan.suite.task(c.task), "test", [c.member], "heuristic")
                      for c in choices]
-            results = run_units(units, request.workers, bar.update)
+            results = run_units(units, request.workers, bar.update, request.ray_address)
     finally:
         bar.close()
     for unit, result in zip(units, results, strict=True):
