@@ -114,6 +114,32 @@ def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
     assert caught.value.line == 3
 
 
+@pytest.mark.parametrize(("number", "problem"), [
+    ("NaN", "NaN is not a JSON number"),
+    ("-Infinity", "-Infinity is not a JSON number"),
+    ("1e999", "1e999 is not a finite float64"),
+])
+def test_a_number_that_is_not_finite_is_named_with_its_line(tmp_path: Path, number: str,
+                                                            problem: str) -> None:
+    # a float that is not finite is written as null; the JSON extensions NaN and Infinity,
+    # and a literal too large for a float64, are refused instead of read as nan or inf
+    text = write_results(tmp_path / "r.jsonl", HEADER, [ROW]).read_text(encoding="utf-8")
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text.replace('"makespan_s": 1e+300', f'"makespan_s": {number}'),
+                    encoding="utf-8")
+    with pytest.raises(ResultsError) as caught:
+        read_results(path)
+    assert caught.value.line == 2 and problem in str(caught.value)
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"record": "header", "entry": "caf\xe9"}\n')
+    with pytest.raises(ResultsError, match="not UTF-8") as caught:
+        read_results(path)
+    assert caught.value.path == str(path)
+
+
 def test_the_submission_object_is_optional_and_round_trips(tmp_path: Path) -> None:
     # A header without it reads as None (and is written without the key); one stated by
     # ``run --submission`` is written as given and read back equal.

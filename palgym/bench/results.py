@@ -13,7 +13,8 @@ the layout hash of that env (:func:`palgym.envs.layouts.env_layout`), so that ev
 replayed without the agent (:mod:`palgym.bench.replay`).
 
 :func:`read_results` refuses an unknown ``schema``, a missing or unknown field and a value of
-the wrong type, naming the file, the line and the field (:class:`ResultsError`).
+the wrong type (``NaN``, ``Infinity`` and a number that overflows a float among them),
+naming the file, the line and the field (:class:`ResultsError`).
 Actions: base64 of the zlib-compressed little-endian int32 env actions
 (:func:`encode_actions`, :func:`decode_actions`).
 """
@@ -266,17 +267,39 @@ def _check_values(mapping: Mapping[str, Any], kinds: tuple[type, ...], file: Pat
                                file, line, f"{field}.{key}")
 
 
+def _refuse_constant(constant: str) -> None:
+    """``json.loads``'s ``parse_constant``: ``NaN``, ``Infinity`` and ``-Infinity`` are no
+    JSON numbers (a float that is not finite is written as ``null``)."""
+    raise ValueError(f"{constant} is not a JSON number (a value that is not finite is null)")
+
+
+def _finite_float(text: str) -> float:
+    """``json.loads``'s ``parse_float``: a number too large for a float (``1e999``) is
+    refused, not read as infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not a finite float64 (a value that is not finite is null)")
+    return value
+
+
 def _objects(file: Path) -> list[dict[str, Any]]:
-    """The file's lines as JSON objects (at least one)."""
-    lines = file.read_text(encoding="utf-8").splitlines()
+    """The file's lines as JSON objects (at least one; ``NaN``, ``Infinity`` and a number that
+    overflows a float are refused)."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"not UTF-8 ({exc.reason} at byte {exc.start})", file) from None
     if not lines:
         raise ResultsError("empty file (line 1 must be the header)", file)
     objects = []
     for number, text in enumerate(lines, start=1):
         try:
-            value = json.loads(text)
+            value = json.loads(text, parse_float=_finite_float,
+                               parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ResultsError(f"not JSON ({exc.msg})", file, number) from None
+        except ValueError as exc:  # NaN, Infinity, 1e999, or an integer too long to convert
+            raise ResultsError(str(exc), file, number) from None
         if not isinstance(value, dict):
             raise ResultsError("not a JSON object", file, number)
         objects.append(value)
@@ -297,8 +320,10 @@ def read_results(path: str | Path) -> ResultsFile:
     """Read and check a results file (see the module docstring).
 
     Raises:
-        ResultsError: naming the file, the line and the field, for a line that is not a JSON
-            object, an unknown ``schema`` or ``record``, a missing, unknown or mistyped field,
+        ResultsError: naming the file, the line and the field, for a file that is not UTF-8,
+            a line that is not a JSON object (or holds ``NaN``, ``Infinity`` or a number that
+            overflows a float), an unknown
+            ``schema`` or ``record``, a missing, unknown or mistyped field,
             an unknown ``entry_kind``, or undecodable ``actions``.
         OSError: if the file cannot be read.
     """
