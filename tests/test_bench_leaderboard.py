@@ -10,23 +10,38 @@ task-a  best (srtf/pal) 100 x6   pal 125 x6   agent 50 200 100 90 25 400
 task-b  best (fifo/pal) 200 x6   pal 400 x6   agent 200 x6 (3 unfinished jobs, 2 invalid
         actions in tr1 s0)
         field: fifo/pal 200 x6; srtf/pal 210 x6; las/pal 190 then 220 x5
+
+The field's validation episodes take 1 s more than its test episodes. The files are complete
+and valid (written by :func:`palgym.bench.results.write_results`, read by ``read_results``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
+import statistics
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from palgym.bench.leaderboard import main, write_leaderboard
-from palgym.bench.leaderboard_input import rows_of
 from palgym.bench.leaderboard_tables import build_leaderboard
+from palgym.bench.results import (
+    ChoiceRow,
+    EpisodeRow,
+    Header,
+    Row,
+    encode_actions,
+    read_results,
+    results_text,
+    write_results,
+)
 from palgym.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -45,34 +60,49 @@ JCT = {
 KIND = {"pal": "heuristic", "agent": "learned", "best": "best", "field": "field"}
 
 
-def header(entry: str, **changes: Any) -> dict[str, Any]:
-    return {"record": "header", "schema": "palgym-bench-results/1", "suite": "toy",
-            "suite_sha256": "ab" * 32, "entry": entry, "entry_kind": KIND[entry],
-            "entry_spec": entry, "palgym_version": "0.1.0", "commit": "unknown",
-            "env_layouts": {}, "seeds": [0, 1], **changes}
+def members_of(entry: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """The header's ``members``: per task, the members the entry runs, with no env kwargs of
+    their own (so each member's env layout is the task's)."""
+    names = {"field": lambda task: sorted(FIELD_JCT[task]),
+             "best": lambda task: [BEST_OF[task]]}.get(entry, lambda task: [entry])
+    return {task: {member: {"env_kwargs": {}, "env_layout": "0" * 16} for member in names(task)}
+            for task in FIELD_JCT}
+
+
+def header(entry: str, **changes: Any) -> Header:
+    return replace(Header(suite="toy", suite_sha256="ab" * 32, entry=entry,
+                          entry_kind=KIND[entry], entry_spec=entry, palgym_version="0.1.0",
+                          commit="unknown", env_layouts={task: "0" * 16 for task in FIELD_JCT},
+                          seeds=[0, 1], members=members_of(entry)), **changes)
 
 
 def episode(task: str, split: str, key: tuple[str, int], member: str, jct: float,
-            **changes: Any) -> dict[str, Any]:
+            **changes: Any) -> EpisodeRow:
     learned = member == "agent"
-    return {"record": "episode", "task": task, "split": split, "trace": key[0],
-            "trace_sha256": f"sha-{key[0]}", "seed": key[1], "member": member,
-            "avg_jct_s": float(jct), "p99_jct_s": 2.0 * jct, "makespan_s": 10.0 * jct,
-            "utilization": 0.5, "num_jobs": 10, "completed_jobs": 10, "unfinished_jobs": 0,
-            "invalid_actions": 0, "decisions": 10, "decision_time_s": 0.5 if learned else 0.01,
-            "episode_hash": "00", "actions": "", **changes}
+    return replace(EpisodeRow(
+        task=task, split=split, trace=key[0],
+        trace_sha256=hashlib.sha256(key[0].encode()).hexdigest(), seed=key[1], member=member,
+        avg_jct_s=float(jct), p99_jct_s=2.0 * jct, makespan_s=10.0 * jct,
+        utilization=0.5, num_jobs=10, completed_jobs=10, unfinished_jobs=0, invalid_actions=0,
+        decisions=10, decision_time_s=0.5 if learned else 0.01, episode_hash="0" * 16,
+        actions=encode_actions([0] * 10)), **changes)
 
 
-def lines_of(entry: str) -> list[dict[str, Any]]:
+def choice(task: str) -> ChoiceRow:
+    """The ``best`` entry's choice on ``task``, with every member's validation geomean (the
+    field's validation JCTs are the test ones + 1 s)."""
+    return ChoiceRow(task=task, member=BEST_OF[task], selection_split="validation",
+                     field=sorted(FIELD_JCT[task]), validation_geomean_avg_jct_s={
+                         member: statistics.geometric_mean([j + 1.0 for j in jcts])
+                         for member, jcts in sorted(FIELD_JCT[task].items())})
+
+
+def lines_of(entry: str) -> list[Row]:
     if entry == "field":
         return [episode(task, split, key, member, jcts[i] + (0 if split == "test" else 1))
                 for split in ("validation", "test") for task, members in FIELD_JCT.items()
                 for member, jcts in members.items() for i, key in enumerate(KEYS)]
-    lines = []
-    if entry == "best":
-        lines = [{"record": "choice", "task": task, "member": member,
-                  "selection_split": "validation", "field": sorted(FIELD_JCT[task]),
-                  "validation_geomean_avg_jct_s": {}} for task, member in BEST_OF.items()]
+    lines: list[Row] = [choice(task) for task in BEST_OF] if entry == "best" else []
     for task, jcts in JCT[entry].items():
         for i, key in enumerate(KEYS):
             member = BEST_OF[task] if entry == "best" else entry
@@ -82,10 +112,15 @@ def lines_of(entry: str) -> list[dict[str, Any]]:
     return lines
 
 
-def write(path: Path, head: dict[str, Any], lines: list[dict[str, Any]]) -> Path:
+def write(path: Path, head: Header, lines: list[Row]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(obj) + "\n" for obj in [head, *lines]), encoding="utf-8")
-    return path
+    return write_results(path, head, lines)
+
+
+def boards(results: dict[str, Path], num_resamples: int = 10) -> list[Any]:
+    """The leaderboard of the files, each read by ``read_results`` (as the leaderboard does)."""
+    return build_leaderboard([read_results(p) for p in results.values()],
+                             num_resamples=num_resamples)
 
 
 @pytest.fixture()
@@ -95,7 +130,7 @@ def results(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_ratios_intervals_and_improvement_by_hand(results: dict[str, Path]) -> None:
-    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=2000)
+    (board,) = boards(results, num_resamples=2000)
     task_a, task_b = board.tasks
     assert [row.entry for row in task_a.rows] == ["agent", "best", "pal"]
     agent, best, pal = task_a.rows
@@ -177,10 +212,10 @@ def test_an_episode_without_completed_jobs_is_shown_and_not_ranked(
         results: dict[str, Path], tmp_path: Path) -> None:
     # agent completes no job on task-a tr2 seed 1 (was 400 s): its ratio there is +inf
     nothing = {"avg_jct_s": None, "completed_jobs": 0, "unfinished_jobs": 10}
-    lines = [{**obj, **nothing} if (obj["task"], obj["trace"], obj["seed"]) == (
+    lines = [replace(obj, **nothing) if (obj.task, obj.trace, obj.seed) == (
         "task-a", "tr2", 1) else obj for obj in lines_of("agent")]
     write(results["agent"], header("agent"), lines)
-    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=50)
+    (board,) = boards(results, num_resamples=50)
     rows = board.tasks[0].rows
     assert [row.entry for row in rows] == ["best", "pal", "agent"]
     agent = rows[2]
@@ -194,36 +229,44 @@ def test_an_episode_without_completed_jobs_is_shown_and_not_ranked(
            "– | 0.58 | \u26a0 10 (1 ep.) |" in text
     assert "`agent`: 10 unfinished jobs in 1 of 6 episodes; no job completed in 1 episodes" \
         in text
-    write(results["pal"], header("pal"), [{**obj, **nothing} for obj in lines_of("pal")])
+    write(results["pal"], header("pal"), [replace(obj, **nothing) for obj in lines_of("pal")])
     with pytest.raises(ConfigError, match="line 2, field 'avg_jct_s': entry 'pal' is a "
                                           "reference and completed no job here"):
-        build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+        boards(results)
 
 
 def test_fields_may_differ_by_task_as_the_choice_declares(results: dict[str, Path]) -> None:
     # las/pal runs task-a only; without it task-b's oracle is min(fifo 200, srtf 210) = best
     field = [obj for obj in lines_of("field") if not (
-        obj["member"] == "las/pal" and obj["task"] == "task-b")]
+        obj.member == "las/pal" and obj.task == "task-b")]
     write(results["field"], header("field"), field)
     message = refusal(results, "field", field)
     assert "its members on task 'task-b' are ['fifo/pal', 'srtf/pal']; the best heuristic " \
            "was chosen among ['fifo/pal', 'las/pal', 'srtf/pal']" in message
-    best = [dict(obj, field=["fifo/pal", "srtf/pal"]) if obj.get("task") == "task-b" and
-            obj["record"] == "choice" else obj for obj in lines_of("best")]
+    best = [replace(obj, field=["fifo/pal", "srtf/pal"], validation_geomean_avg_jct_s={
+        m: obj.validation_geomean_avg_jct_s[m] for m in ("fifo/pal", "srtf/pal")})
+            if isinstance(obj, ChoiceRow) and obj.task == "task-b" else obj
+            for obj in lines_of("best")]
     write(results["best"], header("best"), best)
-    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+    (board,) = boards(results)
     oracle_b = board.tasks[1].oracle
     assert oracle_b is not None and oracle_b.ratios_to_best.tolist() == [1.0] * 6
-    best[0] = dict(best[0], member="sjf/pal")
+    best[0] = replace(best[0], member="sjf/pal")
     assert "line 2, field 'member': 'sjf/pal' is not in the field" in refusal(results, "best",
                                                                                best)
 
 
-def refusal(results: dict[str, Path], entry: str, lines: list[dict[str, Any]],
-            **changes: Any) -> str:
+def refusal(results: dict[str, Path], entry: str, lines: list[Row], **changes: Any) -> str:
+    """The leaderboard's one-line refusal once ``entry``'s file holds ``lines`` (and a header
+    with ``changes``)."""
     write(results[entry], header(entry, **changes), lines)
+    return leaderboard_error(results)
+
+
+def leaderboard_error(results: dict[str, Path]) -> str:
+    """The leaderboard's refusal of the files."""
     with pytest.raises(ConfigError) as caught:
-        build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+        boards(results)
     return str(caught.value)
 
 
@@ -232,7 +275,7 @@ def test_refuses_an_entry_with_missing_or_other_episodes(results: dict[str, Path
     message = refusal(results, "agent", lines[:-1])
     assert "entry 'agent': not the episodes of entry 'pal'" in message
     assert "missing 1: (task-b, tr2, seed 1)" in message and "extra" not in message
-    other_seed = [dict(obj, seed=2) if obj["seed"] == 1 and obj["task"] == "task-a" else obj
+    other_seed = [replace(obj, seed=2) if obj.seed == 1 and obj.task == "task-a" else obj
                   for obj in lines]
     message = refusal(results, "agent", other_seed)
     assert "missing 3: (task-a, tr0, seed 1), (task-a, tr1, seed 1), (task-a, tr2, seed 1)" \
@@ -242,7 +285,7 @@ def test_refuses_an_entry_with_missing_or_other_episodes(results: dict[str, Path
 
 def test_refuses_a_field_member_missing_an_episode(results: dict[str, Path]) -> None:
     lines = [obj for obj in lines_of("field") if not (
-        obj["member"] == "las/pal" and obj["split"] == "test" and obj["trace"] == "tr1")]
+        obj.member == "las/pal" and obj.split == "test" and obj.trace == "tr1")]
     message = refusal(results, "field", lines)
     assert "member 'las/pal': not the episodes of entry 'pal'" in message
     assert "missing 4: (task-a, tr1, seed 0)" in message
@@ -254,20 +297,20 @@ def test_refuses_repeats_choices_on_test_and_missing_references(
     assert "line 14: episode ('task-b', 'tr2', 1) repeats" in refusal(
         results, "agent", [*lines, lines[-1]])
     write(results["agent"], header("agent"), lines)
-    choices = [dict(obj, selection_split="test") if obj["record"] == "choice" else obj
+    choices = [replace(obj, selection_split="test") if isinstance(obj, ChoiceRow) else obj
                for obj in lines_of("best")]
     assert "line 2, field 'selection_split': the best heuristic is chosen on the validation" \
         in refusal(results, "best", choices)
     write(results["best"], header("best"), lines_of("best"))
     assert "field 'trace_sha256': trace 'tr0' differs" in refusal(
-        results, "agent", [dict(obj, trace_sha256="x") for obj in lines])
+        results, "agent", [replace(obj, trace_sha256="x") for obj in lines])
     assert "suite 'toy' has another hash" in refusal(results, "agent", lines,
                                                      suite_sha256="cd" * 32)
-    write(results["agent"], {**header("agent"), "entry": "pal", "entry_kind": "heuristic"}, lines)
-    with pytest.raises(ConfigError, match="entry 'pal' is also in"):
-        build_leaderboard([rows_of(p) for p in results.values()])
+    write(results["agent"], header("pal"), [replace(obj, member="pal") for obj in lines])
+    assert f"{results['agent']}, line 1, field 'entry': entry 'pal' is also in " \
+           f"{results['pal']}" in leaderboard_error(results)
     with pytest.raises(ConfigError, match="no results file of entry 'pal'"):
-        build_leaderboard([rows_of(results["best"]), rows_of(results["field"])])
+        build_leaderboard([read_results(results["best"]), read_results(results["field"])])
 
 
 @pytest.mark.parametrize(("change", "expected"), [
@@ -275,31 +318,31 @@ def test_refuses_repeats_choices_on_test_and_missing_references(
     ({"entry_kind": "robot"}, "line 1, field 'entry_kind': must be one of"),
 ])
 def test_reader_refuses_a_bad_header(results: dict[str, Path], change: dict[str, Any],
-                                     expected: str) -> None:
+                                     expected: str, tmp_path: Path) -> None:
     write(results["pal"], header("pal", **change), lines_of("pal"))
     with pytest.raises(ConfigError, match=re.escape(f"{results['pal']}, {expected}")):
-        rows_of(results["pal"])
+        write_leaderboard(list(results.values()), tmp_path / "page.md")
 
 
 @pytest.mark.parametrize(("change", "expected"), [
-    ({"avg_jct_s": "1"}, "field 'avg_jct_s': must be a number or null, got '1'"),
+    ({"avg_jct_s": "1"}, "field 'avg_jct_s': must be float|None, got '1'"),
     ({"avg_jct_s": None}, "field 'avg_jct_s': null with 10 completed jobs"),
-    ({"seed": True}, "field 'seed': must be an integer, got True"),
+    ({"seed": True}, "field 'seed': must be int, got True"),
     ({"avg_jct_s": 0.0}, "field 'avg_jct_s': must be finite and > 0"),
     ({"unfinished_jobs": 1},
      "field 'unfinished_jobs': completed_jobs 10 + unfinished_jobs 1 != num_jobs 10"),
+    ({"invalid_actions": -1}, "field 'invalid_actions': must be >= 0, got -1"),
+    ({"decision_time_s": -0.5}, "field 'decision_time_s': must be finite and >= 0, got -0.5"),
 ])
 def test_reader_refuses_a_bad_episode_line(results: dict[str, Path], change: dict[str, Any],
                                            expected: str) -> None:
     lines = lines_of("pal")
-    lines[2] = {**lines[2], **change}
-    write(results["pal"], header("pal"), lines)
-    with pytest.raises(ConfigError, match=re.escape(f"{results['pal']}, line 4, {expected}")):
-        rows_of(results["pal"])
-    results["pal"].write_text(json.dumps(header("pal")) + "\n{\"avg_jct_s\": NaN}\n",
+    lines[2] = replace(lines[2], **change)
+    assert refusal(results, "pal", lines).startswith(f"{results['pal']}, line 4, {expected}")
+    results["pal"].write_text(results_text(header("pal"), []) + "{\"avg_jct_s\": NaN}\n",
                               encoding="utf-8")
-    with pytest.raises(ConfigError, match="line 2: NaN is not a JSON number"):
-        rows_of(results["pal"])
+    assert leaderboard_error(results).startswith(f"{results['pal']}, line 2: NaN is not a "
+                                                 f"JSON number")
 
 
 def test_cli_writes_the_page_and_exits_2_on_bad_input(results: dict[str, Path],
@@ -351,14 +394,11 @@ def test_submission_object_is_shown_in_the_entries_table(results: dict[str, Path
 ])
 def test_reader_refuses_a_bad_submission(results: dict[str, Path], change: dict[str, Any],
                                          expected: str) -> None:
-    write(results["agent"], header("agent", submission={**SUBMISSION, **change}),
-          lines_of("agent"))
-    with pytest.raises(ConfigError, match=re.escape(f"{results['agent']}, line 1, {expected}")):
-        rows_of(results["agent"])
+    message = refusal(results, "agent", lines_of("agent"), submission={**SUBMISSION, **change})
+    assert message.startswith(f"{results['agent']}, line 1, {expected}")
     lacking = {key: value for key, value in SUBMISSION.items() if key != "hardware"}
-    write(results["agent"], header("agent", submission=lacking), lines_of("agent"))
-    with pytest.raises(ConfigError, match="field 'submission.hardware': missing"):
-        rows_of(results["agent"])
+    assert f"{results['agent']}, line 1, field 'submission.hardware': missing" in refusal(
+        results, "agent", lines_of("agent"), submission=lacking)
 
 
 def test_submitting_page_lists_the_submission_keys_and_a_valid_example() -> None:
@@ -377,12 +417,12 @@ def test_the_oracle_never_picks_an_episode_that_leaves_a_job_unfinished(
     # las/pal's 70 s on (task-a, tr2, seed 1) leaves a job unfinished: the oracle takes the
     # lowest finished episode there (srtf/pal, 100 s), so its ratios to the best become
     # 0.9 1 1 1 1 1 instead of 0.9 1 1 1 1 0.7
-    lines = [dict(line, unfinished_jobs=1, completed_jobs=9)
-             if (line["task"], line["split"], line["trace"], line["seed"], line["member"])
+    lines = [replace(line, unfinished_jobs=1, completed_jobs=9)
+             if (line.task, line.split, line.trace, line.seed, line.member)
              == ("task-a", "test", "tr2", 1, "las/pal") else line
              for line in lines_of("field")]
     write(results["field"], header("field"), lines)
-    (board,) = build_leaderboard([rows_of(p) for p in results.values()], num_resamples=10)
+    (board,) = boards(results)
     oracle = board.tasks[0].oracle
     assert oracle is not None
     assert oracle.summary.to_best_geomean.point[0] == pytest.approx(0.9 ** (1 / 6), rel=1e-12)

@@ -27,6 +27,10 @@ field's members on the test split) is a bound, not a contender, and is never ran
 jobs and invalid (fallback) actions are counted and shown with a warning mark; an episode in
 which no job completed (average JCT null) makes its ratio +inf: the row keeps its probability
 of improvement and profile but has no geomean or IQM and is not ranked.
+
+Files are read by :func:`palgym.bench.results.read_results` (the schema);
+:func:`palgym.bench.leaderboard_entries.entry_of` adds the leaderboard's own checks (metrics,
+the ``submission`` object, the ``best`` choices), each naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -37,9 +41,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from palgym.bench import stats
-from palgym.bench.leaderboard_input import rows_of
 from palgym.bench.leaderboard_page import profile_file, profile_svg, render_page
 from palgym.bench.leaderboard_tables import build_leaderboard
+from palgym.bench.results import read_results
 from palgym.errors import ConfigError, PalgymError
 from palgym.io.atomic import atomic_write_bytes, atomic_write_text, check_destination
 
@@ -87,7 +91,7 @@ def write_leaderboard(results_paths: Sequence[str | Path], output: str | Path,
     output = check_destination(output, "--output")
     plots_dir = None if plots_dir is None else check_destination(plots_dir, "--plots",
                                                                  folder=True)
-    boards = build_leaderboard([rows_of(path) for path in results_files(results_paths)],
+    boards = build_leaderboard([read_results(path) for path in results_files(results_paths)],
                                num_resamples=num_resamples)
     plots: list[tuple[Path, bytes]] = []
     if plots_dir is not None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from palgym.bench import profiles, stats
-from palgym.bench.leaderboard_input import Entry
+from palgym.bench.leaderboard_entries import Entry
 from palgym.bench.leaderboard_tables import Row, SuiteBoard, TaskBoard
 from palgym.plots import require_matplotlib
 

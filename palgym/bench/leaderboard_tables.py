@@ -10,16 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.bench import stats
-from palgym.bench.leaderboard_input import (
-    BEST,
-    FIELD,
-    REFERENCE,
-    Entry,
-    Episode,
-    Key,
-    ResultsFile,
-    entry_of,
-)
+from palgym.bench.leaderboard_entries import BEST, FIELD, REFERENCE, Entry, Episode, Key, entry_of
+from palgym.bench.results import ResultsError, ResultsFile
 from palgym.errors import ConfigError
 
 SHOWN_DIFFERENCES = 5
@@ -165,15 +157,16 @@ def suite_entries(files: Sequence[ResultsFile]) -> dict[str, tuple[str, list[Ent
     """
     grouped: dict[str, tuple[str, str, dict[str, Entry]]] = {}
     for results in files:
-        suite, digest = results.header["suite"], results.header["suite_sha256"]
-        first_digest, first_path, entries = grouped.setdefault(suite, (digest, results.path, {}))
+        suite, digest = results.header.suite, results.header.suite_sha256
+        first_digest, first_path, entries = grouped.setdefault(suite, (digest, str(results.path),
+                                                                       {}))
         if digest != first_digest:
-            raise ConfigError(f"{results.path}, line 1, field 'suite_sha256': suite {suite!r} "
-                              f"has another hash in {first_path}")
-        name = results.header["entry"]
+            raise ResultsError(f"suite {suite!r} has another hash in {first_path}",
+                               results.path, 1, "suite_sha256")
+        name = results.header.entry
         if name in entries:
-            raise ConfigError(f"{results.path}, line 1, field 'entry': entry {name!r} is "
-                              f"also in {entries[name].path}")
+            raise ResultsError(f"entry {name!r} is also in {entries[name].path}", results.path,
+                               1, "entry")
         entries[name] = entry_of(results)
     checked = {}
     for suite, (digest, _, entries) in sorted(grouped.items()):
