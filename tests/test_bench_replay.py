@@ -188,3 +188,23 @@ def test_usage_errors_exit_with_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit) as caught:
         main(["run", "--suite", "x"])
     assert caught.value.code == 2
+
+
+def test_a_submission_that_picks_on_the_test_split_is_rejected(pal_file: tuple[Path, Path],
+                                                               tmp_path: Path) -> None:
+    # docs/SUBMITTING.md: a parameter is never picked on the test split; validate checks the
+    # header's submission object as `run --submission` and the leaderboard do.
+    suite, path = pal_file
+    submission = {
+        "submitter": "A. Tester", "env_modified": False, "env_modifications": "",
+        "parameters": {"K": 4}, "parameters_tried": {"K": [2, 4]},
+        "selection_data": {"K": "bundled:validation"}, "training_traces": [],
+        "training_env_steps": 0, "training_wall_time_s": 0.0, "deterministic": True,
+        "hardware": "2 CPU cores", "model": "",
+    }
+    fine = _edit(path, tmp_path / "fine.jsonl", 1, submission=submission)
+    assert _problems(fine, suite) == []
+    picked = _edit(path, tmp_path / "picked.jsonl", 1,
+                   submission={**submission, "selection_data": {"K": "bundled:test"}})
+    assert [(p.line, p.field) for p in _problems(picked, suite)] == [
+        (1, "submission.selection_data.K")]
