@@ -339,6 +339,11 @@ def planner_contender(text: str, base_kwargs: Mapping[str, Any]) -> Any:
     """
     from agents.evaluation.contenders import Contender
 
+    if "rules=" in text:  # the round-by-round search over rules (agents.rule_search)
+        from agents.rule_search import RuleSearchAgent, RuleSearchSpec
+
+        rules = RuleSearchAgent(RuleSearchSpec.parse(text))
+        return Contender(rules.name, "planner", rules, {**dict(base_kwargs), **rules.env_kwargs})
     agent = PlannerAgent(PlannerSpec.parse(text))
     return Contender(agent.name, "planner", agent, {**dict(base_kwargs), **agent.env_kwargs})
 

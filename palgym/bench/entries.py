@@ -106,13 +106,16 @@ def entry_name(spec: str, kind: str) -> str:
 
 @dataclass(frozen=True)
 class Plan:
-    """One entry's run: the request, the suite and tasks, the entry's kind and name."""
+    """One entry's run: the request, the suite and tasks, the entry's kind and name, and the
+    git commit of the code that runs it (read when the run is planned, before any episode:
+    a commit made while a long run goes on is not the code that ran)."""
 
     request: RunRequest
     suite: Suite
     tasks: tuple[Task, ...]
     kind: str
     name: str
+    commit: str = "unknown"
 
     @property
     def member(self) -> str | None:
@@ -157,7 +160,7 @@ class Plan:
         request = self.request
         return Header(
             self.suite.name, self.suite.sha256, self.name, self.kind, request.agent,
-            __version__, git_commit(), {t.name: t.env_layout for t in self.tasks},
+            __version__, self.commit, {t.name: t.env_layout for t in self.tasks},
             sorted({s for t in self.tasks for s in t.seeds}),
             {t: {m: dict(v) for m, v in found.items()} for t, found in members.items()},
             request.description, submission=request.submission)

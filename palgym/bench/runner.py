@@ -272,6 +272,7 @@ def plan_entry(request: RunRequest) -> Plan:
         SuiteDataError: naming missing or changed files.
     """
     from agents.evaluation.names import importable_from_cwd, parse_heuristic
+    from palgym.bench.entries import git_commit
     from palgym.bench.suites import check_files, split_files
     from palgym.envs.layouts import env_layout
 
@@ -292,7 +293,8 @@ def plan_entry(request: RunRequest) -> Plan:
         if kind == "module":
             importable_from_cwd()
         name = parse_heuristic(request.agent, "--agent").label
-    return Plan(request, suite, tasks, kind, name or entry_name(request.agent, kind))
+    return Plan(request, suite, tasks, kind, name or entry_name(request.agent, kind),
+                git_commit())
 
 
 def _choose(unit: Unit, results: dict[str, list[Any]]) -> ChoiceRow:
