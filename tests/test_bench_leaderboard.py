@@ -56,8 +56,10 @@ JCT = {
     "pal": {"task-a": [125] * 6, "task-b": [400] * 6},
     "agent": {"task-a": [50, 200, 100, 90, 25, 400], "task-b": [200] * 6},
     "best": {task: FIELD_JCT[task][member] for task, member in BEST_OF.items()},
+    "planner": {"task-a": [40] * 6, "task-b": [150] * 6},
 }
-KIND = {"pal": "heuristic", "agent": "learned", "best": "best", "field": "field"}
+KIND = {"pal": "heuristic", "agent": "learned", "best": "best", "field": "field",
+        "planner": "planner"}
 
 
 def members_of(entry: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -193,6 +195,36 @@ def test_page_shows_ranks_failures_and_the_oracle(results: dict[str, Path],
            "(fallback actions taken)." in task_b
     svg = (tmp_path / "docs" / "leaderboard" / "toy-profile.svg").read_text(encoding="utf-8")
     assert "<dc:title>toy profiles, data sha256 " in svg and "<dc:date>" not in svg
+
+
+def test_a_planner_is_a_reference_never_ranked_even_when_fastest(
+        results: dict[str, Path], tmp_path: Path) -> None:
+    # planner: 40 s x6 on task-a (ratio 0.4 to the best's 100 s, faster than every entry and
+    # than the oracle's 0.63^(1/6)); 150 s x6 on task-b (0.75 to the best's 200 s)
+    results["planner"] = write(results["pal"].parent / "planner.jsonl", header("planner"),
+                               lines_of("planner"))
+    (board,) = boards(results, num_resamples=50)
+    task_a, task_b = board.tasks
+    assert [row.entry for row in task_a.rows] == ["agent", "best", "pal"]
+    assert [row.entry for row in task_b.rows] == ["agent", "best", "pal"]
+    (planner,) = task_a.references
+    assert planner.reference and not planner.oracle
+    assert planner.kind == "planner (reference: plans on a copy of the simulator)"
+    assert planner.summary.to_best_geomean.scalar() == pytest.approx((0.4, 0.4, 0.4))
+    assert planner.summary.to_pal_geomean.point[0] == pytest.approx(40 / 125)
+    assert planner.improvement == 1.0  # every seed below the best's on every trace
+    assert task_b.references[0].summary.to_best_iqm.point[0] == pytest.approx(0.75)
+    page = tmp_path / "page.md"
+    write_leaderboard(list(results.values()), page, tmp_path / "plots", num_resamples=50)
+    table = page.read_text(encoding="utf-8").split("### Task `task-a`")[1].split("###")[0]
+    rows = [line for line in table.splitlines() if re.match(r"\| (\d+|–) \| ", line)]
+    assert [line.split(" | ")[:2] for line in rows] == [
+        ["| 1", "`agent`"], ["| 2", "`best`"], ["| 3", "`pal`"], ["| –", "`planner`"],
+        ["| –", "*oracle (field)*"]]
+    assert rows[3].startswith("| – | `planner` | planner (reference: plans on a copy of the "
+                              "simulator) | 0.400 [0.400, 0.400] | 0.400 [0.400, 0.400] | "
+                              "0.320 [0.320, 0.320] |")
+    assert "| 1.00 | 0 | 0 | 1 |" in rows[3]
 
 
 def test_regeneration_is_byte_identical_in_any_order(results: dict[str, Path],

@@ -23,7 +23,11 @@ the entry, seed of the best), with a lower average JCT better, averaged over the
 Every entry must hold exactly the episodes of ``pal`` (and the same trace files): an entry
 with other seeds, missing or extra episodes is refused, naming it and the episodes. The
 hindsight oracle row (from the ``field`` entry: per episode, the lowest average JCT over the
-field's members on the test split) is a bound, not a contender, and is never ranked. Unfinished
+field's members on the test split) bounds the per-episode choice among the field's members
+only (a planner can beat it); it is not a contender and is never ranked. A ``planner`` entry
+is a reference, never ranked either (shown after the ranked rows, with its ratios and
+intervals): its rollouts run on a copy of the simulator, which holds the true job durations,
+the random streams and the true slowdowns, also on a task that hides them. Unfinished
 jobs and invalid (fallback) actions are counted and shown with a warning mark; an episode in
 which no job completed (average JCT null) makes its ratio +inf: the row keeps its probability
 of improvement and profile but has no geomean or IQM and is not ranked.

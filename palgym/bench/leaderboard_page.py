@@ -61,8 +61,15 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   the one figure that is not reproducible.
 - An entry with an episode in which no job completed (no average JCT; its ratio counts as
   +inf in P(< best) and the profile) has no geomean or IQM and is not ranked.
+- A **planner** row (kind `planner`, `agents/planner.py`) is a reference, not a contender,
+  and is never ranked: it is shown after the ranked rows, with its ratios, intervals and
+  P(< best). At each decision the planner tries actions on a copy of the simulator, which
+  holds the true job durations, the episode's random streams and the true slowdowns. On a
+  task that hides durations (`duration_knowledge: unknown`) or slowdowns (`belief` other
+  than `oracle`), it therefore sees what the task hides from every contender.
 - The **oracle** row takes, for each episode, the field member with the lowest average JCT in
-  hindsight (test split): a bound, not a contender, never ranked.
+  hindsight (test split). It bounds the per-episode choice among the field's members only
+  (a planner, or any other entry, can beat it); it is not a contender and is never ranked.
 """
 
 
@@ -105,10 +112,16 @@ def row_line(rank: str, row: Row) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def shown_rows(task: TaskBoard) -> tuple[Row, ...]:
+    """Every row of a task in the table's order: the ranked rows (then those without a
+    summary), the references (planners), the oracle."""
+    return (*task.rows, *task.references, *([task.oracle] if task.oracle else []))
+
+
 def warnings_of(task: TaskBoard) -> list[str]:
     """One bullet per row with unfinished jobs or invalid actions."""
     lines = []
-    for row in (*task.rows, *([task.oracle] if task.oracle else [])):
+    for row in shown_rows(task):
         parts = []
         if row.unfinished_jobs:
             parts.append(f"{row.unfinished_jobs} unfinished jobs in {row.episodes_unfinished} "
@@ -136,8 +149,8 @@ def task_section(task: TaskBoard) -> list[str]:
              "|---:|---|---|---|---|---|---|---:|---:|---:|---:|"]
     lines += [row_line(str(rank) if row.summary else "–", row)
               for rank, row in enumerate(task.rows, start=1)]
-    if task.oracle is not None:
-        lines.append(row_line("–", task.oracle))
+    lines += [row_line("–", row) for row in (*task.references,
+                                             *([task.oracle] if task.oracle else []))]
     warnings = warnings_of(task)
     return lines + ([""] + warnings if warnings else []) + [""]
 
@@ -205,7 +218,7 @@ def profile_fingerprint(board: SuiteBoard) -> str:
     """sha256 of what a suite's profile plot shows: per task, each curve's name and ratios."""
     digest = hashlib.sha256(board.suite.encode("utf-8"))
     for task in board.tasks:
-        for row in (*task.rows, *([task.oracle] if task.oracle else [])):
+        for row in shown_rows(task):
             digest.update(f"\n{task.task}\n{row.entry}\n".encode())
             digest.update(np.ascontiguousarray(row.ratios_to_best, dtype="<f8").tobytes())
     return digest.hexdigest()
@@ -213,8 +226,9 @@ def profile_fingerprint(board: SuiteBoard) -> str:
 
 def draw_task(axes: Axes, task: TaskBoard) -> None:
     """One panel: every row's profile (fraction of episodes with ratio to best <= tau) with
-    its bootstrap band (whole traces resampled); the oracle dashed."""
-    curves = [*task.rows, *([task.oracle] if task.oracle else [])]
+    its bootstrap band (whole traces resampled); the references (planners) dotted, the oracle
+    dashed."""
+    curves = list(shown_rows(task))
     ratios = np.concatenate([row.ratios_to_best for row in curves])
     ratios = ratios[np.isfinite(ratios)]
     low, high = min(float(ratios.min(initial=1.0)), 1.0), max(float(ratios.max(initial=1.0)), 1.0)
@@ -224,8 +238,10 @@ def draw_task(axes: Axes, task: TaskBoard) -> None:
                                    task.rows[0].traces, taus)
     for index, (row, band) in enumerate(zip(curves, bands, strict=True)):
         color = "black" if row.oracle else f"C{index % 10}"
-        axes.plot(taus, band.point, drawstyle="steps-post", color=color,
-                  linestyle="--" if row.oracle else "-", label=row.entry)
+        style = "--" if row.oracle else ":" if row.reference else "-"
+        label = f"{row.entry} (reference)" if row.reference else row.entry
+        axes.plot(taus, band.point, drawstyle="steps-post", color=color, linestyle=style,
+                  label=label)
         if band.has_interval:
             axes.fill_between(taus, band.low, band.high, step="post", color=color, alpha=0.15,
                               linewidth=0)

@@ -1,5 +1,7 @@
 """The leaderboard's tables: entries checked against ``pal``, per-task rows of ratios,
-intervals and counts, ranked (the method: :mod:`palgym.bench.leaderboard`)."""
+intervals and counts, ranked (the method: :mod:`palgym.bench.leaderboard`). A ``planner``
+entry's row is a reference, never ranked: it plans on a copy of the simulator
+(:data:`PLANNER_KIND`)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,12 @@ from palgym.errors import ConfigError
 
 SHOWN_DIFFERENCES = 5
 """Differing episodes named in a refusal (the count of the rest follows)."""
+PLANNER = "planner"
+"""The entry kind shown as a reference, never ranked."""
+PLANNER_KIND = "planner (reference: plans on a copy of the simulator)"
+"""The kind text of a planner row: its rollouts run on a deep copy of the env
+(``agents/planner.py``), which holds the true job durations, the random streams and the true
+slowdowns, whatever the task lets a scheduler know."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,7 @@ class Row:
 
     ``summary`` is None when an episode has no average JCT (no job completed: its ratio is
     +inf); such a row is not ranked. ``ratios_to_best`` and ``traces`` are float64 (n,) / n
-    trace names in key order.
+    trace names in key order. ``reference``: a planner's row, shown but never ranked.
     """
 
     entry: str
@@ -50,12 +58,14 @@ class Row:
     decision_time_ms: float | None
     ratios_to_best: np.ndarray
     traces: tuple[str, ...]
+    reference: bool = False
 
 
 @dataclass(frozen=True)
 class TaskBoard:
     """A task's rows, ranked (by geomean ratio to best, then name; the rows without a summary
-    last, by name) and its oracle row."""
+    last, by name), its references (the planner rows, never ranked, in the same order) and
+    its oracle row."""
 
     task: str
     best_member: str
@@ -63,6 +73,7 @@ class TaskBoard:
     seeds: tuple[int, ...]
     rows: tuple[Row, ...]
     oracle: Row | None
+    references: tuple[Row, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -226,7 +237,11 @@ def summaries(jcts: list[np.ndarray], pal: np.ndarray, best: np.ndarray,
     return found
 
 
-def row_of(label: tuple[str, str, bool], episodes: list[Episode], summary: Summary | None,
+Label = tuple[str, str, bool, bool]
+"""A row's entry name, kind text, whether it is the oracle, whether it is a reference."""
+
+
+def row_of(label: Label, episodes: list[Episode], summary: Summary | None,
            best: np.ndarray, traces: tuple[str, ...]) -> Row:
     """A table row from an entry's episodes (in the order of ``best`` and ``traces``)."""
     jct = np.array([e.avg_jct_s for e in episodes])
@@ -235,8 +250,8 @@ def row_of(label: tuple[str, str, bool], episodes: list[Episode], summary: Summa
                                  for p in by_trace]))
     decisions = sum(e.decisions for e in episodes)
     time_s = sum(e.decision_time_s for e in episodes)
-    name, kind, oracle = label
-    return Row(entry=name, kind=kind, oracle=oracle, summary=summary,
+    name, kind, oracle, reference = label
+    return Row(entry=name, kind=kind, oracle=oracle, reference=reference, summary=summary,
                improvement=improvement, num_episodes=len(episodes),
                episodes_without_jct=int(np.isinf(jct).sum()),
                unfinished_jobs=sum(e.unfinished_jobs for e in episodes),
@@ -269,12 +284,13 @@ def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard
     traces = tuple(key[1] for key in keys)
     pal, best = (reference_jct(by_name[name], keys) for name in (REFERENCE, BEST))
     running = [e for e in entries if e.kind != FIELD and keys[0] in e.episodes]
-    labels = [(e.name, e.kind, False) for e in running]
+    labels: list[Label] = [(e.name, PLANNER_KIND if e.kind == PLANNER else e.kind, False,
+                            e.kind == PLANNER) for e in running]
     episodes = [[e.episodes[k] for k in keys] for e in running]
     field = next((e for e in entries if e.kind == FIELD and e.members), None)
     if field is not None:
         chosen = oracle_episodes(field, keys)
-        labels.append((f"oracle ({field.name})", "hindsight bound", True))
+        labels.append((f"oracle ({field.name})", "hindsight bound", True, False))
         episodes.append([chosen[k] for k in keys])
     found = summaries([np.array([e.avg_jct_s for e in row]) for row in episodes], pal, best,
                       traces, num_resamples)
@@ -285,8 +301,9 @@ def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard
                                else row.summary.to_best_geomean.point[0], row.entry))
     return TaskBoard(task=task, best_member=by_name[BEST].choices[task],
                      traces=tuple(sorted(set(traces))),
-                     seeds=tuple(sorted({key[2] for key in keys})), rows=tuple(rows),
-                     oracle=oracle)
+                     seeds=tuple(sorted({key[2] for key in keys})),
+                     rows=tuple(row for row in rows if not row.reference), oracle=oracle,
+                     references=tuple(row for row in rows if row.reference))
 
 
 def build_leaderboard(files: Sequence[ResultsFile], *,
