@@ -418,6 +418,9 @@ def test_submission_object_is_shown_in_the_entries_table(results: dict[str, Path
 @pytest.mark.parametrize(("change", "expected"), [
     ({"selection_data": {"learning_rate": "bundled:test"}},
      "field 'submission.selection_data.learning_rate': parameters are never picked on the test"),
+    ({"selection_data": {"learning_rate": "tr1, seeds 0-1"}},
+     "field 'submission.selection_data.learning_rate': parameters are never picked on the test "
+     "split: 'tr1' is a test trace of the suite, got 'tr1, seeds 0-1'"),
     ({"selection_data": {}}, "field 'submission.selection_data': name the data each tried"),
     ({"env_modified": True}, "field 'submission.env_modifications': say how the env was"),
     ({"deterministic": 1}, "field 'submission.deterministic': must be a JSON boolean, got 1"),
@@ -431,6 +434,31 @@ def test_reader_refuses_a_bad_submission(results: dict[str, Path], change: dict[
     lacking = {key: value for key, value in SUBMISSION.items() if key != "hardware"}
     assert f"{results['agent']}, line 1, field 'submission.hardware': missing" in refusal(
         results, "agent", lines_of("agent"), submission=lacking)
+
+
+def test_a_selection_naming_a_test_trace_only_inside_a_longer_token_is_accepted(
+        results: dict[str, Path]) -> None:
+    # the toy suite's test traces are tr0, tr1, tr2 (the test episodes): "my-tr1-set" and
+    # "tr10" name other data; "tr2" does, whatever the surrounding separators
+    for data in ("my-tr1-set", "bundled:tr10"):
+        write(results["agent"], header("agent", submission={
+            **SUBMISSION, "selection_data": {"learning_rate": data}}), lines_of("agent"))
+        (board,) = boards(results)
+        assert board.tasks[0].rows[0].entry == "agent"
+    assert "'tr2' is a test trace of the suite, got 'windows/tr2.csv'" in refusal(
+        results, "agent", lines_of("agent"), submission={
+            **SUBMISSION, "selection_data": {"learning_rate": "windows/tr2.csv"}})
+
+
+def test_a_committed_suite_named_by_the_header_gives_its_test_traces(tmp_path: Path) -> None:
+    # a file of palgym-bench-v1 without episodes: the suite's test traces still count
+    from palgym.bench.leaderboard_entries import traces_under_test
+
+    path = write(tmp_path / "x.jsonl", header("agent", suite="palgym-bench-v1"), [])
+    assert traces_under_test(read_results(path)) == {"workload-4", "workload-5",
+                                                     "sia-philly-gen-4"}
+    toy = write(tmp_path / "y.jsonl", header("agent"), lines_of("agent"))
+    assert traces_under_test(read_results(toy)) == {"tr0", "tr1", "tr2"}
 
 
 def test_submitting_page_lists_the_submission_keys_and_a_valid_example() -> None:

@@ -206,5 +206,50 @@ def test_a_submission_that_picks_on_the_test_split_is_rejected(pal_file: tuple[P
     assert _problems(fine, suite) == []
     picked = _edit(path, tmp_path / "picked.jsonl", 1,
                    submission={**submission, "selection_data": {"K": "bundled:test"}})
-    assert [(p.line, p.field) for p in _problems(picked, suite)] == [
-        (1, "submission.selection_data.K")]
+    rule = "data other than the test split (parameters are never picked on it)"
+    assert [(p.line, p.field, p.expected, p.found) for p in _problems(picked, suite)] == [
+        (1, "submission.selection_data.K", rule, "bundled:test")]
+    # the tiny suite's test split is sia-philly-gen-4 (tests/bench_suites.py): naming it as a
+    # whole token is picking on the test split; a longer token is another name
+    named = _edit(path, tmp_path / "named.jsonl", 1, submission={
+        **submission, "selection_data": {"K": "traces/sia-philly-gen-4.csv"}})
+    assert [(p.field, p.expected, p.found) for p in _problems(named, suite)] == [
+        ("submission.selection_data.K", f"{rule}; 'sia-philly-gen-4' is a test trace",
+         "traces/sia-philly-gen-4.csv")]
+    other = _edit(path, tmp_path / "other.jsonl", 1, submission={
+        **submission, "selection_data": {"K": "sia-philly-gen-40, sia-philly-gen-3"}})
+    assert _problems(other, suite) == []
+
+
+@pytest.mark.parametrize(("change", "field", "expected", "found"), [
+    ({"training_env_steps": -5}, "submission.training_env_steps", ">= 0", -5),
+    ({"deterministic": "yes"}, "submission.deterministic", "a JSON boolean", "yes"),
+    ({"hardware": None}, "submission.hardware", "a value (every key is required)", "missing"),
+    ({"gpu": 1}, "submission", "only the keys ['submitter', 'env_modified', "
+     "'env_modifications', 'parameters', 'parameters_tried', 'selection_data', "
+     "'training_traces', 'training_env_steps', 'training_wall_time_s', 'deterministic', "
+     "'hardware', 'model']", ["gpu"]),
+    ({"env_modified": True}, "submission.env_modifications",
+     "how the env was modified (env_modified is true)", ""),
+    ({"selection_data": {}}, "submission.selection_data", "the keys of parameters_tried ['K']",
+     []),
+])
+def test_a_bad_submission_is_reported_as_rule_and_value(
+        pal_file: tuple[Path, Path], tmp_path: Path, change: dict[str, object], field: str,
+        expected: str, found: object) -> None:
+    suite, path = pal_file
+    submission = {
+        "submitter": "A. Tester", "env_modified": False, "env_modifications": "",
+        "parameters": {"K": 4}, "parameters_tried": {"K": [2, 4]},
+        "selection_data": {"K": "bundled:validation"}, "training_traces": [],
+        "training_env_steps": 0, "training_wall_time_s": 0.0, "deterministic": True,
+        "hardware": "2 CPU cores", "model": "", **change,
+    }
+    if change.get("hardware", "") is None:
+        del submission["hardware"]
+    edited = _edit(path, tmp_path / "bad.jsonl", 1, submission=submission)
+    [problem] = _problems(edited, suite)
+    assert (problem.line, problem.field, problem.expected, problem.found) == (
+        1, field, expected, found)
+    assert str(problem).startswith(f"{edited}, line 1, field {field!r}: expected "
+                                   f"{expected!r}, found {found!r}")

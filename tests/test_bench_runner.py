@@ -191,6 +191,22 @@ def test_run_refuses_a_bad_submission_file_before_running(tmp_path: Path,
     err = capsys.readouterr().err
     assert code == 2 and f"--submission {bad}" in err and "submission.env_modified" in err
     assert not output.exists()
+    # a parameter picked on a test trace of the suite (the lite suite tests on
+    # sia-philly-gen-4), named as a token of the selection_data value
+    stated = {
+        "submitter": "A. Tester", "env_modified": False, "env_modifications": "",
+        "parameters": {"n_steps": 2048}, "parameters_tried": {"n_steps": [1024, 2048]},
+        "selection_data": {"n_steps": "bundled sia-philly-gen-4, seeds 0-2"},
+        "training_traces": [], "training_env_steps": 0, "training_wall_time_s": 0.0,
+        "deterministic": True, "hardware": "2 CPU cores", "model": "",
+    }
+    bad.write_text(json.dumps(stated), encoding="utf-8")
+    assert main(["run", "--suite", "palgym-bench-v1-lite", "--agent", "pal", "--submission",
+                 str(bad), "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert f"--submission {bad}, field 'submission.selection_data.n_steps': parameters are " \
+           "never picked on the test split: 'sia-philly-gen-4' is a test trace of the suite" \
+        in err and not output.exists()
     bad.write_text("{not json", encoding="utf-8")
     assert main(["run", "--suite", "palgym-bench-v1-lite", "--agent", "pal", "--submission",
                  str(bad), "--output", str(output)]) == 2

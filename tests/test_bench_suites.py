@@ -23,6 +23,7 @@ from palgym.bench.suites import (
     split_traces,
     suite_folder,
     suite_names,
+    suite_test_traces,
 )
 from palgym.envs.layouts import env_layout
 from palgym.sim.cluster import ClusterSpec
@@ -166,3 +167,11 @@ def test_a_malformed_suite_is_refused_naming_file_and_field(tmp_path: Path, edit
 def test_suite_files_live_in_the_package() -> None:
     assert (suite_folder() / f"{LITE}.yaml").is_file()
     assert load_suite(suite_folder() / f"{FULL}.yaml").name == FULL
+
+
+def test_the_test_traces_of_a_suite_are_those_of_its_test_splits() -> None:
+    # docs/BENCH.md: v1 tests on workloads 4-5 and sia-philly-gen-4 (cross-cluster too, on
+    # another cluster), lite on sia-philly-gen-4
+    assert suite_test_traces(load_suite("palgym-bench-v1")) == {
+        "workload-4", "workload-5", "sia-philly-gen-4"}
+    assert suite_test_traces(load_suite("palgym-bench-v1-lite")) == {"sia-philly-gen-4"}

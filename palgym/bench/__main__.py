@@ -103,8 +103,9 @@ def _list(suite: str | None) -> list[str]:
     return lines
 
 
-def _submission(path: str | None) -> dict[str, Any] | None:
-    """The ``--submission`` file's object, checked (None without the option).
+def _submission(path: str | None, suite: str) -> dict[str, Any] | None:
+    """The ``--submission`` file's object, checked (None without the option), against the
+    test traces of ``suite`` too.
 
     Raises:
         PalgymError: for a file that cannot be read, is not JSON, or fails
@@ -113,6 +114,9 @@ def _submission(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     from palgym.bench.submission import check_submission
+    from palgym.bench.suites import suite_test_traces
+
+    tests = suite_test_traces(load_suite(suite))
 
     try:
         value = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -120,7 +124,7 @@ def _submission(path: str | None) -> dict[str, Any] | None:
         raise PalgymError(f"--submission {path}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:
         raise PalgymError(f"--submission {path}: not JSON ({exc})") from None
-    check_submission(value, f"--submission {path}")
+    check_submission(value, f"--submission {path}", tests)
     return dict(value)
 
 
@@ -136,7 +140,7 @@ def _run(args: argparse.Namespace) -> list[str]:
     request = RunRequest(args.suite, args.agent, output, _roots(args), tuple(args.tasks or ()),
                          args.entry, args.description, args.workers, args.device,
                          args.trust_model, not args.quiet, args.num_threads,
-                         _submission(args.submission), args.ray)
+                         _submission(args.submission, args.suite), args.ray)
     path, episodes, wall_s = run_entry(request)
     where = f"workers {args.workers}" if args.ray is None else f"ray {args.ray or 'local'}"
     return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s ({where})"]

@@ -8,7 +8,8 @@ ResultsError`, or :func:`palgym.bench.submission.check_submission`'s error for t
 ``submission``):
 
 - an episode's impossible metrics (:func:`check_episode`);
-- a ``submission`` object that breaks docs/SUBMITTING.md;
+- a ``submission`` object that breaks docs/SUBMITTING.md (its ``selection_data`` naming a
+  test trace of the suite among them: :func:`traces_under_test`);
 - a ``best`` entry's choice not made on the validation split, made twice for a task, or of a
   member outside its field, and a test episode of a task without a choice;
 - a test episode repeated, or of a member other than the entry (or its choice).
@@ -18,12 +19,14 @@ Actions, hashes and the other fields are the replay's business (:mod:`palgym.ben
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from palgym.bench.results import EpisodeRow, ResultsError, ResultsFile
 from palgym.bench.submission import check_submission
+from palgym.bench.suites import load_suite, suite_names, suite_test_traces
 
 Key = tuple[str, str, int]
 """An episode: (task, trace, seed)."""
@@ -134,6 +137,20 @@ def choices_of(results: ResultsFile) -> dict[str, tuple[str, tuple[str, ...]]]:
     return chosen
 
 
+@functools.cache
+def committed_test_traces(suite: str) -> frozenset[str]:
+    """The test traces of the committed suite named ``suite`` (none for another name)."""
+    return suite_test_traces(load_suite(suite)) if suite in suite_names() else frozenset()
+
+
+def traces_under_test(results: ResultsFile) -> frozenset[str]:
+    """The test traces a ``submission``'s ``selection_data`` may not name: those of the
+    committed suite the header names, and the trace ids (without a job range) of the file's
+    own test episodes."""
+    own = {row.trace.split("[")[0] for _, row in results.episodes if row.split == "test"}
+    return committed_test_traces(results.header.suite) | own
+
+
 def entry_of(results: ResultsFile) -> Entry:
     """An :class:`Entry` from a read results file (test-split episodes only), after the checks
     of the module docstring (every episode's metrics, on any split, are checked).
@@ -145,7 +162,7 @@ def entry_of(results: ResultsFile) -> Entry:
     """
     header, path = results.header, str(results.path)
     if header.submission is not None:
-        check_submission(header.submission, f"{path}, line 1")
+        check_submission(header.submission, f"{path}, line 1", traces_under_test(results))
     made = choices_of(results) if header.entry_kind == BEST else {}
     choices = {task: member for task, (member, _) in made.items()}
     episodes: dict[Key, Episode] = {}

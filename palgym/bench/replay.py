@@ -38,8 +38,16 @@ from palgym.bench.results import (
     read_results,
     row_metrics,
 )
-from palgym.bench.suites import DataRoots, Suite, Task, load_suite, split_env_kwargs, split_traces
-from palgym.errors import ConfigError, PalgymError
+from palgym.bench.suites import (
+    DataRoots,
+    Suite,
+    Task,
+    load_suite,
+    split_env_kwargs,
+    split_traces,
+    suite_test_traces,
+)
+from palgym.errors import PalgymError
 
 
 @dataclass(frozen=True)
@@ -103,16 +111,16 @@ class _Check:
                                      note))
 
     def header(self) -> None:
-        from palgym.bench.submission import check_submission
+        from palgym.bench.submission import SubmissionError, check_submission
         from palgym.envs.layouts import env_layout
 
         header = self.results.header
         if header.submission is not None:
             try:
-                check_submission(header.submission, f"{self.results.path}, line 1")
-            except ConfigError as exc:
-                field, _, why = str(exc).partition("field '")[2].partition("': ")
-                self.add(1, field, "a submission object as docs/SUBMITTING.md states", why)
+                check_submission(header.submission, f"{self.results.path}, line 1",
+                                 suite_test_traces(self.suite))
+            except SubmissionError as exc:
+                self.add(1, exc.field, exc.rule, exc.found, "docs/SUBMITTING.md")
         if header.suite_sha256 != self.suite.sha256:
             self.add(1, "suite_sha256", self.suite.sha256, header.suite_sha256,
                      f"the file was run on other bytes of {self.suite.path}")

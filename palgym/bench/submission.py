@@ -22,6 +22,7 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from palgym.errors import ConfigError
@@ -51,7 +52,8 @@ SUBMISSION_FIELDS: dict[str, type | tuple[type, ...]] = {
 - ``parameters_tried``: name -> the values or the range tried (a list, or text such as
   ``"loguniform(1e-5, 1e-3), 40 trials"``); ``{}`` when nothing was tuned.
 - ``selection_data``: name -> the data the value was picked on (a trace set and split such as
-  ``"bundled:validation"``); one per key of ``parameters_tried``; never the test split.
+  ``"bundled:validation"``); one per key of ``parameters_tried``; never the test split, nor,
+  where the suite is known, a test trace of the suite named as a whole token.
 - ``training_traces``: the traces trained on (``[]`` for an untrained entry).
 - ``training_env_steps``, ``training_wall_time_s``: the training budget (0 when untrained).
 - ``deterministic``: whether the same seed gives the same actions.
@@ -61,34 +63,64 @@ SUBMISSION_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 TEST_SPLIT = re.compile(r"(^|[^a-z0-9])test($|[^a-z0-9])", re.IGNORECASE)
 """A selection naming the test split (``test``, ``bundled:test``, ``set/test``...)."""
+TOKEN_SEPARATORS = re.compile(r"[^A-Za-z0-9_-]+")
+"""What separates the tokens of a ``selection_data`` value (a trace id is a whole token:
+``traces/sia-philly-gen-4.csv`` names ``sia-philly-gen-4``)."""
+MISSING = "missing"
+"""The found value of a :class:`SubmissionError` for a key the object lacks."""
 
 
-def check_submission(submission: object, where: str) -> None:
+class SubmissionError(ConfigError):
+    """A ``submission`` object that breaks docs/SUBMITTING.md.
+
+    The message is ``"{where}, field '{field}': {why}"``.
+
+    Attributes:
+        field: the key at fault, e.g. ``submission.selection_data.learning_rate``.
+        rule: what the key must be (the expected value of a replay problem).
+        found: the offending value (:data:`MISSING` for a missing key).
+    """
+
+    def __init__(self, where: str, field: str, why: str, rule: str, found: Any) -> None:
+        self.field, self.rule, self.found = field, rule, found
+        super().__init__(f"{where}, field '{field}': {why}")
+
+
+def check_submission(submission: object, where: str, test_traces: Collection[str] = ()
+                     ) -> None:
     """Refuse a ``submission`` object that lacks a key, has one of the wrong type or an unknown
-    one, modifies the env without saying how, or picks a parameter on the test split.
+    one, modifies the env without saying how, or picks a parameter on the test split (a
+    ``selection_data`` value naming ``test``, or one of ``test_traces`` as a whole token).
 
     Args:
         submission: the header's ``submission`` value.
         where: the file and line, for the error (e.g. ``"agent.jsonl, line 1"``).
+        test_traces: the trace ids of the suite's test splits, when the suite is known
+            (:func:`palgym.bench.suites.suite_test_traces`); compared case-insensitively.
 
     Raises:
-        ConfigError: ``"{where}, field 'submission.KEY': ..."``.
+        SubmissionError: ``"{where}, field 'submission.KEY': ..."``.
     """
     if not isinstance(submission, dict):
-        raise ConfigError(f"{where}, field 'submission': must be an object, got {submission!r}")
+        raise SubmissionError(where, "submission", f"must be an object, got {submission!r}",
+                              "a JSON object", submission)
     for key, kind in SUBMISSION_FIELDS.items():
-        field = f"{where}, field 'submission.{key}'"
+        field = f"submission.{key}"
         if key not in submission:
-            raise ConfigError(f"{field}: missing")
+            raise SubmissionError(where, field, MISSING, "a value (every key is required)",
+                                  MISSING)
         value = submission[key]
         is_bool = isinstance(value, bool)
         if (kind is bool) != is_bool or not isinstance(value, kind):
-            raise ConfigError(f"{field}: must be a JSON {json_type(kind)}, got {value!r}")
+            raise SubmissionError(where, field, f"must be a JSON {json_type(kind)}, got "
+                                  f"{value!r}", f"a JSON {json_type(kind)}", value)
     unknown = sorted(set(submission) - set(SUBMISSION_FIELDS))
     if unknown:
-        raise ConfigError(f"{where}, field 'submission': unknown keys {unknown} (accepted: "
-                          f"{list(SUBMISSION_FIELDS)})")
+        raise SubmissionError(where, "submission", f"unknown keys {unknown} (accepted: "
+                              f"{list(SUBMISSION_FIELDS)})",
+                              f"only the keys {list(SUBMISSION_FIELDS)}", unknown)
     check_values(submission, where)
+    check_selection(submission["selection_data"], where, test_traces)
 
 
 def json_type(kind: type | tuple[type, ...]) -> str:
@@ -99,18 +131,45 @@ def json_type(kind: type | tuple[type, ...]) -> str:
 
 def check_values(submission: dict[str, Any], where: str) -> None:
     """The rules between the keys of a well-typed ``submission`` (see :func:`check_submission`)."""
-    if submission["env_modified"] != bool(submission["env_modifications"].strip()):
-        raise ConfigError(f"{where}, field 'submission.env_modifications': say how the env was "
-                          f"modified exactly when env_modified is true")
+    modified, how = submission["env_modified"], submission["env_modifications"]
+    if modified != bool(how.strip()):
+        raise SubmissionError(where, "submission.env_modifications", "say how the env was "
+                              "modified exactly when env_modified is true",
+                              "how the env was modified (env_modified is true)" if modified
+                              else "'' (env_modified is false)", how)
     tried, selection = submission["parameters_tried"], submission["selection_data"]
     if set(tried) != set(selection):
-        raise ConfigError(f"{where}, field 'submission.selection_data': name the data each "
-                          f"tried parameter was picked on: keys {sorted(selection)} != "
-                          f"parameters_tried keys {sorted(tried)}")
-    for name, data in sorted(selection.items()):
-        if not isinstance(data, str) or TEST_SPLIT.search(data):
-            raise ConfigError(f"{where}, field 'submission.selection_data.{name}': parameters "
-                              f"are never picked on the test split, got {data!r}")
+        raise SubmissionError(where, "submission.selection_data", f"name the data each tried "
+                              f"parameter was picked on: keys {sorted(selection)} != "
+                              f"parameters_tried keys {sorted(tried)}",
+                              f"the keys of parameters_tried {sorted(tried)}", sorted(selection))
     for key in ("training_env_steps", "training_wall_time_s"):
         if not submission[key] >= 0:
-            raise ConfigError(f"{where}, field 'submission.{key}': must be >= 0")
+            raise SubmissionError(where, f"submission.{key}",
+                                  f"must be >= 0, got {submission[key]!r}", ">= 0",
+                                  submission[key])
+
+
+def check_selection(selection: dict[str, Any], where: str, test_traces: Collection[str]
+                    ) -> None:
+    """Refuse a ``selection_data`` value that is no string, names the test split, or names a
+    trace of ``test_traces`` as a whole token (:data:`TOKEN_SEPARATORS`).
+
+    Raises:
+        SubmissionError: naming the key and, for a test trace, the trace.
+    """
+    rule = "data other than the test split (parameters are never picked on it)"
+    tests = {trace.casefold() for trace in test_traces}
+    for name, data in sorted(selection.items()):
+        field = f"submission.selection_data.{name}"
+        if not isinstance(data, str):
+            raise SubmissionError(where, field, f"must be a JSON string naming the data, got "
+                                  f"{data!r}", "a JSON string naming the data", data)
+        if TEST_SPLIT.search(data):
+            raise SubmissionError(where, field, f"parameters are never picked on the test "
+                                  f"split, got {data!r}", rule, data)
+        named = [token for token in TOKEN_SEPARATORS.split(data) if token.casefold() in tests]
+        if named:
+            raise SubmissionError(where, field, f"parameters are never picked on the test "
+                                  f"split: {named[0]!r} is a test trace of the suite, got "
+                                  f"{data!r}", f"{rule}; {named[0]!r} is a test trace", data)

@@ -186,6 +186,12 @@ def _hint(source: str, suite: Suite, roots: DataRoots) -> str:
     return "bundled with palgym: reinstall palgym"
 
 
+def suite_test_traces(suite: Suite) -> frozenset[str]:
+    """The trace file ids of every task's test split (what a ``submission``'s
+    ``selection_data`` may not name: :func:`palgym.bench.submission.check_submission`)."""
+    return frozenset(ref.file for task in suite.tasks for ref in task.splits["test"].traces)
+
+
 def split_env_kwargs(suite: Suite, task: Task, split: str, roots: DataRoots) -> dict[str, Any]:
     """The env kwargs every contender of ``split`` shares (without ``trace``): the world
     (the split's overrides on the task's), duration knowledge, belief, queue order and the
@@ -224,5 +230,5 @@ __all__ = [
     "DATA_DIR_VARIABLE", "SOURCES", "SPLIT_NAMES", "SUITE_FORMAT", "TRACES_COMMAND", "DataRoots",
     "Split", "Suite", "SuiteDataError", "SuiteError", "SuiteFile", "Task", "TraceRef",
     "check_files", "file_sha256", "load_suite", "split_env_kwargs", "split_files",
-    "split_traces", "split_variability", "suite_names", "suite_path",
+    "split_traces", "split_variability", "suite_names", "suite_path", "suite_test_traces",
 ]
