@@ -373,8 +373,8 @@ def test_reader_refuses_a_bad_episode_line(results: dict[str, Path], change: dic
     assert refusal(results, "pal", lines).startswith(f"{results['pal']}, line 4, {expected}")
     results["pal"].write_text(results_text(header("pal"), []) + "{\"avg_jct_s\": NaN}\n",
                               encoding="utf-8")
-    assert leaderboard_error(results).startswith(f"{results['pal']}, line 2: NaN is not a "
-                                                 f"JSON number")
+    assert leaderboard_error(results).startswith(f"{results['pal']}, line 2, field "
+                                                 f"'avg_jct_s': NaN is not a JSON number")
 
 
 def test_cli_writes_the_page_and_exits_2_on_bad_input(results: dict[str, Path],

@@ -6,6 +6,7 @@ import base64
 import json
 import struct
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,22 +115,41 @@ def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
     assert caught.value.line == 3
 
 
-@pytest.mark.parametrize(("number", "problem"), [
-    ("NaN", "NaN is not a JSON number"),
-    ("-Infinity", "-Infinity is not a JSON number"),
-    ("1e999", "1e999 is not a finite float64"),
+@pytest.mark.parametrize(("old", "new", "line", "field", "problem"), [
+    ('"makespan_s": 1e+300', '"makespan_s": NaN', 2, "makespan_s",
+     "NaN is not a JSON number"),
+    ('"makespan_s": 1e+300', '"makespan_s": -Infinity', 2, "makespan_s",
+     "-Infinity is not a JSON number"),
+    ('"makespan_s": 1e+300', '"makespan_s": 1e999', 2, "makespan_s",
+     "1e999 is not a finite float64"),
+    ('"seeds": [0, 1]', '"seeds": [0, Infinity]', 1, "seeds[1]",
+     "Infinity is not a JSON number"),
+    ('"seed": 1', f'"seed": {"9" * 5000}', 2, "seed",
+     "an integer of 5000 digits is too long to convert"),
 ])
-def test_a_number_that_is_not_finite_is_named_with_its_line(tmp_path: Path, number: str,
-                                                            problem: str) -> None:
+def test_a_number_that_is_not_finite_is_named_with_its_line_and_field(
+        tmp_path: Path, old: str, new: str, line: int, field: str, problem: str) -> None:
     # a float that is not finite is written as null; the JSON extensions NaN and Infinity,
     # and a literal too large for a float64, are refused instead of read as nan or inf
     text = write_results(tmp_path / "r.jsonl", HEADER, [ROW]).read_text(encoding="utf-8")
+    assert text.count(old) == 1
     path = tmp_path / "bad.jsonl"
-    path.write_text(text.replace('"makespan_s": 1e+300', f'"makespan_s": {number}'),
-                    encoding="utf-8")
+    path.write_text(text.replace(old, new), encoding="utf-8")
     with pytest.raises(ResultsError) as caught:
         read_results(path)
-    assert caught.value.line == 2 and problem in str(caught.value)
+    assert (caught.value.line, caught.value.field) == (line, field)
+    assert str(caught.value).startswith(f"{path}, line {line}, field {field!r}: {problem}")
+
+
+def test_a_number_that_is_not_finite_inside_the_submission_names_its_key(
+        tmp_path: Path) -> None:
+    head = replace(HEADER, submission={"parameters": {"lr": 1.0, "clip": 0.2}})
+    text = write_results(tmp_path / "r.jsonl", head, [ROW]).read_text(encoding="utf-8")
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text.replace('"clip": 0.2', '"clip": NaN'), encoding="utf-8")
+    with pytest.raises(ResultsError, match=r"line 1, field 'submission\.parameters\.clip': "
+                                           "NaN is not a JSON number"):
+        read_results(path)
 
 
 def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
@@ -143,7 +163,6 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 def test_the_submission_object_is_optional_and_round_trips(tmp_path: Path) -> None:
     # A header without it reads as None (and is written without the key); one stated by
     # ``run --submission`` is written as given and read back equal.
-    from dataclasses import replace
 
     from palgym.bench.results import Header, read_results, write_results
 
