@@ -175,3 +175,15 @@ def test_the_test_traces_of_a_suite_are_those_of_its_test_splits() -> None:
     assert suite_test_traces(load_suite("palgym-bench-v1")) == {
         "workload-4", "workload-5", "sia-philly-gen-4"}
     assert suite_test_traces(load_suite("palgym-bench-v1-lite")) == {"sia-philly-gen-4"}
+
+
+def test_list_prints_each_tasks_field_members(capsys: pytest.CaptureFixture[str]) -> None:
+    # palgym-bench-v1-lite.yaml: placement-default's field is the paper's six placements
+    from palgym.bench.__main__ import main
+
+    assert main(["list", "--suite", "palgym-bench-v1-lite"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    task = next(i for i, line in enumerate(lines) if line.startswith("  placement-default: "))
+    assert lines[task + 1] == ("    field (6): pal, pm-first, packed-sticky, packed-non-sticky, "
+                               "random-sticky, random-non-sticky")
+    assert sum(line.startswith("    field (") for line in lines) == 6  # one per task

@@ -98,8 +98,9 @@ def _list(suite: str | None) -> list[str]:
                      f"{dict(task.world)}, variability {dict(task.variability)}, durations "
                      f"{task.duration_knowledge}, belief {task.belief}, queue order "
                      f"{task.queue_order} ({task.queue_order_regime}), seeds "
-                     f"{list(task.seeds)}, traces: {sizes} ({', '.join(sources)}), field "
-                     f"{len(task.heuristic_field)}")
+                     f"{list(task.seeds)}, traces: {sizes} ({', '.join(sources)})")
+        lines.append(f"    field ({len(task.heuristic_field)}): "
+                     f"{', '.join(task.heuristic_field)}")
     return lines
 
 
