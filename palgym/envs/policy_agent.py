@@ -114,7 +114,19 @@ class PolicyAgent:
         raise ConfigError(f"placement {self.entry.name!r} gives job {head} GPUs "
                           f"{gpus.tolist()}, which no env candidate holds (the env's actions "
                           "are its candidates, palgym.envs.candidates): the env cannot act as "
-                          "this placement; run it on the simulator")
+                          f"this placement; run it on the simulator. {self._likely_causes()}")
+
+    def _likely_causes(self) -> str:
+        """What usually makes a placement's GPUs differ from every candidate: the env's
+        ``class_reorder`` (from the class's trait) or a rule that is sticky in fact."""
+        reorder = self.entry.class_reorder
+        hint = ("" if reorder else "a rule that delegates to PAL or PM-First needs "
+                "class_reorder = True on its class (the env's rounds then class-reorder the "
+                "jobs that fit, as those rules do; this env has class_reorder=False, the "
+                "class's trait); ")
+        return (f"Likely causes: {hint}a rule that keeps running jobs on their GPUs is sticky "
+                "(the env's non-sticky rounds start from an empty cluster) "
+                "(docs/CUSTOM_POLICY.md)")
 
     def _round_target(self, decision: DecisionRound, factors: SlowdownFactors,
                       durations: Durations) -> IntArray:
