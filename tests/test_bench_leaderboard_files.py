@@ -27,8 +27,8 @@ LITE_LEARNED = ("PALPlacement-v0_maskable_ppo", "sia-philly-artifact_maskable_pp
 
 
 def file_name(entry: str) -> str:
-    """A results file's name: its entry, ``/`` and ``:`` written as ``-``."""
-    return entry.replace("/", "-").replace(":", "-") + ".jsonl"
+    """A results file's name: its entry, ``/``, ``:`` and ``|`` written as ``-``."""
+    return entry.replace("/", "-").replace(":", "-").replace("|", "-") + ".jsonl"
 
 
 def _files(suite: str) -> list[Path]:
