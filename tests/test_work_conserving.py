@@ -7,6 +7,7 @@ the refusals."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -15,11 +16,13 @@ from gymnasium.utils.env_checker import check_env
 
 import palgym  # noqa: F401  (registers the ids)
 from agents.base import heuristic_env_kwargs
-from palgym import run_episode
+from palgym import make_placement, run_episode
 from palgym.envs import ClusterEnv
 from palgym.envs.layouts import ENV_LAYOUTS, layout_hash, layout_text
 from palgym.envs.selector import SelectorEnv
 from palgym.errors import ConfigError, InvalidActionError
+from palgym.policies.loader import register_placement
+from palgym.sim.types import FREE
 from tests.toys import A, ClusterSpec, R, toy_profile, toy_trace
 
 NAMES = ("pal", "pal+backfill", "pal+easy", "pm-first", "pm-first+backfill", "pm-first+easy")
@@ -218,3 +221,41 @@ def test_refusals_are_named() -> None:
                    duration_knowledge="unknown")
     with pytest.raises(ConfigError, match="work_conserving=True"):
         SelectorEnv("sia-philly-gen-3", window=8, work_conserving=True)
+
+
+class _DelegatesToPal:
+    """A user's placement without a candidate kind (the env asks it for its target)."""
+
+    name = "wc-delegates-to-pal"
+    sticky = False
+    deterministic = True
+    class_reorder = True
+
+    def __init__(self, factors: Any, config: Any) -> None:
+        self.pal = make_placement("pal", factors, config)
+
+    def place(self, view: Any, order: np.ndarray, sampler: Any) -> np.ndarray:
+        return np.asarray(self.pal.place(view, order, sampler))
+
+
+class _Idles(_DelegatesToPal):
+    """Places nothing: it leaves a fitting head waiting."""
+
+    name = "wc-idles"
+
+    def place(self, view: Any, order: np.ndarray, sampler: Any) -> np.ndarray:
+        return np.full(view.cluster.num_gpus, FREE, np.int64)
+
+
+def test_a_placement_without_a_candidate_kind_reserves_at_a_blocked_head() -> None:
+    register_placement(_DelegatesToPal)
+    env = ClusterEnv("sia-philly-gen-3", task="scheduling", window=50, work_conserving=True,
+                     strict=True)
+    completions = _through_env(env, _DelegatesToPal.name)
+    direct = run_episode(env.episode, "pal", "fifo")
+    np.testing.assert_array_equal(completions, direct.records.completion_time_s)
+    register_placement(_Idles)
+    env = _toy_env(TOY)
+    env.reset(seed=0)
+    with pytest.raises(ConfigError, match="leaves job 0 waiting though it fits"):
+        env.heuristic_action(_Idles.name)

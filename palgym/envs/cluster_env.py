@@ -105,7 +105,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     within-node tiers, T best-factor tiers, Packed, Random); ``K * M`` ends the round;
     ``work_conserving=True`` adds ``K * M + 1``, RESERVE (``Discrete(K * M + 2)``).
     ``action_masks()`` (bool (n,)) marks the valid ones and is never all False. An action
-    outside the action space (e.g. ``K * M + 1``, ``-1``, a float) raises
+    outside the action space (e.g. ``n``, ``-1``, a float) raises
     :class:`~palgym.errors.InvalidActionError` (a ``ValueError``) naming it and the space. An
     in-space action the mask forbids is replaced by the ``fallback_policy`` heuristic's action,
     flagged in ``info["invalid_action"]`` and counted; with ``strict=True`` it raises.
