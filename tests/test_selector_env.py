@@ -208,6 +208,7 @@ def test_layout_depends_on_rules_and_slots_only() -> None:
     ({"task": "placement"}, "sets task itself"),
     ({"strict": False}, "sets strict itself"),
     ({"granularity": "job"}, "granularity must be one of"),
+    ({"work_conserving": True}, "work_conserving=True"),
 ])
 def test_bad_arguments_are_named(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

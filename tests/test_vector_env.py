@@ -25,6 +25,8 @@ CASES = {
         "window": 20, "preset": "dynamic", "belief": "online", "observed_rates": True,
         "max_tiers": 6, "reward": "relative", "baseline_policy": "pal",
         "duration_knowledge": "noisy"}),
+    "scheduling-work-conserving": ("palgym/PALScheduling-v0", {
+        "window": 20, "work_conserving": True}),
     "scheduling-unknown-sticky": ("palgym/PALScheduling-v0", {
         "window": 20, "duration_knowledge": "unknown", "sticky": True,
         "preset": "pal-artifact", "fallback_policy": "pm-first", "class_reorder": False}),

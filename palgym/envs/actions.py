@@ -1,7 +1,9 @@
 """The env's action codec: one ``Discrete(K * M + 1)`` index <-> (window slot, candidate).
 
 Action ``slot * M + candidate`` gives the job in window slot ``slot`` (0 <= slot < K) its
-placement candidate ``candidate`` (0 <= candidate < M); action ``K * M`` ends the round. The
+placement candidate ``candidate`` (0 <= candidate < M); action ``K * M`` ends the round; a
+work-conserving scheduling env (``work_conserving=True``, :mod:`palgym.envs.conserving`) has
+one more, ``K * M + 1``, RESERVE (``Discrete(K * M + 2)``). The
 candidates of a job, in order (M = 2T + 2, T = ``max_tiers``): T within-node tiers, T
 best-factor tiers, Packed, Random (:mod:`palgym.envs.candidates`).
 
@@ -29,11 +31,14 @@ class ActionCodec:
     Args:
         num_slots: K, job slots of the window (>= 1).
         max_tiers: T, slowdown tiers per class the candidates have room for (>= 1).
+        reserve: the RESERVE action exists (a work-conserving env, :mod:`palgym.envs.conserving`).
 
     Attributes:
         num_candidates: M = 2T + 2, candidates per slot.
-        n: K * M + 1, the number of actions.
+        n: K * M + 1, the number of actions (K * M + 2 with ``reserve``).
         END_ROUND: K * M, the action that ends the round.
+        RESERVE: K * M + 1, the action that makes the round's EASY reservation for its blocked
+            head job (with ``reserve``; -1, no action, without).
         PACKED: 2T, the candidate index of the Packed candidate.
         RANDOM: 2T + 1, the candidate index of the Random candidate.
 
@@ -43,9 +48,11 @@ class ActionCodec:
 
     num_slots: int
     max_tiers: int
+    reserve: bool = False
     num_candidates: int = field(init=False)
     n: int = field(init=False)
     END_ROUND: int = field(init=False)  # noqa: N815 - a constant of the codec
+    RESERVE: int = field(init=False)  # noqa: N815
     PACKED: int = field(init=False)  # noqa: N815
     RANDOM: int = field(init=False)  # noqa: N815
 
@@ -57,7 +64,11 @@ class ActionCodec:
         candidates = 2 * int(self.max_tiers) + 2
         object.__setattr__(self, "num_candidates", candidates)
         object.__setattr__(self, "END_ROUND", int(self.num_slots) * candidates)
-        object.__setattr__(self, "n", int(self.num_slots) * candidates + 1)
+        if not isinstance(self.reserve, bool):
+            raise ConfigError(f"reserve must be a bool, got {self.reserve!r}")
+        end = int(self.num_slots) * candidates
+        object.__setattr__(self, "n", end + 1 + int(self.reserve))
+        object.__setattr__(self, "RESERVE", end + 1 if self.reserve else -1)
         object.__setattr__(self, "PACKED", 2 * int(self.max_tiers))
         object.__setattr__(self, "RANDOM", 2 * int(self.max_tiers) + 1)
 
@@ -105,7 +116,7 @@ class ActionCodec:
         return slot * self.num_candidates + candidate
 
     def decode(self, action: int) -> tuple[int, int]:
-        """(slot, candidate) of a placement action (not :attr:`END_ROUND`).
+        """(slot, candidate) of a placement action (not :attr:`END_ROUND` or :attr:`RESERVE`).
 
         Raises:
             ValueError: ``action`` is not in [0, K * M).
@@ -133,8 +144,10 @@ class ActionCodec:
                 f"Discrete({self.n}): an integer in [0, {self.n}) is expected"
             )
         if not 0 <= value < self.n:
+            reserve = f", {self.RESERVE} reserves" if self.reserve else ""
             raise InvalidActionError(
                 f"action {value} is outside the action space Discrete({self.n}) "
-                f"(valid actions are 0 .. {self.n - 1}; {self.END_ROUND} ends the round)"
+                f"(valid actions are 0 .. {self.n - 1}; {self.END_ROUND} ends the round"
+                f"{reserve})"
             )
         return value

@@ -8,6 +8,7 @@ episode (the mask, a heuristic's action, frames, shapes) is in :mod:`palgym.envs
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from palgym.envs.arguments import (
     make_config,
     parse_belief,
 )
+from palgym.envs.conserving import check_work_conserving, conserving_decision, make_reservation
 from palgym.envs.decide import Decision, choose_backend, final_decision
 from palgym.envs.decisions import TASKS
 from palgym.envs.episodes import (
@@ -64,7 +66,11 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     Tasks: ``"placement"`` (``palgym/PALPlacement-v0``): the queue order fixes the round's jobs
     (the longest prefix that fits); the agent orders them and picks GPUs. ``"scheduling"``
     (``palgym/PALScheduling-v0``): any waiting job that fits may be placed (backfilling) and
-    the agent may end the round early (deferral).
+    the agent may end the round early (deferral). ``work_conserving=True`` (scheduling only)
+    keeps the sensible moves: "end round" only when nothing fits, or after RESERVE, which
+    makes EASY backfilling's reservation for a blocked head job (Lifka 1995; Mu'alem and
+    Feitelson 2001), after which only placements that do not delay it are valid
+    (:mod:`palgym.envs.conserving`; docs/ENV.md "Work-conserving scheduling").
 
     ## Observation Space
 
@@ -96,9 +102,10 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
 
     ``Discrete(K * M + 1)`` (:class:`~palgym.envs.actions.ActionCodec`, ``env.unwrapped.codec``):
     action ``k * M + m`` gives the job in window slot k its candidate m (M = 2T + 2: T
-    within-node tiers, T best-factor tiers, Packed, Random); ``K * M`` ends the round.
-    ``action_masks()`` (bool (K*M+1,)) marks the valid ones and is never all False. An action
-    outside the action space (e.g. ``K * M + 1``, ``-1``, a float) raises
+    within-node tiers, T best-factor tiers, Packed, Random); ``K * M`` ends the round;
+    ``work_conserving=True`` adds ``K * M + 1``, RESERVE (``Discrete(K * M + 2)``).
+    ``action_masks()`` (bool (n,)) marks the valid ones and is never all False. An action
+    outside the action space (e.g. ``n``, ``-1``, a float) raises
     :class:`~palgym.errors.InvalidActionError` (a ``ValueError``) naming it and the space. An
     in-space action the mask forbids is replaced by the ``fallback_policy`` heuristic's action,
     flagged in ``info["invalid_action"]`` and counted; with ``strict=True`` it raises.
@@ -154,6 +161,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
     observation and heuristics read its factors, the engine runs the truth, as
     ``run_episode(belief=)``; docs/ENV.md), ``observed_rates`` (the ``gpus`` key),
     ``backend`` (``"numba"``, the default, or ``"numpy"``, the reference; equal results),
+    ``work_conserving`` (scheduling task: the work-conserving action set above),
     ``render_mode`` (``"ansi"`` | ``"rgb_array"``).
 
     ## Registered Configurations
@@ -198,6 +206,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         belief: BeliefSpec = "oracle",
         observed_rates: bool = False,
         backend: str = "numba",
+        work_conserving: bool = False,
         render_mode: str | None = None,
     ) -> None:
         check_choice("task", task, TASKS)
@@ -205,7 +214,7 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         check_choice("baseline_policy", baseline_policy, PLACEMENT_NAMES + BACKFILL_PLACEMENT_NAMES)
         check_choice("fallback_policy", fallback_policy, PLACEMENT_NAMES)
         check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        self.codec = ActionCodec(num_slots, max_tiers)
+        base_codec = ActionCodec(num_slots, max_tiers)  # the decision backends' (K*M+1)
         check_positive("reward_scale", reward_scale)
         self.task = task
         self.traces = load_traces(trace)
@@ -220,6 +229,8 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self.variability_data = variability_data
         self.profile = read_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.durations = Durations(parse_knowledge(duration_knowledge), estimate_sigma)
+        self.work_conserving = check_work_conserving(work_conserving, task, self.durations)
+        self.codec = replace(base_codec, reserve=self.work_conserving)
         self.belief = parse_belief(belief)
         self.observed_rates = observed_rates
         self.order = make_queue_order(queue_order, self.durations, self.config)
@@ -237,12 +248,14 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self._decide = choose_backend(backend, self.config.pal_node_order)
         self.render_mode = render_mode
         self._observations = ObservationBuilder(
-            self.codec, self.cluster.gpus_per_node,
+            base_codec, self.cluster.gpus_per_node,
             self.cluster.num_gpus if observed_rates else None, max_gpus_per_node)
         self.max_gpus_per_node = max_gpus_per_node
         self.observation_space = self._observations.space  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.codec.n)
         self._final = final_decision(self._observations)
+        if self.work_conserving:
+            self._final = conserving_decision(self._final, None, self.codec)
         self._recorder = (GanttRecorder(self.cluster.num_gpus, num_slots)
                           if render_mode == "rgb_array" else None)
         self.memo = EpisodeMemo()
@@ -338,6 +351,9 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
             decision = self._decision = self._final if rounds.over else self._decide(
                 rounds.sim, rounds.round, ctx.tables, ctx.factors, self._observations
             )
+            if self.work_conserving and decision is not self._final:
+                decision = self._decision = conserving_decision(decision, rounds.round,
+                                                                self.codec)
         return decision
 
     def _apply(self, action: int, current: Decision) -> dict[str, float]:
@@ -348,6 +364,8 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         codec = self.codec
         if action == codec.END_ROUND:
             decision.end()
+        elif action == codec.RESERVE:
+            make_reservation(decision, self._observations.durations)
         else:
             slot, candidate = codec.decode(action)
             candidates = current.candidates

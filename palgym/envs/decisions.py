@@ -23,6 +23,7 @@ import bisect
 import numpy as np
 
 from palgym.errors import ConfigError
+from palgym.policies.backfill import Reservation
 from palgym.policies.placement import class_reordered, fitting_prefix
 from palgym.sim.engine import Simulator
 from palgym.sim.types import FREE, BoolArray, IntArray
@@ -53,6 +54,9 @@ class DecisionRound:
         start: ``pending`` at the start of a non-sticky round (tuple; empty when sticky).
         placed: jobs placed so far this round, in decision order.
         deferred: the agent ended the round (:meth:`end`).
+        reservation: the EASY reservation a work-conserving agent made this round (RESERVE,
+            :mod:`palgym.envs.conserving`; None: none made); every later placement is charged
+            to it.
 
     Raises:
         ConfigError: ``task`` is not one of :data:`TASKS`.
@@ -75,6 +79,7 @@ class DecisionRound:
         self.placed: list[int] = []
         self.ended = False
         self.deferred = False
+        self.reservation: Reservation | None = None
         if sticky:
             self.target = sim.job_of_gpu.copy()
             running = np.zeros(sim.jobs.size, dtype=bool)
@@ -149,6 +154,8 @@ class DecisionRound:
         self._running[job] = True
         self.pending.remove(job)
         self.placed.append(job)
+        if self.reservation is not None:
+            self.reservation.charge(self.sim.view(), job)
         if self.sticky or self.task == "scheduling":  # else nothing to prepare
             self._prepare_head()
 

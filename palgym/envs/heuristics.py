@@ -125,12 +125,17 @@ def heuristic_slot(
         return None
     window = pending[:num_slots]
     reservation = replayed_reservation(decision, durations) if mode == "easy" else None
-    sim = decision.sim
     for slot in range(1, len(window)):
-        job = window[slot]
-        if decision.fits(job) and (reservation is None or reservation.allows(sim.view(), job)):
+        if admits(decision, reservation, window[slot]):
             return slot
     return None
+
+
+def admits(decision: DecisionRound, reservation: Reservation | None, job: int) -> bool:
+    """EASY's admission of a backfilled job: it fits the free GPUs now and does not delay the
+    head's ``reservation`` (:meth:`Reservation.allows`; None: first-fit, fitting suffices)."""
+    return decision.fits(job) and (reservation is None
+                                   or reservation.allows(decision.sim.view(), job))
 
 
 def replayed_reservation(
@@ -288,6 +293,21 @@ def window_action(
     slot = heuristic_slot(name, decision, codec.num_slots, durations)
     if slot is None:
         return codec.END_ROUND
+    return slot_action(slot, kind, decision, candidates, factors, orders, codec)
+
+
+def slot_action(
+    slot: int,
+    kind: CandidateKind,
+    decision: DecisionRound,
+    candidates: WindowCandidates,
+    factors: SlowdownFactors,
+    orders: tuple[tuple[int, ...], ...],
+    codec: ActionCodec,
+) -> int:
+    """The action placing window slot ``slot``'s job with the candidate of ``kind``
+    (:func:`heuristic_candidate`; "end round" when it has none); arguments as
+    :func:`window_action`'s."""
     job = decision.pending[slot]
     sim = decision.sim
     jobs = sim.jobs

@@ -35,10 +35,11 @@ LAYOUT_FORMAT = 1
 """Version of :func:`layout_text`'s format (its first line)."""
 
 LAYOUT_ARGUMENTS: tuple[str, ...] = ("num_slots", "max_tiers", "cluster", "observed_rates",
-                                     "max_gpus_per_node")
+                                     "max_gpus_per_node", "work_conserving")
 """The env arguments that change the layout: K, T, the cluster (G GPUs, G_n per node: the
-``cluster`` and ``gpus`` keys), the ``gpus`` key itself and the node histogram's room
-(``max_gpus_per_node``: with it, the ``cluster`` key no longer depends on G_n)."""
+``cluster`` and ``gpus`` keys), the ``gpus`` key itself, the node histogram's room
+(``max_gpus_per_node``: with it, the ``cluster`` key no longer depends on G_n) and the
+scheduling task's RESERVE action (``work_conserving``: ``Discrete(K * M + 2)``)."""
 SELECTOR_LAYOUT_ARGUMENTS: tuple[str, ...] = ("rules", "num_slots")
 """The selector env's (:mod:`palgym.envs.selector`) layout arguments: its field (H and the
 rule names) and K (the scale of the window features); its observation does not depend on the
@@ -55,6 +56,12 @@ LAYOUT_PROBES: dict[str, dict[str, Any]] = {
 """Argument sets whose layouts the committed table records per env id: the defaults (what a
 model trained with the defaults records) and each :data:`LAYOUT_ARGUMENTS` entry changed alone,
 so a change in how any of them shapes the layout is seen."""
+
+SCHEDULING_LAYOUT_PROBES: dict[str, dict[str, Any]] = {
+    **LAYOUT_PROBES, "work_conserving": {"work_conserving": True},
+}
+"""The scheduling ids' probes: :data:`LAYOUT_PROBES` and ``work_conserving`` (an argument
+of the scheduling task only)."""
 
 SELECTOR_LAYOUT_PROBES: dict[str, dict[str, Any]] = {
     "default": {},
@@ -86,6 +93,7 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "cluster=2x8": "8f9fd2b697f2b186",
         "observed_rates": "cd7e55b4e97f75f4",
         "max_gpus_per_node=8": "8f9fd2b697f2b186",
+        "work_conserving": "5805bcbe6a4e0c65",
     },
     "palgym/PALPlacement-v1": {
         "default": "68dc0a6e9be336f4",
@@ -102,6 +110,7 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "cluster=2x8": "00c8ddf073790601",
         "observed_rates": "3213981c3488431b",
         "max_gpus_per_node=8": "acbabad645e0cc0c",
+        "work_conserving": "d030b58768287195",
     },
     "palgym/PALSelector-v0": {
         "default": "e8a294bef1eba79c",
@@ -151,7 +160,8 @@ def layout_text(env: Any) -> str:
     header = getattr(env, "layout_header", None)  # the selector env's own task lines
     lines = [f"palgym env layout {LAYOUT_FORMAT}", *(header() if header is not None else [
         f"task {env.task}",
-        f"action {_space_line(env.action_space)} end_round={env.codec.END_ROUND}",
+        f"action {_space_line(env.action_space)} end_round={env.codec.END_ROUND}"
+        + (f" reserve={env.codec.RESERVE}" if env.codec.reserve else ""),
         "candidates " + " ".join(env.codec.candidate_kinds())])]
     for key, space in env.observation_space.spaces.items():
         lines.append(f"observation {key} {_space_line(space)} logical={tuple(shapes[key])}")
@@ -204,8 +214,13 @@ def layout_arguments(env_id: str) -> tuple[str, ...]:
 
 def layout_probes(env_id: str) -> dict[str, dict[str, Any]]:
     """The probes :data:`ENV_LAYOUTS` records for ``env_id`` (:data:`SELECTOR_LAYOUT_PROBES`
-    for the selector env, else :data:`LAYOUT_PROBES`)."""
-    return SELECTOR_LAYOUT_PROBES if is_selector(env_id) else LAYOUT_PROBES
+    for the selector env, :data:`SCHEDULING_LAYOUT_PROBES` for a scheduling id, else
+    :data:`LAYOUT_PROBES`)."""
+    if is_selector(env_id):
+        return SELECTOR_LAYOUT_PROBES
+    spec = gym.registry.get(env_id.split(":", 1)[-1])
+    task = None if spec is None else spec.kwargs.get("task")
+    return SCHEDULING_LAYOUT_PROBES if task == "scheduling" else LAYOUT_PROBES
 
 
 def probe_layouts(env_id: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ import numpy as np
 
 from palgym.envs.access import EnvAccess
 from palgym.envs.actions import ActionCodec
+from palgym.envs.conserving import conserving_action, conserving_generic
 from palgym.envs.decide import Decision
 from palgym.envs.episodes import EpisodeContext
 from palgym.envs.heuristics import check_heuristic, window_action
@@ -40,6 +41,7 @@ class EnvQueries(EnvAccess):
     class_reorder: bool
     num_slots: int
     render_mode: str | None
+    work_conserving: bool
     _observations: ObservationBuilder
     _recorder: GanttRecorder | None
     _sim: Simulator | None
@@ -76,7 +78,8 @@ class EnvQueries(EnvAccess):
         return self._context().episode
 
     def action_masks(self) -> np.ndarray:
-        """bool (K*M+1,): valid actions now (a fresh array); never all False."""
+        """bool (n,) (K*M+1; K*M+2 when work-conserving): valid actions now (a fresh array);
+        never all False."""
         return (self._decision or self._current()).mask.copy()
 
     def heuristic_action(self, name: str, check: bool = True) -> int:
@@ -85,7 +88,8 @@ class EnvQueries(EnvAccess):
         Always the first window slot (heuristics keep the queue's order) with the policy's own
         allocation rule (its candidate kind, or, for a placement registered without one, the
         candidate equal to its own choice: :mod:`palgym.envs.policy_agent`); in the scheduling
-        task, "end round" when that job does not fit.
+        task, "end round" when that job does not fit (backfilling names: a later window job;
+        a work-conserving env: RESERVE first, :func:`palgym.envs.conserving.conserving_action`).
 
         Raises:
             ConfigError: for an unknown name, when the env's ``sticky`` / ``class_reorder``
@@ -99,12 +103,15 @@ class EnvQueries(EnvAccess):
         if candidates is None:
             self._context()  # raises before the first reset
             return self.codec.END_ROUND
-        ctx = self._ctx
+        ctx, decision, durations = self._ctx, self._rounds.round, self._observations.durations
         if isinstance(form, PolicyAgent):
-            return form.action(self._rounds.round, candidates, ctx.factors,
-                               self._observations.durations, self.codec)
-        return window_action(name, form, self._rounds.round, candidates, ctx.factors,
-                             ctx.pal_orders, self.codec, self._observations.durations)
+            action = form.action(decision, candidates, ctx.factors, durations, self.codec)
+            if self.work_conserving:
+                return conserving_generic(action, decision, self.codec, form.entry.name)
+            return action
+        act = conserving_action if self.work_conserving else window_action
+        return act(name, form, decision, candidates, ctx.factors, ctx.pal_orders, self.codec,
+                   durations)
 
     def _form(self, name: str, check: bool) -> CandidateKind | PolicyAgent:
         """How the env acts as placement ``name`` (looked up in the registry once per name

@@ -100,14 +100,16 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ## Arguments
 
     ``trace`` and every :class:`~palgym.envs.cluster_env.ClusterEnv` keyword but ``task``,
-    ``strict`` and ``fallback_policy`` (:data:`NOT_SELECTOR_ARGUMENTS`), plus ``rules`` (the
+    ``strict`` and ``fallback_policy`` (:data:`NOT_SELECTOR_ARGUMENTS`) and with
+    ``work_conserving=False`` only, plus ``rules`` (the
     field, default :data:`DEFAULT_RULES`; names as ``heuristic_action`` takes them, each
     checked against the env's ``sticky``, ``class_reorder`` and ``num_slots``) and
     ``granularity`` (:data:`GRANULARITIES`, default ``"round"``).
 
     Raises:
         ConfigError: for a bad field (:func:`parse_rules`, a rule the env cannot act as), a
-            bad granularity or a base argument the selector sets itself.
+            bad granularity, a base argument the selector sets itself or
+            ``work_conserving=True``.
     """
 
     metadata = ClusterEnv.metadata
@@ -118,6 +120,10 @@ class SelectorEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if given:
             raise ConfigError(f"the selector env sets {', '.join(given)} itself (the "
                               "scheduling task; rule actions are always valid)")
+        if kwargs.get("work_conserving", False) is not False:
+            raise ConfigError("the selector env plays whole heuristic rules on the scheduling "
+                              "task: work_conserving=True (RESERVE) is not one of its base "
+                              "envs' settings (give work_conserving=False or leave it out)")
         check_choice("granularity", granularity, GRANULARITIES)
         self.rules = parse_rules(rules)
         self.granularity = granularity
