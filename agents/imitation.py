@@ -144,11 +144,11 @@ def equivalent_actions(
     """bool (A,): valid actions of the same window slot whose candidate feature row equals the
     demonstrated action's (e.g. the best-factor set repeated at several tiers, or the same
     within-node choice on two equal nodes): the policy cannot tell them apart, so cloning
-    maximises their total probability. "End round" is equivalent only to itself.
+    maximises their total probability. "End round" (and RESERVE) is equivalent only to itself.
 
     Args:
         candidates: float32 (K * M * F_c,) the observation's candidate rows.
-        mask: bool (A,) valid actions, A = K * M + 1.
+        mask: bool (A,) valid actions, A = K * M + 1 (K * M + 2 with RESERVE).
         action: the demonstrated action.
         shape: (K, M, F_c).
     """

@@ -11,10 +11,12 @@ Tsitsiklis and Wu, J. Heuristics 3, 1997). ``depth=2`` repeats the idea once: th
 for ``steps`` decisions (then the base), a rollout of the rollout policy.
 
 The other actions, in order, until K distinct ones (an action is distinct when it places
-another job, or the same job on another GPU set; "end round" is distinct from placements),
-taken round-robin from three lists: (1) every other window slot's job with the base
-heuristic's GPU set for it (reordering, backfilling), (2) "end round" (deferral, scheduling
-task), (3) the base job's other candidates in candidate order.
+another job, or the same job on another GPU set; "end round" and RESERVE are distinct from
+placements and from each other), taken round-robin from three lists: (1) every other window
+slot's job with the base heuristic's GPU set for it (reordering, backfilling), (2) "end
+round" (deferral, scheduling task) and RESERVE (EASY's reservation for a blocked head job,
+work-conserving env: docs/ENV.md "Work-conserving scheduling"), each when valid, (3) the base
+job's other candidates in candidate order (when the base action places a job).
 
 Fallbacks are counted per episode, never hidden: decisions with a single valid action and
 decisions whose valid actions are all equivalent to the base action take the base action
@@ -191,7 +193,7 @@ def alternatives(env: Any, base: str, base_action: int, limit: int) -> list[int]
     # backfilling picks the job, not its GPU set; a placement without a candidate kind chooses
     # for the first slot's job only (palgym.envs.policy_agent): no other slot's alternative
     kind = placement_entry(split_name(placement_name(base))[0]).candidate
-    by_slot, end, same_job = [], [], []
+    by_slot, same_job = [], []
     for slot in range(1, len(candidates.jobs) if kind is not None else 1):
         job = int(candidates.jobs[slot])
         klass = int(jobs.perf_class[job])
@@ -201,9 +203,9 @@ def alternatives(env: Any, base: str, base_action: int, limit: int) -> list[int]
             env.cluster.gpus_per_node, codec)
         if choice is not None:
             by_slot.append(codec.encode(slot, choice))
-    if mask[codec.END_ROUND]:
-        end.append(codec.END_ROUND)
-    if base_action != codec.END_ROUND:
+    end = [action for action in (codec.END_ROUND, codec.RESERVE)
+           if action >= 0 and mask[action]]  # RESERVE: -1 outside a work-conserving env
+    if base_action not in (codec.END_ROUND, codec.RESERVE):
         slot, _ = codec.decode(base_action)
         same_job = [codec.encode(slot, m) for m in range(codec.num_candidates)]
     seen = {_effect(env, base_action)}
@@ -226,10 +228,12 @@ def _round_robin(lists: Sequence[Sequence[int]]) -> list[int]:
 
 
 def _effect(env: Any, action: int) -> tuple[Any, ...]:
-    """What an action does: ("end",), (job, "random") or (job, GPU ids)."""
+    """What an action does: ("end",), ("reserve",), (job, "random") or (job, GPU ids)."""
     codec = env.codec
     if action == codec.END_ROUND:
         return ("end",)
+    if action == codec.RESERVE:
+        return ("reserve",)
     slot, candidate = codec.decode(action)
     candidates = env.decision.candidates
     job = int(candidates.jobs[slot])

@@ -18,6 +18,14 @@ max-pooled over the G GPUs (order-free, as Deep Sets are; Source: Zaheer et al.,
 NeurIPS 2017), added to every candidate's first layer and read by the end-round logit like the
 cluster row. A space without ``gpus`` builds exactly the network (and parameters) it always did.
 
+A work-conserving scheduling env (``work_conserving=True``, ``Discrete(K * M + 2)``: action
+K * M + 1 is RESERVE, EASY's reservation for the round's head job, docs/ENV.md) gets one more
+logit: an MLP of its own (as the end-round one) over the cluster row (with the GPU summary) and
+the head's job row, window slot 0 (the head is the first job of the round's queue order still
+waiting, the window's first). The action mask covers it as every other action. An action space
+of K * M + 1 actions builds no such MLP, so the network (and parameters) of the other envs are
+unchanged.
+
 Use: ``MaskablePPO(CandidateScoringPolicy, env)``, or ``policy: CandidateScoringPolicy`` in the
 hyperparameter YAML (:mod:`agents.factory`; the MaskablePPO default). ``policy_kwargs``:
 ``scorer_arch`` (hidden sizes of the shared scorer, default [64, 64]), ``gpu_arch`` (width of
@@ -139,7 +147,8 @@ class GpuSummary(nn.Module):
 
 
 class CandidateScorer(nn.Module):
-    """Logits (B, K * M + 1) from flat palgym features (B, F).
+    """Logits (B, K * M + 1), or (B, K * M + 2) with ``reserve``, from flat palgym features
+    (B, F).
 
     The scorer's first layer on ``[candidate, job, cluster(, gpu summary)]`` is applied as
     linear maps added with broadcasting (the same function as one layer on the concatenation,
@@ -157,10 +166,12 @@ class CandidateScorer(nn.Module):
         arch: hidden sizes of the shared scorer (at least one).
         gpu_width: width of the per-GPU encoder (:class:`GpuSummary`; only with ``gpus``).
         skip_infeasible: score the feasible candidates only (see above).
+        reserve: add the RESERVE logit (a work-conserving env's action K * M + 1) from the
+            cluster row (with the GPU summary) and slot 0's job row.
     """
 
     def __init__(self, layout: ObservationLayout, arch: list[int], gpu_width: int = 16,
-                 skip_infeasible: bool = False) -> None:
+                 skip_infeasible: bool = False, reserve: bool = False) -> None:
         super().__init__()
         self.skip_infeasible = skip_infeasible
         if not arch:
@@ -175,9 +186,12 @@ class CandidateScorer(nn.Module):
         self.end_round = _mlp([cluster_size + (summary.size if summary else 0), *arch, 1])
         self.gpu_summary = summary
         self.gpus_in = nn.Linear(summary.size, arch[0], bias=False) if summary else None
+        self.reserve = (_mlp([cluster_size + (summary.size if summary else 0)
+                              + len(JOB_FEATURES), *arch, 1]) if reserve else None)
 
     def forward(self, features: th.Tensor) -> th.Tensor:
-        """Logits: ``[score(k, m) for k, m] + [end_round]``."""
+        """Logits: ``[score(k, m) for k, m] + [end_round]`` (``+ [reserve]`` with
+        ``reserve``)."""
         candidates, jobs, cluster = self.layout.split(features)
         batch, slots, cands, _ = candidates.shape
         context = self.cluster_in(cluster)
@@ -196,11 +210,32 @@ class CandidateScorer(nn.Module):
             hidden = (self.candidate_in(candidates) + self.job_in(jobs)[:, :, None, :]
                       + context[:, None, None, :])
             logits = self.score(hidden).reshape(batch, slots * cands)
-        return th.cat([logits, self.end_round(cluster)], dim=1)
+        if self.reserve is None:
+            return th.cat([logits, self.end_round(cluster)], dim=1)
+        head = th.cat([cluster, jobs[:, 0]], dim=1)
+        return th.cat([logits, self.end_round(cluster), self.reserve(head)], dim=1)
 
     def output_layers(self) -> list[nn.Module]:
         """The last linear layers (initialised with a small gain, as SB3 does for logits)."""
-        return [self.score[-1][-1], self.end_round[-1]]
+        last = [self.score[-1][-1], self.end_round[-1]]
+        return last if self.reserve is None else [*last, self.reserve[-1]]
+
+
+def scores_reserve(layout: ObservationLayout, action_space: spaces.Space[Any]) -> bool:
+    """Whether the action space has RESERVE after END_ROUND: ``Discrete(K * M + 2)`` (a
+    work-conserving env) rather than ``Discrete(K * M + 1)``.
+
+    Raises:
+        ValueError: any other action space (naming it and the two sizes the layout allows).
+    """
+    places = layout.num_slots * layout.num_candidates
+    n = int(action_space.n) if isinstance(action_space, spaces.Discrete) else -1
+    if n not in (places + 1, places + 2):
+        k, m = layout.num_slots, layout.num_candidates
+        raise ValueError(f"CandidateScoringPolicy: action space {action_space} for K={k}, M={m}:"
+                         f" expected Discrete({places + 1}) or Discrete({places + 2}) (with "
+                         "RESERVE)")
+    return n == places + 2
 
 
 def critic_only(net_arch: list[int] | dict[str, list[int]] | None) -> dict[str, list[int]]:
@@ -246,9 +281,10 @@ class CandidateScoringPolicy(MaskableMultiInputActorCriticPolicy):  # type: igno
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
-        self.action_net = CandidateScorer(ObservationLayout.of(self.observation_space),
-                                          self._scorer_arch, self._gpu_arch,
-                                          self._skip_infeasible)
+        layout = ObservationLayout.of(self.observation_space)
+        self.action_net = CandidateScorer(layout, self._scorer_arch, self._gpu_arch,
+                                          self._skip_infeasible,
+                                          reserve=scores_reserve(layout, self.action_space))
         if self.ortho_init:
             self.action_net.apply(partial(self.init_weights, gain=np.sqrt(2)))
             for layer in self.action_net.output_layers():

@@ -245,3 +245,79 @@ def test_layout_refuses_a_malformed_gpus_key() -> None:
             ObservationLayout.of(space)
     with pytest.raises(ValueError, match="not a palgym observation space"):
         ObservationLayout.of(spaces.Dict({"jobs": box, "cluster": box}))
+
+
+# --------------------------------------------------------------------- the RESERVE action
+@pytest.fixture(scope="module")
+def reserve_model() -> MaskablePPO:
+    th.set_num_threads(1)
+    env = ClusterEnv("sia-philly-gen-0", task="scheduling", window=30, num_slots=4,
+                     work_conserving=True)
+    return MaskablePPO(CandidateScoringPolicy, env, n_steps=32, batch_size=16, seed=0,
+                       device="cpu", policy_kwargs={"scorer_arch": [16, 16]})
+
+
+def test_reserve_logit_reads_the_cluster_row_and_the_head_job(reserve_model) -> None:
+    layout = ObservationLayout.of(reserve_model.observation_space)
+    k, m = layout.num_slots, layout.num_candidates
+    flat = _random_flat(reserve_model, 9)
+    logits = _logits(reserve_model, flat)
+    assert logits.shape == (k * m + 2,)  # placements, END_ROUND, RESERVE
+    kept = _random_flat(reserve_model, 10)  # everything else changed
+    a, b = layout.offsets["cluster"]
+    kept[a:b] = flat[a:b]
+    a, b = layout.offsets["jobs"]
+    head = (b - a) // k
+    kept[a:a + head] = flat[a:a + head]  # slot 0's job row: the head's
+    assert _logits(reserve_model, kept)[-1] == pytest.approx(logits[-1])
+    moved = flat.copy()
+    moved[a:a + head] = 1.0 - flat[a:a + head]
+    assert _logits(reserve_model, moved)[-1] != pytest.approx(logits[-1])
+    assert _logits(reserve_model, moved)[-2] == pytest.approx(logits[-2])  # END_ROUND's
+
+
+def test_reserve_is_masked_like_every_action(reserve_model, tmp_path) -> None:
+    env = reserve_model.get_env()
+    obs = env.reset()
+    obs_tensor, _ = reserve_model.policy.obs_to_tensor(obs)
+    n = int(reserve_model.action_space.n)
+    masks = np.zeros((1, n), bool)
+    masks[0, [0, n - 1]] = True  # a placement and RESERVE
+    with th.no_grad():
+        probs = reserve_model.policy.get_distribution(
+            obs_tensor, action_masks=masks).distribution.probs[0].numpy()
+    assert probs[n - 1] > 0 and probs[0] + probs[n - 1] == pytest.approx(1.0)
+    masks[0, n - 1] = False
+    with th.no_grad():
+        probs = reserve_model.policy.get_distribution(
+            obs_tensor, action_masks=masks).distribution.probs[0].numpy()
+    assert probs[n - 1] == 0 and probs[0] == pytest.approx(1.0)
+    reserve_model.learn(32)
+    path = tmp_path / "reserve.zip"
+    reserve_model.save(path)
+    loaded = MaskablePPO.load(path, device="cpu")
+    flat = _random_flat(reserve_model, 11)
+    np.testing.assert_array_equal(_logits(reserve_model, flat), _logits(loaded, flat))
+
+
+def test_the_reserve_mlp_is_sized_by_hand(reserve_model) -> None:
+    net = reserve_model.policy.action_net
+    f_k = net.layout.offsets["cluster"][1] - net.layout.offsets["cluster"][0]
+    # cluster row + the head's job row (F_j = 12) -> 16 -> 16 -> 1
+    assert sum(p.numel() for p in net.reserve.parameters()) == (
+        (f_k + 12) * 16 + 16 + (16 * 16 + 16) + (16 + 1))
+
+
+def test_an_action_space_of_another_size_is_refused() -> None:
+    from gymnasium import spaces
+
+    from agents.policies import scores_reserve
+
+    env = ClusterEnv("sia-philly-gen-0", window=30, num_slots=4)
+    layout = ObservationLayout.of(env.observation_space)
+    places = layout.num_slots * layout.num_candidates
+    assert not scores_reserve(layout, spaces.Discrete(places + 1))
+    assert scores_reserve(layout, spaces.Discrete(places + 2))
+    with pytest.raises(ValueError, match=rf"expected Discrete\({places + 1}\) or "
+                                         rf"Discrete\({places + 2}\)"):
+        scores_reserve(layout, spaces.Discrete(places + 3))

@@ -253,3 +253,36 @@ def test_a_bad_submission_is_reported_as_rule_and_value(
         1, field, expected, found)
     assert str(problem).startswith(f"{edited}, line 1, field {field!r}: expected "
                                    f"{expected!r}, found {found!r}")
+
+
+def test_a_work_conserving_member_runs_and_validates(tmp_path: Path) -> None:
+    """A model trained on the work-conserving scheduling env (RESERVE, docs/ENV.md) is a
+    member whose env kwargs add ``work_conserving``: its rows replay on that env and
+    validate, and its header records that env's layout."""
+    pytest.importorskip("sb3_contrib")
+    from agents.training import TrainSettings, train
+    from palgym.envs.layouts import ENV_LAYOUTS
+
+    env_id = "palgym/PALScheduling-v0"
+    run = train(TrainSettings(
+        env_id=env_id, n_timesteps=32, trace="sia-philly-gen-0", window=8, eval_freq=-1,
+        log_folder=str(tmp_path / "runs"), env_kwargs={"work_conserving": True}, verbose=0,
+        n_envs=1, references=(),
+        hyperparams={"n_steps": 32, "batch_size": 32, "n_epochs": 1,
+                     "policy_kwargs": "dict(scorer_arch=[8], net_arch=[8])"})).run_dir
+    suite = tiny_suite(tmp_path, ["scheduling-clairvoyant"], seeds=(0, 1))
+    output = tmp_path / "model.jsonl"
+    run_entry(RunRequest(str(suite), str(run), output, DataRoots(), progress=False))
+    results = read_results(output)
+    [(member, entry)] = results.header.members["scheduling-clairvoyant"].items()
+    assert entry["env_kwargs"]["work_conserving"] is True
+    assert entry["env_layout"] == ENV_LAYOUTS[env_id]["work_conserving"]
+    rows = [row for _, row in results.episodes]
+    assert len(rows) == 2 and all(row.member == member for row in rows)
+    assert all(row.invalid_actions == 0 and row.decisions > 0 for row in rows)
+    assert _problems(output, suite) == []
+    # a replay on the task's own env (no RESERVE) would be another layout: it is refused
+    edited = _edit(output, tmp_path / "plain.jsonl", 1, **{"members.scheduling-clairvoyant": {
+        member: {"env_kwargs": {}, "env_layout": entry["env_layout"]}}})
+    assert [(p.line, p.field) for p in _problems(edited, suite)] == [
+        (1, f"members.scheduling-clairvoyant.{member}.env_layout")]

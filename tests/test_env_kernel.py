@@ -69,28 +69,34 @@ def test_kernel_equals_reference_on_random_states(cluster: str, preset_name: str
     assert checked > 1000  # the states exercised many feasible candidates
 
 
-@pytest.mark.parametrize(("task", "sticky"),
-                         [("placement", False), ("placement", True), ("scheduling", False)])
-def test_env_observations_equal_on_both_paths(task: str, sticky: bool) -> None:
+@pytest.mark.parametrize(("task", "sticky", "conserving"),
+                         [("placement", False, False), ("placement", True, False),
+                          ("scheduling", False, False), ("scheduling", False, True)])
+def test_env_observations_equal_on_both_paths(task: str, sticky: bool, conserving: bool) -> None:
     """200 random masked steps: the compiled and the reference env see the same observations
     and masks (features are computed with the same float operations; the compiled masks come
-    from the kernel, the reference ones from palgym.envs.decide.action_mask)."""
+    from the kernel, the reference ones from palgym.envs.decide.action_mask; work-conserving:
+    RESERVE among the random actions, its reservation in the cluster row)."""
     kwargs = {"trace": "sia-philly-gen-1", "window": 60, "sticky": sticky,
-              "class_reorder": not sticky, "task": task}
+              "class_reorder": not sticky, "task": task, "work_conserving": conserving}
     envs = [ClusterEnv(**kwargs, backend="numba"), ClusterEnv(**kwargs, backend="numpy")]
     observations = [env.reset(seed=5)[0] for env in envs]
     rng = np.random.default_rng(1)
+    reserved = shown = 0
     for _ in range(200):
         masks = [env.action_masks() for env in envs]
         assert np.array_equal(masks[0], masks[1])
         for key in observations[0]:
             assert np.array_equal(observations[0][key], observations[1][key]), key
+        shown += conserving and observations[0]["cluster"][-3] == 1.0  # "reserved"
         action = int(rng.choice(np.flatnonzero(masks[0])))
+        reserved += action == envs[0].codec.RESERVE
         results = [env.step(action) for env in envs]
         observations = [r[0] for r in results]
         assert results[0][1:4] == results[1][1:4]
         if results[0][2] or results[0][3]:
             observations = [env.reset()[0] for env in envs]
+    assert (reserved > 0) == conserving == (shown > 0)
 
 
 @pytest.mark.parametrize("size", [0, 1, 7, 8, 129, 300, 1000])

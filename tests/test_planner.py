@@ -269,3 +269,49 @@ def test_the_planners_actions_replay_with_an_online_belief() -> None:
         ends.append(terminated or truncated)
     assert ends[-1] and not any(ends[:-1])
     np.testing.assert_array_equal(fresh.simulator.records().jct_s, planned.jct_s)
+
+
+# ----------------------------------------------------------- the work-conserving env
+def test_reserve_is_an_alternative_like_end_round() -> None:
+    # J0 (1 GPU, 300 s) placed; the head J1 (2 GPUs) is blocked with 1 GPU free; J2 (200 s)
+    # and J3 (400 s) fit. END_ROUND is masked (jobs fit), RESERVE valid.
+    env = _toy_env(_toy((1, 300.0), (2, 100.0), (1, 200.0), (1, 400.0)), work_conserving=True,
+                   strict=True)
+    env.reset(seed=0)
+    codec = env.codec
+    env.step(env.heuristic_action("pal"))
+    assert env.rounds.round.pending == [1, 2, 3]
+    # base pal+backfill places J2 (slot 1); RESERVE is offered, END_ROUND (masked) is not
+    base = int(env.heuristic_action("pal+backfill", check=False))
+    assert codec.decode(base)[0] == 1
+    others = alternatives(env, "pal+backfill", base, 6)
+    assert codec.RESERVE in others and codec.END_ROUND not in others
+    # base pal reserves: its alternatives place J2 or J3 (slots 1, 2), nothing else
+    base = int(env.heuristic_action("pal", check=False))
+    assert base == codec.RESERVE
+    others = alternatives(env, "pal", base, 6)
+    assert sorted(codec.decode(a)[0] for a in others) == [1, 2]
+    env.step(codec.RESERVE)
+    # after RESERVE (shadow 300 s): pal ends the round; J2 (ends by 300 s) is the only other
+    # valid action, J3 (400 s) would delay J1
+    base = int(env.heuristic_action("pal", check=False))
+    assert base == codec.END_ROUND
+    others = alternatives(env, "pal", base, 6)
+    assert [codec.decode(a)[0] for a in others] == [1]
+
+
+def test_on_the_work_conserving_env_k0_is_the_base_and_k2_never_worse() -> None:
+    base_kwargs = {"window": 16, "queue_order": "fifo", "work_conserving": True}
+    traces = ClusterEnv("sia-philly-gen-2").traces
+    contenders = [planner_contender("K=0", base_kwargs), planner_contender("K=2", base_kwargs),
+                  heuristic_contender("pal", base_kwargs)]
+    outcomes = run_contenders("palgym/PALScheduling-v0", contenders, traces, [1, 2])
+    pal, k0, k2 = (outcomes[c.label] for c in (contenders[2], contenders[0], contenders[1]))
+    for a, b, c in zip(pal, k0, k2, strict=True):
+        assert a.episode_hash == b.episode_hash == c.episode_hash
+        assert b.jct_s == a.jct_s  # K = 0: the base heuristic itself
+        assert b.metrics["num_invalid_actions"] == 0 == c.metrics["num_invalid_actions"]
+        assert c.metrics["avg_jct_s"] <= a.metrics["avg_jct_s"]  # exact rollout values
+    reserve = 16 * 10 + 1  # K = 16, M = 2 * 4 + 2: RESERVE = K * M + 1
+    assert all(reserve in outcome.actions for outcome in k0)  # pal reserved at blocked heads
+    assert sum(s.evaluated for s in contenders[1].agent.episodes) > 0

@@ -300,3 +300,42 @@ def test_default_recipe_steps_the_yaml_envs_in_the_batched_env(tmp_path: Path) -
 def test_fast_recipe_is_maskable_ppo_only(capsys: pytest.CaptureFixture[str]) -> None:
     assert train_cli().main(["--algo", "ppo", "--fast", "-n", "64", "--window", "20"]) == 2
     assert "--fast is a maskable_ppo recipe" in capsys.readouterr().err
+
+
+def test_work_conserving_run_trains_in_the_batched_env_and_evaluates(tmp_path: Path) -> None:
+    """A work-conserving scheduling env (``Discrete(K * M + 2)``, RESERVE last) trains with the
+    project policy in the batched env, records its own layout, and its model is evaluated
+    through the work-conserving env with no invalid action."""
+    import csv
+
+    import yaml
+    from sb3_contrib import MaskablePPO
+
+    from agents.evaluation.cli import main as evaluate
+    from palgym.envs.layouts import ENV_LAYOUTS
+
+    env_id = "palgym/PALScheduling-v1"
+    args = ["--env", env_id, "--env-kwargs", "work_conserving:true", "--algo", "maskable_ppo",
+            "-n", "64", "--seed", "0", "--trace", "sia-philly-gen-0", "--window", "20",
+            "--n-envs", "2", "--vec-env", "native", "--eval-freq", "0", "--num-threads", "1",
+            "--verbose", "0", "--references", "--hyperparams", "n_steps:32", "batch_size:32",
+            "n_epochs:1", "policy_kwargs:dict(net_arch=[16],scorer_arch=[16])"]
+    assert train_cli().main([*args, "-f", str(tmp_path)]) == 0
+    run = tmp_path / "palgym_PALScheduling-v1_maskable_ppo_0"
+    config = yaml.safe_load((run / "config.yml").read_text())
+    assert config["vec_env"] == "native" and config["env_kwargs"]["work_conserving"] is True
+    assert config["env_layout"] == ENV_LAYOUTS[env_id]["work_conserving"]
+    model = MaskablePPO.load(run / "model.zip", device="cpu")
+    # K = 16 slots, v1: T = 8 tiers, M = 2 * 8 + 2 = 18 candidates; RESERVE = K * M + 1
+    assert model.action_space.n == 16 * 18 + 2
+    assert model.policy.action_net.reserve is not None
+    output = tmp_path / "episodes.csv"
+    assert evaluate(["--agent", str(run), "--trace", "sia-philly-gen-0", "--window", "20",
+                     "--seeds", "0", "--policy", "pal+easy", "--output", str(output),
+                     "--quiet"]) in (0, None)
+    with output.open(newline="", encoding="utf-8") as handle:
+        learned = [row for row in csv.DictReader(handle) if row["kind"] == "learned"]
+    assert len(learned) == 1
+    row = learned[0]
+    assert row["num_invalid_actions"] == "0" and int(row["num_steps"]) > 0
+    assert row["num_completed"] == row["num_jobs"] == "20"

@@ -18,7 +18,9 @@ import palgym  # noqa: F401  (registers the ids)
 from agents.base import heuristic_env_kwargs
 from palgym import make_placement, run_episode
 from palgym.envs import ClusterEnv
+from palgym.envs.features import log_time
 from palgym.envs.layouts import ENV_LAYOUTS, layout_hash, layout_text
+from palgym.envs.observations import RESERVATION_FEATURES
 from palgym.envs.selector import SelectorEnv
 from palgym.errors import ConfigError, InvalidActionError
 from palgym.policies.loader import register_placement
@@ -55,7 +57,13 @@ def test_codec_and_spaces() -> None:
     assert env.action_space.n == k * m + 2 == env.codec.n
     plain = ClusterEnv(TOY, task="scheduling", cluster=ClusterSpec(2, 1), profile=toy_profile(2))
     assert plain.action_space.n == k * m + 1 and plain.codec.RESERVE == -1
-    assert env.observation_space == plain.observation_space  # the observation is unchanged
+    # the observation is the scheduling task's, its cluster row ending with the reservation
+    assert {key: space for key, space in env.observation_space.spaces.items()
+            if key != "cluster"} == {key: space for key, space in
+                                     plain.observation_space.spaces.items() if key != "cluster"}
+    names = env.feature_names["cluster"]
+    assert names == (*plain.feature_names["cluster"], *RESERVATION_FEATURES)
+    assert RESERVATION_FEATURES == ("reserved", "log_reserve_shadow_time", "reserve_extra_frac")
     env.reset(seed=0)
     with pytest.raises(InvalidActionError, match=f"{k * m + 1} reserves"):
         env.step(k * m + 2)
@@ -94,6 +102,37 @@ def test_masks_on_the_toy_by_hand() -> None:
     assert env.codec.decode(action)[0] == 1
     with pytest.raises(InvalidActionError):  # J3 would delay the head
         env.step(env.codec.encode(2, env.codec.PACKED))
+
+
+def test_the_cluster_row_shows_the_reservation_by_hand() -> None:
+    """5 nodes x 1 GPU. J0 (2 GPUs, 300 s) and J1 (1 GPU, 100 s) start; the head J2 (4 GPUs)
+    is blocked with 2 GPUs free. EASY: J1 frees 1 GPU at 100 s (3 free), J0 2 more at 300 s
+    (5 free >= 4): shadow 300 s, extra 5 - 4 = 1 GPU. J3 (1 GPU, 400 s) outlasts the shadow
+    time but fits in the extra GPU, which it then takes (extra 0); J4 (the same) still fits
+    but would delay J2."""
+    trace = toy_trace((2, 0.0, 300.0, A), (1, 0.0, 100.0, A), (4, 0.0, 100.0, A),
+                      (1, 0.0, 400.0, A), (1, 0.0, 400.0, A))
+    env = ClusterEnv(trace, task="scheduling", cluster=ClusterSpec(5, 1), profile=toy_profile(5),
+                     locality_penalty=1.0, round_duration_s=R, work_conserving=True,
+                     strict=True)
+    reserve = env.codec.RESERVE
+    obs, _ = env.reset(seed=0)
+    assert obs["cluster"][-3:].tolist() == [0.0, 0.0, 0.0]  # no reservation
+    for _ in range(2):  # J0, then J1
+        obs = env.step(env.heuristic_action("pal+easy"))[0]
+    assert env.rounds.round.pending == [2, 3, 4] and env.heuristic_action("pal+easy") == reserve
+    assert obs["cluster"][-3:].tolist() == [0.0, 0.0, 0.0]
+    obs = env.step(reserve)[0]
+    shadow = float(np.float32(log_time(300.0)))  # log1p(300) / log1p(365 days)
+    assert obs["cluster"][-3:].tolist() == [1.0, shadow, np.float32(1 / 5)]
+    action = env.heuristic_action("pal+easy")
+    assert env.codec.decode(action)[0] == 1  # J3, window slot 1
+    obs = env.step(action)[0]
+    assert env.rounds.round.pending == [2, 4] and not _slots(env.action_masks(), env)
+    assert obs["cluster"][-3:].tolist() == [1.0, shadow, 0.0]
+    obs = env.step(env.codec.END_ROUND)[0]  # the next round starts without a reservation
+    assert env.simulator.now_s == R
+    assert obs["cluster"][-3:].tolist() == [0.0, 0.0, 0.0]
 
 
 def test_end_round_when_no_window_job_fits() -> None:

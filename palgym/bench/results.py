@@ -45,11 +45,15 @@ METRIC_FIELDS: tuple[str, ...] = (
     "unfinished_jobs", "invalid_actions", "decisions")
 """The episode fields a replay recomputes (besides ``episode_hash`` and ``actions``)."""
 AGENT_KWARGS: tuple[str, ...] = ("sticky", "class_reorder", "max_tiers", "num_slots",
-                                 "observed_rates", "fallback_policy", "queue_order")
+                                 "observed_rates", "fallback_policy", "queue_order",
+                                 "work_conserving")
 """The env kwargs a member may add to its task's (the header's ``members``): a heuristic's
-dynamics, a model's layout and fallback, and its own queue order (under the ``free`` regime
-only). Everything else is the task's; every env takes the default ``jct`` reward (a reward
-changes no action's effect)."""
+dynamics, a model's layout and fallback, its own queue order (under the ``free`` regime
+only) and the work-conserving action set of the scheduling task (``work_conserving``: it
+changes the action space, with RESERVE, and the observation, not the episode: the same trace,
+cluster, durations and dynamics, docs/ENV.md "Work-conserving scheduling"). Everything else is
+the task's; every env takes the default ``jct`` reward (a reward changes no action's
+effect)."""
 
 
 def row_metrics(metrics: Mapping[str, Any], decisions: int) -> dict[str, Any]:

@@ -87,7 +87,8 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
       (F_c = ``len(CANDIDATE_FEATURES)``), e.g. feasibility, slowdown, locality;
     - ``cluster`` (4T + H + 5,), H = ``max_gpus_per_node`` or G_n: free GPUs per (tier,
       class) / G, node free-count histogram (n = 0 .. H), free fraction, pending / K,
-      queued / 4K, log time;
+      queued / 4K, log time; with ``work_conserving=True`` (4T + H + 8,): then the round's
+      reservation (reserved flag, log shadow time, extra GPUs / G; 0 without one);
     - ``gpus`` (G, 6), only with ``observed_rates=True``: the belief of each class and the last
       observed slowdown and its age (:mod:`palgym.envs.observed`); the one key sized by the
       cluster (G).
@@ -249,7 +250,8 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self.render_mode = render_mode
         self._observations = ObservationBuilder(
             base_codec, self.cluster.gpus_per_node,
-            self.cluster.num_gpus if observed_rates else None, max_gpus_per_node)
+            self.cluster.num_gpus if observed_rates else None, max_gpus_per_node,
+            reservation=self.work_conserving)
         self.max_gpus_per_node = max_gpus_per_node
         self.observation_space = self._observations.space  # type: ignore[assignment]
         self.action_space = spaces.Discrete(self.codec.n)

@@ -17,7 +17,9 @@ reserving on purpose. With ``work_conserving=True`` the env's actions are
   and the extra GPUs), places nothing, and from then on in the round only the placements EASY
   admits stay valid (each placed job is charged to the reservation), plus END_ROUND.
 
-The observation is the scheduling task's; whether a reservation was made shows in the mask.
+The observation is the scheduling task's with the round's reservation at the end of its
+``cluster`` row (:data:`palgym.envs.observations.RESERVATION_FEATURES`: whether RESERVE was
+taken this round, the shadow time from now, the extra GPUs / G).
 
 Heuristics stay expressible, bit for bit (:func:`conserving_action`): ``NAME+backfill`` acts
 as in the scheduling task (it never ends a round while a window job fits); ``NAME+easy`` takes

@@ -146,6 +146,7 @@ class CompiledDecide:
         self._tables: EpisodeTables | None = None
         self._args: tuple[object, ...] = ()
         self._shapes = ((0, 0, 0), 0, 1)  # the builder's offsets, K * M + 1 and K
+        self._kernel_size = 0  # the buffer's part the kernel fills (all but the reservation's)
         self._prefixes: tuple[tuple[SlotRows, ...], tuple[ShapeRows, ...]] = ((), ())
         self._kernel: Callable[..., int] = obs_kernel.decision
 
@@ -177,6 +178,7 @@ class CompiledDecide:
                       LOG_HORIZON, queued_frac, log_now, known),
         )
         self._shapes = builder.offsets, builder.num_actions, builder.num_slots
+        self._kernel_size = builder.offsets[2] - builder.num_reservation
         if tables is not self._tables:  # the arguments' types are fixed for the tables' life
             self._prefixes = tables.buffers.prefixes
             self._kernel = entry_point(obs_kernel.decision, (
@@ -201,9 +203,13 @@ class CompiledDecide:
         mask = np.zeros(num_actions, np.bool_)
         pending = decision.pending
         jobs = np.array(pending[:num_slots], dtype=np.int64)
-        num_shapes = self._kernel(
-            *self._args, jobs, min(len(pending) / num_slots, 1.0), buffer, mask
+        filled = self._kernel_size
+        num_shapes = self._kernel(  # the reservation's entries (work-conserving) follow its part
+            *self._args, jobs, min(len(pending) / num_slots, 1.0),
+            buffer if filled == size else buffer[:filled], mask
         )
+        if filled != size:
+            buffer[filled:] = builder.reservation_features(decision, decision.free.size)
         by_slots, by_shapes = self._prefixes
         shape_of_slot, keeps = by_slots[jobs.size]
         shape_gpus, sets, feasible, features = by_shapes[num_shapes]

@@ -93,7 +93,7 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "cluster=2x8": "8f9fd2b697f2b186",
         "observed_rates": "cd7e55b4e97f75f4",
         "max_gpus_per_node=8": "8f9fd2b697f2b186",
-        "work_conserving": "5805bcbe6a4e0c65",
+        "work_conserving": "a72d32b787c42703",
     },
     "palgym/PALPlacement-v1": {
         "default": "68dc0a6e9be336f4",
@@ -110,7 +110,7 @@ ENV_LAYOUTS: dict[str, dict[str, str]] = {
         "cluster=2x8": "00c8ddf073790601",
         "observed_rates": "3213981c3488431b",
         "max_gpus_per_node=8": "acbabad645e0cc0c",
-        "work_conserving": "d030b58768287195",
+        "work_conserving": "883fdcefec45c120",
     },
     "palgym/PALSelector-v0": {
         "default": "e8a294bef1eba79c",

@@ -179,7 +179,9 @@ def decision(  # type: ignore[no-untyped-def]
     :func:`candidate_features` and :func:`keeps_gpus`), the observation ``obs``, float32
     (K x F_j + K x M x F_c + F_k,): the ``jobs`` (K, F_j), ``candidates`` (K, M, F_c) and
     ``cluster`` (F_k,) keys one after the other (K = (mask.size - 1) / M), and the action mask
-    ``mask`` bool (K * M + 1,), both zero on entry.
+    ``mask`` bool (K * M + 1,), both zero on entry. In a work-conserving env the caller passes
+    the buffer without the ``cluster`` row's trailing reservation entries and fills those
+    itself (:meth:`palgym.envs.observations.ObservationBuilder.reservation_features`).
 
     The mask is :func:`palgym.envs.decide.action_mask`: the selectable slots' feasibility, and
     "end round" when the task is scheduling or nothing else is valid. (In the placement task a

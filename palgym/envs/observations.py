@@ -10,7 +10,9 @@ shape to reshape to:
   (:class:`~palgym.envs.features.CandidateFeatures`).
 - ``cluster`` (F_k,): free GPUs per (slowdown tier x class), a histogram of free GPUs per node
   (n = 0 .. G_n, or 0 .. ``max_gpus_per_node`` padded with zeros), queue and time summaries
-  (see :meth:`ObservationBuilder.cluster_feature_names`).
+  (see :meth:`ObservationBuilder.cluster_feature_names`); in a work-conserving env
+  (``work_conserving=True``) then the round's EASY reservation
+  (:data:`RESERVATION_FEATURES`).
 - ``gpus`` (G x F_g,) = (G, F_g), only with ``observed_rates``: one row per GPU, the belief and
   the observed rates (:class:`~palgym.envs.features.GpuFeatures`, :mod:`palgym.envs.observed`).
 
@@ -51,7 +53,18 @@ from palgym.sim.config import RemainingTime
 from palgym.sim.engine import Simulator
 from palgym.sim.types import NUM_PERF_CLASSES, PERF_CLASS_NAMES, JobStatus
 
-__all__ = ["CANDIDATE_FEATURES", "JOB_FEATURES", "TIME_HORIZON_S", "ObservationBuilder"]
+__all__ = ["CANDIDATE_FEATURES", "JOB_FEATURES", "RESERVATION_FEATURES", "TIME_HORIZON_S",
+           "ObservationBuilder"]
+
+RESERVATION_FEATURES: tuple[str, ...] = ("reserved", "log_reserve_shadow_time",
+                                         "reserve_extra_frac")
+"""The ``cluster`` row's last entries in a work-conserving env (:mod:`palgym.envs.conserving`),
+all 0 while the round has no reservation: 1 once RESERVE was taken this round; the
+reservation's shadow time (seconds from now until the head job's GPUs are free,
+:class:`palgym.policies.backfill.Reservation` ``shadow_s``) on the log scale of the other times
+(:func:`palgym.envs.features.log_time`; 1 for a shadow time of inf); its extra GPUs (those free
+at the shadow time beyond the head's need, less those taken since by backfilled jobs that
+outlast it) / G."""
 
 
 def check_node_room(gpus_per_node: int, max_gpus_per_node: int | None) -> int:
@@ -89,6 +102,8 @@ class ObservationBuilder:
         num_gpus: G, to add the ``gpus`` key (``observed_rates``); None: no ``gpus`` key.
         max_gpus_per_node: the node histogram's largest n (``nodes_with_{n}_free``, n = 0 ..
             it), >= G_n, the entries past G_n zero; None: G_n (the ``-v0`` layout).
+        reservation: end the ``cluster`` row with :data:`RESERVATION_FEATURES` (a
+            work-conserving env).
 
     Raises:
         ConfigError: ``max_gpus_per_node`` is not an int >= 1 or is below G_n.
@@ -105,7 +120,8 @@ class ObservationBuilder:
     """
 
     def __init__(self, codec: ActionCodec, gpus_per_node: int,
-                 num_gpus: int | None = None, max_gpus_per_node: int | None = None) -> None:
+                 num_gpus: int | None = None, max_gpus_per_node: int | None = None,
+                 reservation: bool = False) -> None:
         self.durations = CLAIRVOYANT
         self.rates: ObservedRates | None = None
         self.believed = np.ones((NUM_PERF_CLASSES, num_gpus or 0))
@@ -120,6 +136,9 @@ class ObservationBuilder:
         self.gpus_per_node = gpus_per_node
         self.node_bins = check_node_room(gpus_per_node, max_gpus_per_node) + 1
         """Entries of the node histogram: ``max_gpus_per_node`` (or G_n) + 1."""
+        self.reservation = reservation
+        self.num_reservation = len(RESERVATION_FEATURES) if reservation else 0
+        """The ``cluster`` row's trailing reservation entries (0 without ``reservation``)."""
         self.logical_shapes: dict[str, tuple[int, ...]] = {
             "jobs": (num_slots, len(JOB_FEATURES)),
             "candidates": (num_slots, self.num_candidates, len(CANDIDATE_FEATURES)),
@@ -137,7 +156,8 @@ class ObservationBuilder:
                                                                     "cluster")]
         self.offsets = (sizes[0], sizes[0] + sizes[1], sum(sizes))
         """End of ``jobs``, end of ``candidates`` and total size of those three keys in one
-        flat buffer (``gpus`` is its own array: :meth:`gpu_observation`)."""
+        flat buffer (``gpus`` is its own array: :meth:`gpu_observation`); the last
+        :attr:`num_reservation` entries are the reservation's."""
         self.space = spaces.Dict({
             key: spaces.Box(0.0, 1.0, (int(np.prod(shape)),), np.float32)
             for key, shape in self.logical_shapes.items()
@@ -160,7 +180,8 @@ class ObservationBuilder:
             f"free_tier{t}_class{c}" for c in PERF_CLASS_NAMES for t in range(self.max_tiers)
         )
         histogram = tuple(f"nodes_with_{n}_free" for n in range(self.node_bins))
-        return (*tiers, *histogram, "free_frac", "pending_frac", "queued_frac", "log_time")
+        return (*tiers, *histogram, "free_frac", "pending_frac", "queued_frac", "log_time",
+                *(RESERVATION_FEATURES if self.reservation else ()))
 
     def feature_names(self) -> dict[str, tuple[str, ...]]:
         """Name of every entry of every (flat) key, e.g. ``slot3.log_waiting_time`` or
@@ -210,6 +231,21 @@ class ObservationBuilder:
         """pending / K, queued / 4K and log time: the cluster row's last three entries."""
         return (min(len(decision.pending) / self.num_slots, 1.0),
                 *self.round_constants(sim, decision))
+
+    def reservation_features(self, decision: DecisionRound, num_gpus: int) -> tuple[float, ...]:
+        """The cluster row's :data:`RESERVATION_FEATURES` of the open round (all 0 without a
+        reservation; () without ``reservation``), in float64, the same in both builders.
+
+        Args:
+            decision: the open round.
+            num_gpus: G.
+        """
+        if not self.reservation:
+            return ()
+        reservation = decision.reservation
+        if reservation is None:
+            return (0.0, 0.0, 0.0)
+        return (1.0, log_time(reservation.shadow_s), min(reservation.extra / num_gpus, 1.0))
 
     def build(
         self,
@@ -289,6 +325,8 @@ class ObservationBuilder:
         histogram = np.bincount(per_node, minlength=self.node_bins)
         row[: tiers.size] = (tiers / num_gpus).ravel()
         row[tiers.size : tiers.size + histogram.size] = histogram / per_node.size
-        row[-4] = np.count_nonzero(free) / num_gpus
-        row[-3:] = self.round_features(sim, decision)
+        end = row.size - self.num_reservation
+        row[end - 4] = np.count_nonzero(free) / num_gpus
+        row[end - 3 : end] = self.round_features(sim, decision)
+        row[end:] = self.reservation_features(decision, num_gpus)
         return row
