@@ -152,6 +152,18 @@ class PlannerEpisodeStats:
         return values
 
 
+def episode_stats(episodes: list[PlannerEpisodeStats], env: Any,
+                  episode_start: np.ndarray | None) -> tuple[PlannerEpisodeStats, bool]:
+    """The stats of ``env``'s episode, appended to ``episodes`` when a new one starts (another
+    episode hash, or ``episode_start`` set); and whether it was appended now."""
+    digest = env.episode.episode_hash()
+    new = not episodes or episodes[-1].episode_hash != digest or (
+        episode_start is not None and bool(np.asarray(episode_start).ravel()[0]))
+    if new:
+        episodes.append(PlannerEpisodeStats(digest, env.episode.trace.name))
+    return episodes[-1], new
+
+
 def choose(base_action: int, base_cost: float, costs: Sequence[tuple[int, float]]
            ) -> tuple[int, bool]:
     """The cheapest action, ties to the base; and whether any alternative tied the base.
@@ -282,11 +294,7 @@ class PlannerAgent:
         env = self._env
         if env is None:
             raise PalgymError(f"{self.name} is not bound: call agent.bind(env) before predict()")
-        digest = env.episode.episode_hash()
-        if not self.episodes or self.episodes[-1].episode_hash != digest or (
-                episode_start is not None and bool(np.asarray(episode_start).ravel()[0])):
-            self.episodes.append(PlannerEpisodeStats(digest, env.episode.trace.name))
-        stats = self.episodes[-1]
+        stats, _ = episode_stats(self.episodes, env, episode_start)
         started = time.perf_counter()
         action = self.decide(env, stats, self.spec.depth)
         stats.planning_s += time.perf_counter() - started

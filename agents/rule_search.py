@@ -34,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import State, heuristic_env_kwargs
-from agents.planner import PlannerEpisodeStats
+from agents.planner import PlannerEpisodeStats, episode_stats
 from agents.planner_search import ESTIMATES, BaseRollout, clone_env, state_cost
 from palgym.errors import ConfigError, PalgymError
 from palgym.policies import QUEUE_ORDER_NAMES
@@ -191,12 +191,9 @@ class RuleSearchAgent:
         env = self._env
         if env is None:
             raise PalgymError(f"{self.name} is not bound: call agent.bind(env) before predict()")
-        digest = env.episode.episode_hash()
-        if not self.episodes or self.episodes[-1].episode_hash != digest or (
-                episode_start is not None and bool(np.asarray(episode_start).ravel()[0])):
-            self.episodes.append(PlannerEpisodeStats(digest, env.episode.trace.name))
+        stats, new = episode_stats(self.episodes, env, episode_start)
+        if new:
             self._held = (self.spec.base, -1)
-        stats = self.episodes[-1]
         started = time.perf_counter()
         round_index = int(env.simulator.round_index)
         if self._held[1] != round_index:

@@ -130,14 +130,15 @@ def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
         "  of which the compiled kernel": ("obs_kernel.py", "decision"),
         "engine commit": ("engine.py", "commit"), "engine advance": ("engine.py", "advance"),
         "new round (queue order)": ("rounds.py", "_new_round"),
-        "heuristic action": ("cluster_env.py", "heuristic_action"),
+        "heuristic action": ("queries.py", "heuristic_action"),
         "apply action": ("cluster_env.py", "_apply"),
         "whole step": ("cluster_env.py", "step"),
     }
     print("  where the time goes (us per decision, cProfile adds overhead):")
     for label, (module, function) in parts.items():
+        compiled = f"{module.removesuffix('.py')}.{function}>"  # a numba dispatcher's entry
         total = sum(v[3] for (path, _, name), v in stats.items()
-                    if name == function and path.endswith(module))
+                    if (name == function and path.endswith(module)) or name.endswith(compiled))
         print(f"    {label:<30} {total / decisions * 1e6:8.1f}")
 
 
