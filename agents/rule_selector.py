@@ -1,0 +1,193 @@
+"""A learned rule selector: a linear policy over the engine's rule-selection state, trained by
+the cross-entropy method on whole training traces.
+
+:class:`LinearSelector` scores every rule h of its field as ``W[h, :F] . x + W[h, F]`` on the
+state features x (:data:`palgym.rule_selection.STATE_FEATURES`, F of them) and picks the
+highest (ties: the lowest index), at each round where something happened
+(:func:`palgym.rule_selection.run_selected_episode`). Rules may differ in queue order
+(``srtf/pal+backfill``, ``fifo/pal+easy``).
+
+:func:`train_cem` fits W to whole-episode outcomes, the objective being the mean over training
+episodes of ``ln(avg JCT / avg JCT of the base rule)`` plus :data:`UNFINISHED_PENALTY` for an
+episode that leaves a job unfinished. The cross-entropy method (Rubinstein & Kroese, *The
+Cross-Entropy Method*, 2004; for policies: Szita & Lorincz, Neural Computation 18, 2006)
+samples a population of W from a diagonal Gaussian, keeps the elite fraction of least
+objective and refits the Gaussian to it (plus a noise floor that keeps it searching). The
+search starts at the base rule (its bias 1, all else 0), so its first mean is the base
+heuristic. A whole-episode objective needs no credit assignment over the thousands of rounds
+in which a starved job waits, which is where rounds-level RL (``palgym/PALSelector-v0``) found
+no signal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from palgym.errors import ConfigError
+from palgym.io.atomic import atomic_write_text
+from palgym.rule_selection import STATE_FEATURES, check_rules
+from palgym.sim.types import FloatArray
+from palgym.sim.views import SimView
+
+FORMAT = "palgym-rule-selector/1"
+"""The ``format`` of a saved selector (:meth:`LinearSelector.save`)."""
+UNFINISHED_PENALTY = 1.0
+"""Added to an episode's log ratio when it leaves a measured job unfinished (a ratio of e)."""
+
+
+class LinearSelector:
+    """Pick the rule of highest linear score (module docstring).
+
+    Args:
+        rules: the field, ``ORDER/PLACEMENT[+SUFFIX]`` names (H of them).
+        weights: float64 (H, F + 1): per rule, a weight per state feature and a bias.
+
+    Raises:
+        ConfigError: for a malformed field or weights of another shape or not finite.
+    """
+
+    def __init__(self, rules: Sequence[str], weights: FloatArray) -> None:
+        self.rules = check_rules(rules)
+        array = np.array(weights, dtype=np.float64)
+        shape = (len(self.rules), len(STATE_FEATURES) + 1)
+        if array.shape != shape:
+            raise ConfigError(f"selector weights: expected shape {shape} (rules x features + "
+                              f"bias), got {array.shape}")
+        if not np.isfinite(array).all():
+            raise ConfigError("selector weights: every weight must be finite")
+        self.weights = array
+
+    @classmethod
+    def constant(cls, rules: Sequence[str], rule: int = 0) -> LinearSelector:
+        """The selector that always picks ``rules[rule]`` (bias 1, all else 0)."""
+        weights = np.zeros((len(tuple(rules)), len(STATE_FEATURES) + 1))
+        weights[rule, -1] = 1.0
+        return cls(rules, weights)
+
+    def scores(self, features: FloatArray) -> FloatArray:
+        """float64 (H,): each rule's score on ``features`` (float64 (F,))."""
+        scores: FloatArray = self.weights[:, :-1] @ features + self.weights[:, -1]
+        return scores
+
+    def __call__(self, features: FloatArray, view: SimView | None = None) -> int:
+        """The rule index of highest score (:data:`palgym.rule_selection.Selector`)."""
+        return int(np.argmax(self.scores(features)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of :meth:`save`."""
+        return {"format": FORMAT, "rules": list(self.rules), "features": list(STATE_FEATURES),
+                "weights": self.weights.tolist()}
+
+    def save(self, path: str | Path, **meta: Any) -> Path:
+        """Write the selector (and ``meta``, e.g. how it was trained) as JSON, atomically."""
+        return atomic_write_text(path, json.dumps({**self.to_dict(), **meta}, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> LinearSelector:
+        """Read a selector written by :meth:`save`.
+
+        Raises:
+            ConfigError: naming the file and the field, for a file that is not a selector of
+                :data:`FORMAT`, features other than :data:`STATE_FEATURES`, or bad weights.
+        """
+        where = str(path)
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ConfigError(f"{where}: not a readable JSON selector ({error})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise ConfigError(f"{where}: field format: expected {FORMAT!r}, found {found!r}")
+        if data.get("features") != list(STATE_FEATURES):
+            raise ConfigError(f"{where}: field features: expected {list(STATE_FEATURES)}, "
+                              f"found {data.get('features')!r}")
+        rules, weights = data.get("rules"), data.get("weights")
+        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+            raise ConfigError(f"{where}: field rules: expected a list of rule names")
+        try:
+            return cls(rules, np.array(weights, dtype=np.float64))
+        except (TypeError, ValueError, ConfigError) as error:
+            raise ConfigError(f"{where}: field weights: {error}") from None
+
+
+Objective = Callable[[Sequence[LinearSelector]], FloatArray]
+"""Maps selectors to their objectives (float64 (n,), lower is better)."""
+
+
+@dataclass
+class CemHistory:
+    """What :func:`train_cem` saw, per iteration.
+
+    Attributes:
+        mean_objective: the objective of the distribution's mean before the iteration.
+        best_objective: the least objective of the iteration's population.
+        sigma: the mean standard deviation of the sampled weights.
+    """
+
+    mean_objective: list[float] = field(default_factory=list)
+    best_objective: list[float] = field(default_factory=list)
+    sigma: list[float] = field(default_factory=list)
+
+
+def train_cem(rules: Sequence[str], objective: Objective, *, iterations: int = 12,
+              population: int = 24, elite_frac: float = 0.25, init_sigma: float = 1.0,
+              noise_floor: float = 0.05, seed: int = 0,
+              on_iteration: Callable[[int, LinearSelector, CemHistory], None] | None = None
+              ) -> tuple[list[LinearSelector], CemHistory]:
+    """Fit a :class:`LinearSelector` by the cross-entropy method (module docstring).
+
+    Args:
+        rules: the field; ``rules[0]`` is the base the search starts from.
+        objective: lower is better (e.g. :func:`log_ratio_objective`).
+        iterations, population: CEM iterations and samples per iteration.
+        elite_frac: share of the population refitted to (at least 2 samples).
+        init_sigma: the first standard deviation of every weight.
+        noise_floor: added to every refitted standard deviation (Szita & Lorincz's constant
+            noise).
+        seed: ``numpy.random.default_rng(seed)`` draws the populations.
+        on_iteration: called after each iteration with its index, the new mean and the
+            history (e.g. progress, a validation check).
+
+    Returns:
+        The selector of the distribution's mean after each iteration (``iterations`` of them;
+        a caller picks one, e.g. on validation), and the history.
+
+    Raises:
+        ConfigError: for iterations or population < 1, or elite_frac outside (0, 1].
+    """
+    if iterations < 1 or population < 2:
+        raise ConfigError("CEM needs iterations >= 1 and a population >= 2")
+    if not 0.0 < elite_frac <= 1.0:
+        raise ConfigError(f"elite_frac must be in (0, 1], got {elite_frac}")
+    base = LinearSelector.constant(rules)
+    mean, sigma = base.weights.copy(), np.full(base.weights.shape, float(init_sigma))
+    rng = np.random.default_rng(seed)
+    num_elite = max(2, int(math.ceil(elite_frac * population)))
+    history, means = CemHistory(), []
+    for iteration in range(iterations):
+        samples = mean + sigma * rng.standard_normal((population, *mean.shape))
+        candidates = [LinearSelector(rules, s) for s in samples]
+        values = objective([LinearSelector(rules, mean), *candidates])
+        order = np.argsort(values[1:], kind="stable")[:num_elite]
+        elite = samples[order]
+        history.mean_objective.append(float(values[0]))
+        history.best_objective.append(float(values[1:].min()))
+        history.sigma.append(float(sigma.mean()))
+        mean = elite.mean(axis=0)
+        sigma = elite.std(axis=0) + noise_floor
+        means.append(LinearSelector(rules, mean))
+        if on_iteration is not None:
+            on_iteration(iteration, means[-1], history)
+    return means, history
+
+
+def log_ratio(avg_jct_s: float, base_avg_jct_s: float, unfinished: int) -> float:
+    """``ln(avg_jct_s / base_avg_jct_s)`` plus :data:`UNFINISHED_PENALTY` if ``unfinished``."""
+    return math.log(avg_jct_s / base_avg_jct_s) + (UNFINISHED_PENALTY if unfinished else 0.0)

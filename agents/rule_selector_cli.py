@@ -1,0 +1,197 @@
+"""``python -m agents.rule_selector_cli``: train the learned rule selector, and evaluate
+selectors against the validation-chosen best heuristic and the per-trace hindsight best.
+
+``train`` fits a :class:`agents.rule_selector.LinearSelector` by the cross-entropy method on
+the training episodes and keeps the iteration whose mean is best on the validation episodes
+(the test split is never read). ``evaluate`` chooses the best heuristic of the task's field on
+validation, then runs it, the field (for the hindsight best) and the selectors on test, and
+prints and writes (``--output``, JSON, atomically) geomean avg-JCT ratios with 95% bootstrap
+intervals over traces (resampled within strata), unfinished jobs and decision counts.
+Commands and measured results: agents/pretrained/README.md, "The rule selector".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.rule_selector import LinearSelector, train_cem
+from agents.rule_selector_runs import (
+    DEFAULT_RULES,
+    DEFAULT_SUITE,
+    DEFAULT_TASK,
+    LabelledEpisode,
+    check_positive,
+    geomean_ratio,
+    run_many,
+    selector_objective,
+    split_episodes,
+)
+from palgym.errors import PalgymError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m agents.rule_selector_cli",
+                                     description=__doc__.split("\n\n")[1])
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="fit a selector (CEM), chosen on validation")
+    evaluate = commands.add_parser("evaluate", help="selectors vs the validation-chosen best")
+    for sub in (train, evaluate):
+        sub.add_argument("--suite", default=DEFAULT_SUITE)
+        sub.add_argument("--task", default=DEFAULT_TASK)
+        sub.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
+        sub.add_argument("--cache", help="palgym-bench's generated files (bench prepare)")
+        sub.add_argument("--regimes", help="a folder of `python -m traces regimes`: its "
+                         "split's traces join the suite's")
+        sub.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    train.add_argument("--output", required=True, help="selector JSON to write")
+    train.add_argument("--rules", default=",".join(DEFAULT_RULES),
+                       help="comma-separated ORDER/PLACEMENT rules, the base first")
+    train.add_argument("--per-regime", type=int, default=2,
+                       help="training traces per regime (default 2)")
+    train.add_argument("--iterations", type=int, default=12)
+    train.add_argument("--population", type=int, default=24)
+    train.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--selector", nargs="+", required=True, help="selector JSON files")
+    evaluate.add_argument("--output", help="results JSON to write")
+    return parser
+
+
+def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = None
+              ) -> list[LabelledEpisode]:
+    import os
+
+    data_dir = args.data_dir or os.environ.get("PALGYM_DATA_DIR")
+    return split_episodes(split, suite=args.suite, task=args.task, data_dir=data_dir,
+                          cache_dir=args.cache, regimes=args.regimes, per_regime=per_regime)
+
+
+def _rule_runs(rules: Sequence[str], episodes: list[LabelledEpisode], workers: int
+               ) -> np.ndarray:
+    """float64 (R, n, 5): every rule's run on every episode."""
+    jobs = [("rule", rule, i) for rule in rules for i in range(len(episodes))]
+    return run_many(jobs, episodes, workers).reshape(len(rules), len(episodes), 5)
+
+
+def train(args: argparse.Namespace) -> int:
+    rules = tuple(r.strip() for r in args.rules.split(","))
+    selector_rules = LinearSelector.constant(rules).rules  # checks them
+    for name, value in (("--iterations", args.iterations), ("--population", args.population),
+                        ("--workers", args.workers), ("--per-regime", args.per_regime)):
+        check_positive(name, value)
+    start = time.perf_counter()
+    train_eps = _episodes(args, "train", args.per_regime)
+    valid_eps = _episodes(args, "validation")
+    base_train = _rule_runs(rules[:1], train_eps, args.workers)[0, :, 0]
+    base_valid = _rule_runs(rules[:1], valid_eps, args.workers)[0, :, 0]
+    train_objective = selector_objective(selector_rules, train_eps, base_train, args.workers)
+    valid_objective = selector_objective(selector_rules, valid_eps, base_valid, args.workers)
+    validation: list[float] = []
+
+    def on_iteration(index: int, mean: LinearSelector, history: Any) -> None:
+        validation.append(float(valid_objective([mean])[0]))
+        print(f"iteration {index + 1}/{args.iterations}: train objective of the mean "
+              f"{history.mean_objective[-1]:+.4f}, best sample {history.best_objective[-1]:+.4f},"
+              f" validation of the new mean {validation[-1]:+.4f} "
+              f"({time.perf_counter() - start:.0f} s)", flush=True)
+
+    means, history = train_cem(selector_rules, train_objective, iterations=args.iterations,
+                               population=args.population, seed=args.seed,
+                               on_iteration=on_iteration)
+    # least validation objective; ties go to the later (longer-trained) iteration
+    chosen = max(range(len(means)), key=lambda i: (-round(validation[i], 12), i))
+    final_train = float(train_objective([means[chosen]])[0])
+    meta = {"trained": {
+        "method": "cross-entropy method (agents.rule_selector.train_cem)",
+        "suite": args.suite, "task": args.task, "regimes": args.regimes,
+        "per_regime": args.per_regime, "iterations": args.iterations,
+        "population": args.population, "seed": args.seed,
+        "train_traces": [e.label for e in train_eps],
+        "validation_traces": [e.label for e in valid_eps],
+        "train_objective_of_mean": history.mean_objective, "validation_objective": validation,
+        "chosen_iteration": chosen + 1, "train_objective_chosen": final_train,
+        "wall_s": round(time.perf_counter() - start, 1)}}
+    path = means[chosen].save(args.output, **meta)
+    print(f"wrote {path}: iteration {chosen + 1} (validation objective "
+          f"{validation[chosen]:+.4f}, train {final_train:+.4f}) in "
+          f"{time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def _interval(ratios: np.ndarray, strata: list[str]) -> tuple[float, float, float]:
+    from palgym.bench.bootstrap import stratified_bootstrap
+    from palgym.bench.stats import geometric_mean_rows
+
+    return stratified_bootstrap(ratios, strata, geometric_mean_rows).scalar()
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from palgym.bench.suites import load_suite
+
+    check_positive("--workers", args.workers)
+    selectors = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
+    field = list(load_suite(args.suite).task(args.task).heuristic_field)
+    valid_eps, test_eps = _episodes(args, "validation"), _episodes(args, "test")
+    valid = _rule_runs(field, valid_eps, args.workers)
+    # the best: fewest unfinished jobs on validation, then least geomean avg JCT
+    rank = [(int(valid[r, :, 1].sum()), float(np.exp(np.log(valid[r, :, 0]).mean())), r)
+            for r in range(len(field))]
+    best = min(rank)[2]
+    test = _rule_runs(field, test_eps, args.workers)
+    strata = [e.stratum for e in test_eps]
+    best_jct = test[best, :, 0]
+    finished = np.where(test[:, :, 1] > 0, np.inf, test[:, :, 0])
+    oracle_jct = finished.min(axis=0)
+    rows: list[dict[str, Any]] = []
+    table = [("best: " + field[best], test[best])]
+    for label, selector in selectors:
+        jobs = [("selector", (selector.rules, selector.weights), i)
+                for i in range(len(test_eps))]
+        table.append((label, run_many(jobs, test_eps, args.workers)))
+    print(f"validation-chosen best of {len(field)} rules on {len(valid_eps)} validation "
+          f"episodes: {field[best]}; test: {len(test_eps)} episodes in "
+          f"{len(set(strata))} strata")
+    print(f"{'entry':40s} {'geomean / best [95% CI]':>28s} {'/ hindsight':>11s} "
+          f"{'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
+    for label, runs in [*table, ("hindsight best of the field", None)]:
+        jct = oracle_jct if runs is None else runs[:, 0]
+        point, low, high = _interval(jct / best_jct, strata)
+        unfinished = 0 if runs is None else int(runs[:, 1].sum())
+        choices = 0 if runs is None else int(runs[:, 3].sum())
+        switches = 0 if runs is None else int(runs[:, 4].sum())
+        print(f"{label:40s} {point:8.3f} [{low:.3f}, {high:.3f}]    "
+              f"{geomean_ratio(jct, oracle_jct):11.3f} {unfinished:10d} {choices:8d} "
+              f"{switches:8d}")
+        rows.append({"entry": label, "geomean_vs_best": point, "ci95": [low, high],
+                     "geomean_vs_hindsight": geomean_ratio(jct, oracle_jct),
+                     "unfinished_jobs": unfinished, "choices": choices, "switches": switches,
+                     "per_trace": {e.label: {"avg_jct_s": float(j), "stratum": e.stratum}
+                                   for e, j in zip(test_eps, jct, strict=True)}})
+    if args.output:
+        from palgym.io.atomic import atomic_write_text
+
+        atomic_write_text(args.output, json.dumps(
+            {"best": field[best], "field": field, "rows": rows,
+             "validation_traces": [e.label for e in valid_eps]}, indent=1) + "\n")
+        print(f"wrote {args.output}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return train(args) if args.command == "train" else evaluate(args)
+    except PalgymError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,237 @@
+"""Rule selection on the engine: at each round where something happened, a selector picks
+which heuristic rule (queue order x placement x backfilling) schedules the cluster.
+
+A *rule* is ``ORDER/PLACEMENT[+SUFFIX]`` (``srtf/pal+backfill``, ``fifo/pal+easy``): a queue
+order of :data:`palgym.policies.QUEUE_ORDER_NAMES` and a placement with its backfilling
+suffix. Each rule ranks the whole queue by its own order and places as
+:func:`palgym.simulate.run_episode` does, so rules of different queue orders share one episode
+exactly (unlike ``palgym/PALSelector-v0``, whose rules act through one env's window and share
+its order).
+
+When the selector is asked (:func:`drive_selector`): at the first round, and at every round
+with an event since the last commit (an arrival, a completion, a promotion:
+:attr:`palgym.sim.engine.Simulator.events_since_commit`). Between events the held rule keeps
+deciding, with the heuristic loop's memo (:func:`palgym.driver.drive`): a deterministic rule
+under a static order that changed nothing runs the quiet rounds up to the next event at once.
+A selector that always picks rule r therefore plays rule r's episode bit for bit, with the
+metrics of ``run_episode(episode, placement, order)`` (tested).
+
+What a selector reads (:func:`state_features`, :data:`STATE_FEATURES`) summarises the queue
+and the cluster; the longest time queued is there because a rule that starves a job (SRTF or
+first-fit backfilling passing a wide job for hours) shows it there first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from palgym.driver.loop import check_not_stuck
+from palgym.errors import ConfigError
+from palgym.policies import QUEUE_ORDER_NAMES, make_placement, make_queue_order
+from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
+from palgym.policies.belief import BeliefMode
+from palgym.policies.durations import CLAIRVOYANT, Durations
+from palgym.sim.engine import Simulator
+from palgym.sim.stall import DEFAULT_STALL_FACTOR, StallDetector
+from palgym.sim.types import FloatArray, IntArray, JobStatus
+from palgym.sim.views import SimView
+from palgym.simulate import (
+    Episode,
+    EpisodeResult,
+    episode_sampler,
+    final_metrics,
+    make_simulator,
+    slowdown_factors,
+)
+
+STATE_FEATURES: tuple[str, ...] = (
+    "log_max_queued_h", "longest_queued_gpus_frac", "longest_queued_log_remaining_h",
+    "log_queued", "queued_gpus_frac", "free_frac", "log_mean_queued_h",
+)
+"""What :func:`state_features` returns, in order (Q: the queued jobs, G: the cluster's GPUs,
+times in hours): ``ln(1 + max_Q queued)``, where a job's *queued* time is the time it has spent
+in the system without running (now - submission - attained service, whatever the preset's
+starvation accounting); the GPUs of the longest-queued job / G; ``ln(1 + its remaining ideal
+run time)`` (the scheduler's total iterations minus those done, x T_it; 0 when durations are
+unknown); ``ln(1 + |Q|) / 5``; the GPUs Q asks for / G; the free GPUs / G;
+``ln(1 + mean_Q queued)``. Every entry is 0 for an empty queue but ``free_frac``."""
+
+Selector = Callable[[FloatArray, SimView], int]
+"""``selector(features, view) -> rule index``: :func:`state_features` of the view (float64
+(F,)) and the view itself."""
+
+
+def parse_rule(rule: str) -> tuple[str, str]:
+    """``"srtf/pal+backfill"`` -> ``("srtf", "pal+backfill")``.
+
+    Raises:
+        ConfigError: naming the rule, for one without ``ORDER/`` or with an unknown order.
+    """
+    order, sep, placement = rule.partition("/")
+    if not sep or not placement or order not in QUEUE_ORDER_NAMES:
+        raise ConfigError(f"rule {rule!r}: give ORDER/PLACEMENT[+SUFFIX] with ORDER one of "
+                          f"{list(QUEUE_ORDER_NAMES)} (e.g. srtf/pal+backfill)")
+    return order, placement
+
+
+def check_rules(rules: Sequence[str]) -> tuple[str, ...]:
+    """The rules as a tuple, each checked by :func:`parse_rule`.
+
+    Raises:
+        ConfigError: for no rule, a rule given twice or a malformed rule.
+    """
+    names = tuple(rules)
+    if not names:
+        raise ConfigError("rules: give at least one ORDER/PLACEMENT rule")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"rules: a rule is given twice in {list(names)}")
+    for name in names:
+        parse_rule(name)
+    return names
+
+
+def state_features(view: SimView, durations: Durations = CLAIRVOYANT) -> FloatArray:
+    """float64 (F,) = (len(STATE_FEATURES),): the selector's view of the queue and the cluster
+    (:data:`STATE_FEATURES`). Reads only what a scheduler knows: times queued, GPU counts, and the
+    remaining run time through ``durations`` (0 under ``unknown``)."""
+    jobs = view.jobs
+    size = view.num_jobs
+    queued = np.flatnonzero(jobs.status[:size] == JobStatus.QUEUED)
+    num_gpus = view.cluster.num_gpus
+    free = np.count_nonzero(view.job_of_gpu < 0) / num_gpus
+    out = np.zeros(len(STATE_FEATURES), np.float64)
+    out[5] = free
+    if queued.size == 0:
+        return out
+    waiting_h = (view.now_s - jobs.submit_time_s[queued]
+                 - jobs.attained_service_s[queued]) / 3600.0
+    longest = int(np.argmax(waiting_h))
+    job = int(queued[longest])
+    remaining_h = 0.0
+    if durations.known:
+        total = durations.estimated(jobs.total_iterations, size)[job]
+        remaining_h = (max(total - jobs.iterations_done[job], 0.0)
+                       * jobs.iteration_time_s[job] / 3600.0)
+    out[0] = math.log1p(waiting_h[longest])
+    out[1] = jobs.num_gpus[job] / num_gpus
+    out[2] = math.log1p(remaining_h)
+    out[3] = math.log1p(queued.size) / 5.0
+    out[4] = float(jobs.num_gpus[queued].sum()) / num_gpus
+    out[6] = math.log1p(float(waiting_h.mean()))
+    return out
+
+
+@dataclass(frozen=True)
+class SelectedEpisode:
+    """Outcome of :func:`run_selected_episode`.
+
+    Attributes:
+        result: the episode's result (``policy`` is ``"selector"``, ``queue_order`` ``"mixed"``).
+        rule_rounds: int64 (H,): rounds each rule decided (quiet rounds run at once count once).
+        choices: how many times the selector was asked.
+        switches: how many times the held rule changed.
+    """
+
+    result: EpisodeResult
+    rule_rounds: IntArray
+    choices: int
+    switches: int
+
+
+def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
+                   placements: Sequence[PlacementPolicy], select: Selector, sampler: Sampler,
+                   durations: Durations = CLAIRVOYANT, stall: StallDetector | None = None
+                   ) -> tuple[str, IntArray, int, int]:
+    """Run ``sim`` to its end, rule ``select(...)`` deciding each round (module docstring).
+
+    Args:
+        sim: the engine, fresh or mid-episode.
+        orders, placements: rule h is ``(orders[h], placements[h])``.
+        select: the selector (:data:`Selector`); asked at the first round and after events.
+        sampler: the placements' random stream (one stream, as in one heuristic's episode).
+        durations: what :func:`state_features` may read.
+        stall: checked after every advance (None: only ``max_rounds`` truncates).
+
+    Returns:
+        ``(reason, rule_rounds, choices, switches)``: ``""`` if every measured job completed,
+        else why the episode stopped; the rounds per rule (int64 (H,)); the selector's calls;
+        the changes of the held rule.
+
+    Raises:
+        InvalidActionError: the selector returned no rule index.
+        PalgymError: if the held rule leaves queued jobs unplaced on an idle cluster with no
+            arrivals left (the episode could never end).
+    """
+    from palgym.errors import InvalidActionError
+
+    count = len(orders)
+    rule_rounds = np.zeros(count, np.int64)
+    held, memo_valid, choices, switches, first = 0, False, 0, 0, True
+    while not sim.done and not sim.truncated:
+        if first or sim.events_since_commit:
+            view = sim.view()
+            chosen = select(state_features(view, durations), view)
+            if isinstance(chosen, bool) or not isinstance(chosen, int | np.integer) \
+                    or not 0 <= int(chosen) < count:
+                raise InvalidActionError(f"the selector returned {chosen!r}, not a rule index "
+                                         f"in 0..{count - 1}")
+            choices += 1
+            if int(chosen) != held:
+                switches += 0 if first else 1
+                held, memo_valid = int(chosen), False
+            first = False
+        rule_rounds[held] += 1
+        placement, order = placements[held], orders[held]
+        if (memo_valid and not sim.events_since_commit and placement.deterministic
+                and order.static):
+            sim.idle_rounds()
+        else:
+            view = sim.view()
+            memo_valid = not sim.commit(placement.place(view, order.order(view), sampler))
+            check_not_stuck(sim, placement.name)
+            sim.advance()
+        if stall is not None and (reason := stall.check(sim)):
+            return reason, rule_rounds, choices, switches
+    reason = f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
+    return reason, rule_rounds, choices, switches
+
+
+def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selector,
+                         durations: Durations = CLAIRVOYANT) -> SelectedEpisode:
+    """Simulate ``episode`` with ``select`` picking among ``rules`` (:func:`drive_selector`).
+
+    Args:
+        episode: from :func:`palgym.simulate.make_episode`, with the oracle belief (PAL and
+            PM-First decide on the profile's factors).
+        rules: ``ORDER/PLACEMENT[+SUFFIX]`` names (:func:`parse_rule`).
+        select: the selector.
+        durations: what the queue orders, EASY backfilling and the features know of job
+            durations (its errors: the episode seed's), as in ``run_episode``.
+
+    Raises:
+        ConfigError: for a malformed rule, an episode whose belief is not ``oracle``, or a rule
+            that needs durations under ``unknown`` (naming it).
+    """
+    names = check_rules(rules)
+    if episode.belief.mode is not BeliefMode.ORACLE:
+        raise ConfigError(f"rule selection decides on the profile's factors: the episode's "
+                          f"belief is {episode.belief.mode.value!r}, give belief='oracle'")
+    known = durations.for_seed(episode.seed)
+    factors = slowdown_factors(episode)
+    parsed = [parse_rule(name) for name in names]
+    orders = [make_queue_order(order, known, episode.config) for order, _ in parsed]
+    placements = [make_placement(placement, factors, episode.config, durations=known)
+                  for _, placement in parsed]
+    sim = make_simulator(episode)
+    stall = StallDetector(sim, DEFAULT_STALL_FACTOR, None)
+    reason, rule_rounds, choices, switches = drive_selector(
+        sim, orders, placements, select, episode_sampler(episode), known, stall)
+    result = EpisodeResult(
+        trace=episode.trace.name, policy="selector", queue_order="mixed",
+        metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
+        episode_hash=episode.episode_hash(), belief=BeliefMode.ORACLE.value)
+    return SelectedEpisode(result, rule_rounds, choices, switches)

@@ -1,0 +1,114 @@
+"""The learned rule selector (agents.rule_selector, agents.rule_selector_runs): its linear
+choice worked out by hand, its file, the cross-entropy method on objectives whose optimum is
+known, and its runs on bench episodes equal to the heuristics'."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.rule_selector import (
+    FORMAT,
+    UNFINISHED_PENALTY,
+    LinearSelector,
+    log_ratio,
+    train_cem,
+)
+from agents.rule_selector_runs import run_many, selector_objective, split_episodes
+from palgym.errors import ConfigError
+from palgym.rule_selection import STATE_FEATURES
+
+RULES = ("srtf/pal+backfill", "fifo/pal+easy")
+F = len(STATE_FEATURES)
+
+
+def test_linear_choice_by_hand() -> None:
+    weights = np.zeros((2, F + 1))
+    weights[0, -1] = 1.0  # base: score 1
+    weights[1, 0], weights[1, -1] = 2.0, -7.0  # fifo/pal+easy: 2 x ln(1 + max queued h) - 7
+    selector = LinearSelector(RULES, weights)
+    below, above = np.zeros(F), np.zeros(F)
+    below[0], above[0] = 3.9, 4.1  # 2 x 3.9 - 7 = 0.8 < 1; 2 x 4.1 - 7 = 1.2 > 1
+    assert selector(below) == 0 and selector(above) == 1
+    np.testing.assert_allclose(selector.scores(above), [1.0, 1.2])
+    tie = np.zeros(F)
+    tie[0] = 4.0  # both score 1: the lower index
+    assert selector(tie) == 0
+    assert LinearSelector.constant(RULES, 1)(above) == 1
+
+
+def test_file_round_trip_and_refusals(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    selector = LinearSelector(RULES, rng.standard_normal((2, F + 1)))
+    path = selector.save(tmp_path / "s.json", trained={"seed": 3})
+    loaded = LinearSelector.load(path)
+    assert loaded.rules == RULES and np.array_equal(loaded.weights, selector.weights)
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT and data["trained"] == {"seed": 3}
+    for field, value, match in (("format", "other/1", "field format"),
+                                ("features", ["x"], "field features"),
+                                ("weights", [[1.0]], "field weights"),
+                                ("weights", [[math.nan] * (F + 1)] * 2, "finite")):
+        bad = tmp_path / f"bad-{field}.json"
+        bad.write_text(json.dumps({**data, field: value}))
+        with pytest.raises(ConfigError, match=match) as error:
+            LinearSelector.load(bad)
+        assert str(bad) in str(error.value)
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(ConfigError, match="broken.json"):
+        LinearSelector.load(tmp_path / "broken.json")
+    with pytest.raises(ConfigError, match="ORDER/PLACEMENT"):
+        LinearSelector(["pal"], np.zeros((1, F + 1)))
+
+
+def test_log_ratio() -> None:
+    assert log_ratio(200.0, 100.0, 0) == pytest.approx(math.log(2.0))
+    assert log_ratio(50.0, 100.0, 3) == pytest.approx(math.log(0.5) + UNFINISHED_PENALTY)
+
+
+def test_cem_finds_the_cheaper_rule() -> None:
+    # The objective only asks which rule is chosen on an empty state (bias decides): rule 1
+    # costs 0, rule 0 costs 1. Every elite sample then has bias_1 > bias_0, so does their
+    # mean: once the elites all choose rule 1, the mean does.
+    zeros = np.zeros(F)
+
+    def objective(selectors: list[LinearSelector]) -> np.ndarray:
+        return np.array([0.0 if s(zeros) == 1 else 1.0 for s in selectors])
+
+    means, history = train_cem(RULES, objective, iterations=3, population=40, elite_frac=0.1,
+                               seed=0)
+    assert history.mean_objective[0] == 1.0  # the search starts at the base rule
+    assert means[-1](zeros) == 1
+    again, _ = train_cem(RULES, objective, iterations=3, population=40, elite_frac=0.1, seed=0)
+    assert all(np.array_equal(a.weights, b.weights) for a, b in zip(means, again, strict=True))
+
+
+def test_cem_refuses_bad_settings() -> None:
+    def objective(selectors: list[LinearSelector]) -> np.ndarray:
+        return np.zeros(len(selectors))
+
+    with pytest.raises(ConfigError, match="population"):
+        train_cem(RULES, objective, population=1)
+    with pytest.raises(ConfigError, match="elite_frac"):
+        train_cem(RULES, objective, elite_frac=0.0)
+
+
+def test_runs_on_bench_episodes_equal_the_heuristics() -> None:
+    # the lite suite's first training trace (bundled), its first 30-job window: a constant
+    # selector's run is the rule's run, so the objective against that rule is exactly 0
+    episode = split_episodes("train", suite="palgym-bench-v1-lite")[:1]
+    assert episode[0].stratum == "palgym-bench-v1-lite"
+    rules = [("rule", "srtf/pal+backfill", 0), ("rule", "fifo/pal+easy", 0)]
+    heuristics = run_many(rules, episode)
+    for index in (0, 1):
+        weights = LinearSelector.constant(RULES, index).weights
+        selected = run_many([("selector", (RULES, weights), 0)], episode)
+        assert selected[0, 0] == heuristics[index, 0] and selected[0, 1] == heuristics[index, 1]
+    objective = selector_objective(RULES, episode, heuristics[:1, 0])
+    values = objective([LinearSelector.constant(RULES, 0), LinearSelector.constant(RULES, 1)])
+    assert values[0] == 0.0
+    assert values[1] == pytest.approx(math.log(heuristics[1, 0] / heuristics[0, 0]))
