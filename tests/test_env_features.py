@@ -1,8 +1,11 @@
 """The feature tables: one declaration shared by both builders, documented in docs/ENV.md,
-and the Decision value the env caches."""
+and the Decision value the env caches; the env's argument table (docs/ENV.md "Arguments")
+lists every constructor keyword with its default."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
 import re
 from pathlib import Path
@@ -34,6 +37,54 @@ def test_docs_list_exactly_the_declared_features() -> None:
     text = DOCS.read_text()
     assert f"### `jobs` (K, {len(JOB_FEATURES)})" in text
     assert f"### `candidates` (K, M, {len(CANDIDATE_FEATURES)})" in text
+
+
+def _argument_rows() -> dict[str, list[str]]:
+    """The cells after the first of each row of the "## Arguments" table, by argument name."""
+    text = DOCS.read_text().split("\n## Arguments\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, list[str]] = {}
+    for name, rest in re.findall(r"^\| `([^`]+)` \|(.*)\|$", text, flags=re.MULTILINE):
+        assert name not in rows, f"docs/ENV.md \"Arguments\": {name} has two rows"
+        rows[name] = [cell.strip() for cell in rest.split("|")]
+    return rows
+
+
+def test_the_argument_table_lists_every_constructor_keyword_in_order() -> None:
+    parameters = list(inspect.signature(ClusterEnv.__init__).parameters)[1:]
+    documented = list(_argument_rows())
+    missing = [name for name in parameters if name not in documented]
+    assert not missing, f"docs/ENV.md \"Arguments\" lacks {missing}"
+    assert documented == parameters
+
+
+def test_the_argument_table_gives_the_constructor_defaults() -> None:
+    """Each row: the type of a plain annotation, the default as a Python literal (the first
+    code span of its default cell), and a link to the section explaining it."""
+    for name, parameter in list(inspect.signature(ClusterEnv.__init__).parameters.items())[1:]:
+        kind, default, _, details = _argument_rows()[name]
+        if parameter.annotation in ("bool", "int", "float", "str"):
+            assert kind.split()[0] == parameter.annotation, name
+        literal = ast.literal_eval(re.findall(r"`([^`]+)`", default)[0])
+        assert literal == parameter.default and type(literal) is type(parameter.default), name
+        assert "](" in details, f"docs/ENV.md \"Arguments\": {name} links to no section"
+
+
+def test_the_argument_table_gives_each_ids_registered_defaults() -> None:
+    """``-v1``'s padding (and each id's task) as ``palgym/__init__.py`` registers them."""
+    from gymnasium.envs.registration import registry
+
+    rows = _argument_rows()
+    ids = [i for i, spec in registry.items() if spec.entry_point == (
+        "palgym.envs.cluster_env:ClusterEnv")]
+    assert {i.rsplit("-", 1)[1] for i in ids} == {"v0", "v1"}
+    for env_id in ids:
+        version = env_id.rsplit("-", 1)[1]
+        for key, value in registry[env_id].kwargs.items():
+            default = rows[key][1]
+            if key == "task":
+                assert f"`{value!r}`".replace("'", '"') in default, env_id
+            elif value != inspect.signature(ClusterEnv.__init__).parameters[key].default:
+                assert f"(`-{version}`: `{value!r}`)" in default, (env_id, key)
 
 
 def test_env_names_and_shapes_come_from_the_tables() -> None:

@@ -146,6 +146,41 @@ def test_evaluating_on_training_traces_warns(evaluated: list[Path]) -> None:
     assert "held-out" not in (evaluated[0] / "stdout.txt").read_text(encoding="utf-8")
 
 
+def test_env_kwargs_are_printed_and_command_line_overrides_warned(evaluated: list[Path],
+                                                                  tmp_path: Path) -> None:
+    """The run's config.yml says queue_order las, preset default and reward_scale 2000; the
+    command line gives srtf, default and 1000. The command line's values are used (as
+    before); the two that differ are each named in a warning, and the printed line lists the
+    kwargs besides PALPlacement-v0's defaults (FIFO, 360000 s): queue_order and reward_scale."""
+    import shutil
+
+    import yaml
+
+    run = tmp_path / RUN
+    shutil.copytree(evaluated[0] / RUN, run)
+    config = yaml.safe_load((run / "config.yml").read_text(encoding="utf-8"))
+    config["env_kwargs"].update(queue_order="las", preset="default", reward_scale=2000.0)
+    (run / "config.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    small_trace(tmp_path)
+    args = ["--agent", RUN, "--trace", "small-4.csv", "--seeds", "0", "--policy", "pal",
+            "--queue-order", "srtf", "--preset", "default", "--env-kwargs", "reward_scale:1000",
+            "--bootstrap-resamples", "20", "--json", "results.json", "--quiet"]
+    done = subprocesses([([str(REPO_ROOT / "evaluate.py"), *args], tmp_path)])[0]
+    assert done.returncode == 0, done.stderr
+    line = (f"{RUN} env kwargs (besides palgym/PALPlacement-v0's defaults): queue_order:srtf "
+            "reward_scale:1000")
+    assert done.stdout.splitlines()[1] == line
+    warned = [w for w in done.stderr.splitlines() if "the command line gives" in w]
+    assert warned == [
+        f"WARNING: {RUN}: env kwarg queue_order: the command line gives srtf, the model's run "
+        "config las; using the command line's srtf",
+        f"WARNING: {RUN}: env kwarg reward_scale: the command line gives 1000, the model's run "
+        "config 2000.0; using the command line's 1000"]
+    content = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    used = content["policies"][0]["env_kwargs"]
+    assert (used["queue_order"], used["preset"], used["reward_scale"]) == ("srtf", "default", 1000)
+
+
 def test_learning_curve_and_plots(evaluated: list[Path]) -> None:
     pytest.importorskip("matplotlib")
     folder = evaluated[0]

@@ -12,10 +12,12 @@ from agents.evaluation.env_args import (
     EPISODE_KWARGS,
     EPISODE_SOURCE_KWARGS,
     HEURISTIC_KWARGS,
+    changed_kwargs,
     env_argument_names,
     env_config,
     env_config_class,
     episode_kwargs,
+    format_kwargs,
 )
 from palgym.errors import ConfigError
 
@@ -59,6 +61,28 @@ def test_unknown_kwargs_are_named_with_their_source() -> None:
 def test_episode_kwargs_keep_only_what_shapes_the_episode() -> None:
     given = {"sticky": True, "preset": "dynamic", "max_tiers": 16, "window": 20}
     assert episode_kwargs(given) == {"preset": "dynamic", "window": 20}
+
+
+def test_changed_kwargs_are_those_besides_the_ids_defaults() -> None:
+    # -v1 registers max_tiers=8 and max_gpus_per_node=16 (palgym/__init__.py), -v0 keeps the
+    # constructor's 4 and None; reward_scale 360000 (an int here) is the default 360000.0.
+    given = {"window": 20, "max_tiers": 8, "max_gpus_per_node": 16, "reward_scale": 360000,
+             "queue_order": "srtf"}
+    assert changed_kwargs("palgym/PALPlacement-v1", given) == {"queue_order": "srtf",
+                                                               "window": 20}
+    assert list(changed_kwargs("palgym:palgym/PALPlacement-v0", given)) == [
+        "max_gpus_per_node", "max_tiers", "queue_order", "window"]
+    assert changed_kwargs("palgym/PALScheduling-v1", {"task": "scheduling"}) == {}
+    assert changed_kwargs("palgym/PALPlacement-v0", {"task": "scheduling"}) == {
+        "task": "scheduling"}
+
+
+def test_format_kwargs_writes_env_kwargs_items() -> None:
+    kwargs = {"belief": {"mode": "online", "alpha": 0.5}, "observed_rates": True,
+              "render_mode": None, "rules": ["pal", "pal+easy"], "reward_scale": 1000}
+    assert format_kwargs(kwargs) == ("belief:{mode: online, alpha: 0.5} observed_rates:true "
+                                     "render_mode:null rules:[pal, pal+easy] reward_scale:1000")
+    assert format_kwargs({}) == "none"
 
 
 def test_evaluate_env_kwargs_reach_every_contender(tmp_path, capsys) -> None:

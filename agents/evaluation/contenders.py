@@ -27,7 +27,12 @@ from typing import Any
 
 from agents.base import Agent, HeuristicAgent
 from agents.data_dir import require_resolved
-from agents.evaluation.env_args import EPISODE_SOURCE_KWARGS, env_config, episode_kwargs
+from agents.evaluation.env_args import (
+    EPISODE_SOURCE_KWARGS,
+    env_config,
+    episode_kwargs,
+    plain_value,
+)
 from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
 from agents.layouts import check_layout
@@ -127,7 +132,8 @@ def learned_contender(
 
     Returns:
         The contender (env kwargs: the run's ``env_kwargs`` without trace / window, then
-        ``overrides``).
+        ``overrides``; each value ``overrides`` changes is logged as a warning,
+        :func:`warn_overridden`).
 
     Raises:
         ConfigError: for a missing or unrecognised model, one trained on another env id or
@@ -148,6 +154,7 @@ def learned_contender(
         raise ConfigError(f"{path} was trained on {trained_on}, not on {env_id} (--env)")
     kwargs = {k: v for k, v in dict(config.get("env_kwargs") or {}).items()
               if k not in EPISODE_SOURCE_KWARGS}
+    warn_overridden(spec, kwargs, overrides)
     where = f"{spec}: the env kwargs of its run config and of the command line"
     kwargs = require_resolved({**kwargs, **dict(overrides)}, where)
     env_config(kwargs, where, env_id)
@@ -157,6 +164,17 @@ def learned_contender(
                     for label in dict(described.get("splits") or {}).get("train", []))
     return Contender(spec, "learned", agent, kwargs, str(path), agent.algo,
                      path.stat().st_size, trained)
+
+
+def warn_overridden(spec: str, recorded: Mapping[str, Any], overrides: Mapping[str, Any]) -> None:
+    """Log a warning for each env kwarg the command line (``overrides``) sets to another value
+    than the model's run config (``recorded``), naming the key, both values and the one used
+    (the command line's)."""
+    for key in sorted(set(recorded) & set(overrides)):
+        if recorded[key] != overrides[key]:
+            given, own = plain_value(overrides[key]), plain_value(recorded[key])
+            logger.warning("%s: env kwarg %s: the command line gives %s, the model's run config "
+                           "%s; using the command line's %s", spec, key, given, own, given)
 
 
 def training_overlap(contenders: Sequence[Contender], traces: Sequence[Trace]) -> list[str]:

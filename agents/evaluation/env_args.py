@@ -16,6 +16,9 @@ Roles of the arguments in a comparison:
   are the evaluation's);
 - :data:`HEURISTIC_KWARGS` are the dynamics a heuristic needs (``sticky``, ``class_reorder``;
   :func:`agents.base.heuristic_env_kwargs`): they do not change the episode.
+
+:func:`changed_kwargs` and :func:`format_kwargs` say what a contender runs with besides its env
+id's defaults (:func:`id_defaults`), as ``evaluate.py`` prints it for each learned agent.
 """
 
 from __future__ import annotations
@@ -104,3 +107,49 @@ def env_config(kwargs: Mapping[str, Any], where: str, env_id: str | None = None)
 def episode_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The :data:`EPISODE_KWARGS` among ``kwargs``, in their order."""
     return {key: value for key, value in kwargs.items() if key in EPISODE_KWARGS}
+
+
+def id_defaults(env_id: str) -> dict[str, Any]:
+    """The kwargs an env made by ``gym.make(env_id)`` gets when none is given: the constructor's
+    defaults (:func:`env_config_class`), then those the id registers (``task``; the ``-v1``
+    ids' ``max_tiers`` and ``max_gpus_per_node``, ``palgym/__init__.py``).
+
+    Args:
+        env_id: a palgym env id, with or without its ``palgym:`` prefix.
+    """
+    from gymnasium.envs.registration import registry
+
+    from agents.ids import canonical_env_id
+    from palgym.envs.layouts import is_selector
+
+    config = env_config_class(is_selector(env_id))()
+    defaults = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    spec = registry.get(canonical_env_id(env_id))
+    return {**defaults, **(dict(spec.kwargs) if spec is not None else {})}
+
+
+def changed_kwargs(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The items of ``kwargs`` whose value differs from :func:`id_defaults` (or that are not
+    an argument of the env), in sorted key order."""
+    defaults = id_defaults(env_id)
+    return {key: kwargs[key] for key in sorted(kwargs)
+            if key not in defaults or kwargs[key] != defaults[key]}
+
+
+def plain_value(value: Any) -> str:
+    """``value`` as ``--env-kwargs KEY:VALUE`` writes it (YAML): ``true`` / ``false``,
+    ``null``, mappings and lists in flow style, anything else as ``str``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {plain_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(plain_value(v) for v in value) + "]"
+    return str(value)
+
+
+def format_kwargs(kwargs: Mapping[str, Any]) -> str:
+    """``KEY:VALUE`` items (:func:`plain_value`) joined by spaces, or ``none``."""
+    return " ".join(f"{key}:{plain_value(value)}" for key, value in kwargs.items()) or "none"

@@ -37,6 +37,7 @@ from agents.evaluation.best_output import (
     write_best_csv,
     write_best_json,
 )
+from agents.evaluation.env_args import changed_kwargs, format_kwargs
 from agents.evaluation.stats import RatioSummary
 from agents.evaluation.summary import (
     EPISODE_COLUMNS,
@@ -253,14 +254,25 @@ def format_warnings(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
+def learned_env_lines(comparison: Comparison) -> list[str]:
+    """One line per learned contender: the env kwargs it ran with that differ from its env id's
+    defaults (sorted keys, as ``--env-kwargs`` items;
+    :func:`agents.evaluation.env_args.changed_kwargs`)."""
+    return [f"{c.label} env kwargs (besides {comparison.env_id}'s defaults): "
+            f"{format_kwargs(changed_kwargs(comparison.env_id, c.env_kwargs))}"
+            for c in comparison.contenders if c.kind == "learned"]
+
+
 def format_comparison(comparison: Comparison) -> str:
-    """Episodes table, summary table, each episode's hash and any warnings."""
+    """The env and traces, each learned contender's env kwargs (:func:`learned_env_lines`),
+    the episodes table, summary table, each episode's hash and any warnings."""
     first = next(iter(comparison.outcomes.values()))
     hashes = [f"  {o.trace} reset seed {comparison.seeds[i % len(comparison.seeds)]}: "
               f"{o.episode_hash} (episode seed {o.seed}, profile {o.profile})"
               for i, o in enumerate(first)]
     parts = [
-        f"{comparison.env_id} on {comparison.trace_source}",
+        "\n".join([f"{comparison.env_id} on {comparison.trace_source}",
+                   *learned_env_lines(comparison)]),
         format_episodes(comparison), format_summary(comparison),
         "\n".join(["episode hashes (identical for every policy):", *hashes]),
     ]
