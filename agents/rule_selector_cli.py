@@ -61,15 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--selector", nargs="+", required=True, help="selector JSON files")
     evaluate.add_argument("--output", help="results JSON to write")
+    evaluate.add_argument("--test-task", help="take the test episodes' world (cluster, "
+                          "preset, profile) from this task of the suite, e.g. cross-cluster; "
+                          "the field and the validation stay --task's")
     return parser
 
 
-def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = None
-              ) -> list[LabelledEpisode]:
+def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = None,
+              task: str | None = None) -> list[LabelledEpisode]:
     import os
 
     data_dir = args.data_dir or os.environ.get("PALGYM_DATA_DIR")
-    return split_episodes(split, suite=args.suite, task=args.task, data_dir=data_dir,
+    return split_episodes(split, suite=args.suite, task=task or args.task, data_dir=data_dir,
                           cache_dir=args.cache, regimes=args.regimes, per_regime=per_regime)
 
 
@@ -138,7 +141,8 @@ def evaluate(args: argparse.Namespace) -> int:
     check_positive("--workers", args.workers)
     selectors = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
     field = list(load_suite(args.suite).task(args.task).heuristic_field)
-    valid_eps, test_eps = _episodes(args, "validation"), _episodes(args, "test")
+    valid_eps = _episodes(args, "validation")
+    test_eps = _episodes(args, "test", task=args.test_task)
     valid = _rule_runs(field, valid_eps, args.workers)
     # the best: fewest unfinished jobs on validation, then least geomean avg JCT
     rank = [(int(valid[r, :, 1].sum()), float(np.exp(np.log(valid[r, :, 0]).mean())), r)
@@ -157,7 +161,8 @@ def evaluate(args: argparse.Namespace) -> int:
         table.append((label, run_many(jobs, test_eps, args.workers)))
     print(f"validation-chosen best of {len(field)} rules on {len(valid_eps)} validation "
           f"episodes: {field[best]}; test: {len(test_eps)} episodes in "
-          f"{len(set(strata))} strata")
+          f"{len(set(strata))} strata" + (f", world of task {args.test_task}"
+                                           if args.test_task else ""))
     print(f"{'entry':40s} {'geomean / best [95% CI]':>28s} {'/ hindsight':>11s} "
           f"{'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
     for label, runs in [*table, ("hindsight best of the field", None)]:
@@ -178,7 +183,8 @@ def evaluate(args: argparse.Namespace) -> int:
         from palgym.io.atomic import atomic_write_text
 
         atomic_write_text(args.output, json.dumps(
-            {"best": field[best], "field": field, "rows": rows,
+            {"best": field[best], "field": field, "rows": rows, "task": args.task,
+             "test_task": args.test_task or args.task,
              "validation_traces": [e.label for e in valid_eps]}, indent=1) + "\n")
         print(f"wrote {args.output}")
     return 0

@@ -112,3 +112,39 @@ def test_runs_on_bench_episodes_equal_the_heuristics() -> None:
     values = objective([LinearSelector.constant(RULES, 0), LinearSelector.constant(RULES, 1)])
     assert values[0] == 0.0
     assert values[1] == pytest.approx(math.log(heuristics[1, 0] / heuristics[0, 0]))
+
+
+def test_command_line_trains_and_evaluates(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.rule_selector_cli import main
+    from tests.bench_suites import tiny_suite
+
+    field = ["srtf/pal+backfill", "fifo/pal+easy", "srsf/pal"]
+    suite = str(tiny_suite(tmp_path, ["scheduling-clairvoyant"], window=12,
+                           fields={"scheduling-clairvoyant": field}))
+    common = ["--suite", suite, "--task", "scheduling-clairvoyant"]
+    output = tmp_path / "selector.json"
+    assert main(["train", *common, "--output", str(output), "--iterations", "2",
+                 "--population", "3", "--rules", "srtf/pal+backfill,fifo/pal+easy"]) == 0
+    trained = json.loads(output.read_text())["trained"]
+    assert trained["train_traces"] == ["sia-philly-gen-0"]
+    assert trained["validation_traces"] == ["sia-philly-gen-3"]
+    assert len(trained["validation_objective"]) == 2 and 1 <= trained["chosen_iteration"] <= 2
+    # a constant selector of each field member: its test row is that member's, so the
+    # validation-chosen best's ratio to itself is exactly 1 and nothing beats the hindsight best
+    files = []
+    for index in range(len(field)):
+        path = tmp_path / f"constant-{index}.json"
+        LinearSelector.constant(field, index).save(path)
+        files.append(str(path))
+    results = tmp_path / "results.json"
+    assert main(["evaluate", *common, "--selector", *files, str(output),
+                 "--output", str(results)]) == 0
+    data = json.loads(results.read_text())
+    rows = {row["entry"]: row for row in data["rows"]}
+    best = field.index(data["best"])
+    assert rows[f"constant-{best}.json"]["geomean_vs_best"] == 1.0
+    assert rows["hindsight best of the field"]["geomean_vs_hindsight"] == 1.0
+    assert all(row["geomean_vs_hindsight"] >= 1.0 for row in data["rows"])
+    assert "validation-chosen best" in capsys.readouterr().out
+    assert main(["evaluate", *common, "--selector", str(tmp_path / "missing.json")]) == 2
