@@ -71,6 +71,25 @@ class LinearSelector:
         weights[rule, -1] = 1.0
         return cls(rules, weights)
 
+    @classmethod
+    def guard(cls, rules: Sequence[str], hours: float, alternative: int) -> LinearSelector:
+        """A hand-set starvation guard (a reference, not learned): ``rules[0]`` unless the
+        longest-queued job has queued more than ``hours``, then ``rules[alternative]``
+        (scores 0 and ``ln(1 + max queued h) - ln(1 + hours)``; every other rule -1e9).
+
+        Raises:
+            ConfigError: for ``hours`` not > 0 or ``alternative`` not in 1..H-1.
+        """
+        names = tuple(rules)
+        if not 0 < alternative < len(names) or not hours > 0:
+            raise ConfigError(f"guard: need hours > 0 and an alternative rule in 1.."
+                              f"{len(names) - 1}, got {hours} and {alternative}")
+        weights = np.zeros((len(names), len(STATE_FEATURES) + 1))
+        weights[1:, -1] = -1e9
+        weights[alternative, 0] = 1.0  # STATE_FEATURES[0]: ln(1 + max queued h)
+        weights[alternative, -1] = -math.log1p(hours)
+        return cls(names, weights)
+
     def scores(self, features: FloatArray) -> FloatArray:
         """float64 (H,): each rule's score on ``features`` (float64 (F,))."""
         scores: FloatArray = self.weights[:, :-1] @ features + self.weights[:, -1]

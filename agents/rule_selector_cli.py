@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -34,7 +35,7 @@ from agents.rule_selector_runs import (
     selector_objective,
     split_episodes,
 )
-from palgym.errors import PalgymError
+from palgym.errors import ConfigError, PalgymError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--iterations", type=int, default=12)
     train.add_argument("--population", type=int, default=24)
     train.add_argument("--seed", type=int, default=0)
-    evaluate.add_argument("--selector", nargs="+", required=True, help="selector JSON files")
+    evaluate.add_argument("--selector", nargs="*", default=[], help="selector JSON files")
+    evaluate.add_argument("--guard", nargs="*", type=float, default=[], metavar="HOURS",
+                          help="add hand-set starvation guards (references): the first "
+                          "of --rules, or --guard-rule once a job has queued > HOURS")
+    evaluate.add_argument("--rules", default=",".join(DEFAULT_RULES[:1]),
+                          help="the guards' base rule (default %(default)s)")
+    evaluate.add_argument("--guard-rule", default="fifo/pal+easy",
+                          help="the rule a guard switches to (default %(default)s)")
     evaluate.add_argument("--output", help="results JSON to write")
     evaluate.add_argument("--test-task", help="take the test episodes' world (cluster, "
                           "preset, profile) from this task of the suite, e.g. cross-cluster; "
@@ -140,52 +148,71 @@ def evaluate(args: argparse.Namespace) -> int:
 
     check_positive("--workers", args.workers)
     selectors = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
+    guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
+    selectors += [(f"guard {hours:g} h: {guard_rules[1]}",
+                   LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
+    if not selectors:
+        raise ConfigError("evaluate: give --selector FILE ... or --guard HOURS ...")
     field = list(load_suite(args.suite).task(args.task).heuristic_field)
     valid_eps = _episodes(args, "validation")
     test_eps = _episodes(args, "test", task=args.test_task)
-    valid = _rule_runs(field, valid_eps, args.workers)
+    valid, test = _rule_runs(field, valid_eps, args.workers), _rule_runs(field, test_eps,
+                                                                          args.workers)
     # the best: fewest unfinished jobs on validation, then least geomean avg JCT
-    rank = [(int(valid[r, :, 1].sum()), float(np.exp(np.log(valid[r, :, 0]).mean())), r)
-            for r in range(len(field))]
-    best = min(rank)[2]
-    test = _rule_runs(field, test_eps, args.workers)
-    strata = [e.stratum for e in test_eps]
-    best_jct = test[best, :, 0]
+    best = min((int(valid[r, :, 1].sum()), float(np.log(valid[r, :, 0]).mean()), r)
+               for r in range(len(field)))[2]
     finished = np.where(test[:, :, 1] > 0, np.inf, test[:, :, 0])
-    oracle_jct = finished.min(axis=0)
-    rows: list[dict[str, Any]] = []
-    table = [("best: " + field[best], test[best])]
+    oracle = np.zeros((len(test_eps), 5))
+    oracle[:, 0] = finished.min(axis=0)
+    entries = [("best: " + field[best], valid[best], test[best])]
     for label, selector in selectors:
-        jobs = [("selector", (selector.rules, selector.weights), i)
-                for i in range(len(test_eps))]
-        table.append((label, run_many(jobs, test_eps, args.workers)))
+        runs = [run_many([("selector", (selector.rules, selector.weights), i)
+                          for i in range(len(eps))], eps, args.workers)
+                for eps in (valid_eps, test_eps)]
+        entries.append((label, runs[0], runs[1]))
+    entries.append(("hindsight best of the field", None, oracle))
+    strata = [e.stratum for e in test_eps]
     print(f"validation-chosen best of {len(field)} rules on {len(valid_eps)} validation "
           f"episodes: {field[best]}; test: {len(test_eps)} episodes in "
           f"{len(set(strata))} strata" + (f", world of task {args.test_task}"
                                            if args.test_task else ""))
-    print(f"{'entry':40s} {'geomean / best [95% CI]':>28s} {'/ hindsight':>11s} "
-          f"{'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
-    for label, runs in [*table, ("hindsight best of the field", None)]:
-        jct = oracle_jct if runs is None else runs[:, 0]
-        point, low, high = _interval(jct / best_jct, strata)
-        unfinished = 0 if runs is None else int(runs[:, 1].sum())
-        choices = 0 if runs is None else int(runs[:, 3].sum())
-        switches = 0 if runs is None else int(runs[:, 4].sum())
-        print(f"{label:40s} {point:8.3f} [{low:.3f}, {high:.3f}]    "
-              f"{geomean_ratio(jct, oracle_jct):11.3f} {unfinished:10d} {choices:8d} "
-              f"{switches:8d}")
-        rows.append({"entry": label, "geomean_vs_best": point, "ci95": [low, high],
-                     "geomean_vs_hindsight": geomean_ratio(jct, oracle_jct),
-                     "unfinished_jobs": unfinished, "choices": choices, "switches": switches,
+    print(f"{'entry':36s} {'valid / best':>12s} {'test / best [95% CI]':>26s} "
+          f"{'/ hindsight':>11s} {'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
+    rows: list[dict[str, Any]] = []
+    for label, valid_runs, runs in entries:
+        point, low, high = _interval(runs[:, 0] / test[best, :, 0], strata)
+        on_valid = (math.nan if valid_runs is None
+                    else geomean_ratio(valid_runs[:, 0], valid[best, :, 0]))
+        unfinished = int(runs[:, 1].sum()) + (0 if valid_runs is None
+                                              else int(valid_runs[:, 1].sum()))
+        choices, switches = int(runs[:, 3].sum()), int(runs[:, 4].sum())
+        versus_oracle = geomean_ratio(runs[:, 0], oracle[:, 0])
+        print(f"{label:36s} {on_valid:12.3f} {point:8.3f} [{low:.3f}, {high:.3f}]    "
+              f"{versus_oracle:11.3f} {unfinished:10d} {choices:8d} {switches:8d}")
+        per_stratum = {name: geomean_ratio(runs[mask, 0], test[best, mask, 0])
+                       for name in sorted(set(strata))
+                       for mask in [np.array([s == name for s in strata])]}
+        rows.append({"entry": label, "validation_vs_best": on_valid,
+                     "geomean_vs_best": point, "ci95": [low, high],
+                     "geomean_vs_hindsight": versus_oracle, "unfinished_jobs": unfinished,
+                     "choices": choices, "switches": switches, "per_stratum": per_stratum,
                      "per_trace": {e.label: {"avg_jct_s": float(j), "stratum": e.stratum}
-                                   for e, j in zip(test_eps, jct, strict=True)}})
+                                   for e, j in zip(test_eps, runs[:, 0], strict=True)}})
+        if unfinished:
+            print(f"WARNING: {label} left {unfinished} jobs unfinished (validation and test); "
+                  "their JCTs are censored at the episode's end", file=sys.stderr)
+    names = sorted(set(strata))
+    print("\ntest geomean / best per stratum: " + ", ".join(names))
+    for row in rows:
+        print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:7.3f}" for n in names))
     if args.output:
         from palgym.io.atomic import atomic_write_text
 
         atomic_write_text(args.output, json.dumps(
             {"best": field[best], "field": field, "rows": rows, "task": args.task,
              "test_task": args.test_task or args.task,
-             "validation_traces": [e.label for e in valid_eps]}, indent=1) + "\n")
+             "validation_traces": [e.label for e in valid_eps],
+             "test_traces": [e.label for e in test_eps]}, indent=1) + "\n")
         print(f"wrote {args.output}")
     return 0
 

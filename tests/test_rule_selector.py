@@ -148,3 +148,15 @@ def test_command_line_trains_and_evaluates(tmp_path: Path,
     assert all(row["geomean_vs_hindsight"] >= 1.0 for row in data["rows"])
     assert "validation-chosen best" in capsys.readouterr().out
     assert main(["evaluate", *common, "--selector", str(tmp_path / "missing.json")]) == 2
+
+
+def test_guard_by_hand() -> None:
+    guard = LinearSelector.guard(RULES, 4.0, 1)
+    features = np.zeros(F)
+    for hours, rule in ((3.9, 0), (4.0, 0), (4.1, 1)):  # at exactly 4 h: a tie, the base
+        features[0] = math.log1p(hours)
+        assert guard(features) == rule
+    with pytest.raises(ConfigError, match="guard"):
+        LinearSelector.guard(RULES, 0.0, 1)
+    with pytest.raises(ConfigError, match="guard"):
+        LinearSelector.guard(RULES, 4.0, 0)
