@@ -26,7 +26,7 @@ from typing import Any
 
 from agents.rule_selector import LinearSelector
 from agents.rule_selector_runs import DEFAULT_RULES, DEFAULT_SUITE, DEFAULT_TASK, split_episodes
-from agents.rule_selector_search import ESTIMATES, run_search_episode
+from agents.rule_selector_search import DEFAULT_ESTIMATE, ESTIMATES, run_search_episode
 from palgym.errors import PalgymError
 from palgym.io.atomic import atomic_write_text
 from palgym.rule_selection import run_selected_episode
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="rules of the default field or selector JSON files")
     parser.add_argument("--H", nargs="+", type=_horizon, default=[10],
                         help="asks after the first (integers >= 0, or end)")
-    parser.add_argument("--estimate", choices=ESTIMATES, default="queue")
+    parser.add_argument("--estimate", choices=ESTIMATES, default=DEFAULT_ESTIMATE)
     parser.add_argument("--no-prefilter", action="store_true")
     parser.add_argument("--output", help="rows as JSON, written atomically")
     args = parser.parse_args(argv)
@@ -103,9 +103,10 @@ def main(argv: list[str] | None = None) -> int:
                                              prefilter=not args.no_prefilter,
                                              durations=labelled.durations)
                     stats, metrics = out.stats, out.selected.result.metrics
+                    search_h = metrics.avg_jct_s / 3600
                     row = {"trace": labelled.label, "base": label,
                            "H": "end" if horizon is None else horizon,
-                           "base_avg_jct_h": base_h, "search_avg_jct_h": metrics.avg_jct_s / 3600,
+                           "base_avg_jct_h": base_h, "search_avg_jct_h": search_h,
                            "unfinished": metrics.num_jobs - metrics.num_completed,
                            "asks": stats.asks, "searched": stats.searched,
                            "rollouts": stats.rollouts, "changed": stats.changed,
@@ -115,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                            "base_wall_s": base_s, "wall_s": out.wall_s}
                     rows.append(row)
                     print(f"{row['trace']:18} {label[:20]:20} {row['H']!s:>4} {base_h:7.3f} "
-                          f"{row['search_avg_jct_h']:8.3f} "
-                          f"{row['search_avg_jct_h'] / base_h:6.3f} {stats.asks:5d} "
+                          f"{search_h:8.3f} {search_h / base_h:6.3f} {stats.asks:5d} "
                           f"{stats.searched:5d} {stats.rollouts:8d} {stats.changed:4d} "
                           f"{1e3 * stats.decision_mean_s:7.1f} "
                           f"{1e3 * stats.decision_max_s:7.1f} {base_s:7.2f} {out.wall_s:7.1f}",

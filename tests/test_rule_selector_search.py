@@ -16,8 +16,13 @@ from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies import make_placement, make_queue_order
 from palgym.policies.durations import CLAIRVOYANT
 from palgym.rule_selection import drive_selector, run_selected_episode, state_features
-from palgym.simulate import Episode, episode_sampler, make_simulator, run_episode, \
-    slowdown_factors
+from palgym.simulate import (
+    Episode,
+    episode_sampler,
+    make_simulator,
+    run_episode,
+    slowdown_factors,
+)
 from palgym.tracesets.manifest import split_traces
 from tests.toys import A, R, toy_profile, toy_trace
 
@@ -120,8 +125,9 @@ def test_only_the_base_tried_is_the_base_episode(bundled: Episode) -> None:
 @pytest.mark.parametrize("rules", [RULES, [*RULES, "fifo/random-non-sticky"]])
 def test_rollouts_do_not_disturb_the_real_run(bundled: Episode, rules: list[str]) -> None:
     # a random placement draws from the episode's stream: the rollouts and the pre-filter
-    # must draw from copies of it
-    out = run_search_episode(bundled, rules, LinearSelector.constant(rules, 0), H=2)
+    # must draw from copies of it (with this estimate the search plays the random rule)
+    out = run_search_episode(bundled, rules, LinearSelector.constant(rules, 0), H=2,
+                             estimate="queue")
     assert out.stats.changed > 0  # the search played other rules than the base's
     assert 3 in out.stats.choices or len(rules) == 3
     recorded = iter(out.stats.choices)
