@@ -348,6 +348,15 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
     """Simulate ``episode`` with a :class:`RolloutSearch` over ``rules`` around ``base``
     (:func:`palgym.rule_selection.run_selected_episode`).
 
+    Args:
+        episode: from :func:`palgym.simulate.make_episode`, with the oracle belief.
+        rules, base, H, tried, estimate, prefilter: as :class:`RolloutSearch` takes them.
+        durations: what the queue orders, EASY backfilling and the features know of job
+            durations (the rollouts simulate the true ones).
+
+    Returns:
+        The episode, the search's statistics and the episode's wall time.
+
     Raises:
         ConfigError: as :class:`RolloutSearch` and ``run_selected_episode`` do.
         InvalidActionError: if the base returns no rule index of the field (naming it).

@@ -3,9 +3,10 @@ its base selector, on a palgym-bench split's episodes.
 
 For each trace, base and horizon H it runs the base selector's episode and the search's
 (:func:`agents.rule_selector_search.run_search_episode`) and prints one row: the avg JCT (h)
-of both and their ratio, the asks, the asks searched (two or more rules left after the
-pre-filter), the rollouts, the asks where the search played another rule than the base, the
-decision time per ask (mean and max, ms) and the wall time of both episodes (s). A base is a
+of both and their ratio, the search's unfinished jobs, the asks, the asks searched (two or
+more rules left after the pre-filter), the rollouts, the asks where the search played another
+rule than the base, the decision time per ask (mean and max, ms) and the wall time of both
+episodes (s). A base is a
 rule of the field (a constant selector) or a selector file of ``python -m
 agents.rule_selector_cli train`` (its own field). It asserts nothing.
 
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             raise PalgymError(f"--traces: {missing} not in the {args.split} split {known}")
         rows: list[dict[str, Any]] = []
         header = (f"{'trace':18} {'base':20} {'H':>4} {'base h':>7} {'search h':>8} "
-                  f"{'ratio':>6} {'asks':>5} {'srch':>5} {'rollouts':>8} {'chg':>4} "
+                  f"{'ratio':>6} {'unf':>3} {'asks':>5} {'srch':>5} {'rollouts':>8} {'chg':>4} "
                   f"{'dec ms':>7} {'max ms':>7} {'base s':>7} {'wall s':>7}")
         print(header, flush=True)
         for labelled in (e for e in episodes if e.label in wanted):
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
                            "base_wall_s": base_s, "wall_s": out.wall_s}
                     rows.append(row)
                     print(f"{row['trace']:18} {label[:20]:20} {row['H']!s:>4} {base_h:7.3f} "
-                          f"{search_h:8.3f} {search_h / base_h:6.3f} {stats.asks:5d} "
+                          f"{search_h:8.3f} {search_h / base_h:6.3f} {row['unfinished']:3d} "
+                          f"{stats.asks:5d} "
                           f"{stats.searched:5d} {stats.rollouts:8d} {stats.changed:4d} "
                           f"{1e3 * stats.decision_mean_s:7.1f} "
                           f"{1e3 * stats.decision_max_s:7.1f} {base_s:7.2f} {out.wall_s:7.1f}",
