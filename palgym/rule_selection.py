@@ -16,6 +16,11 @@ under a static order that changed nothing runs the quiet rounds up to the next e
 A selector that always picks rule r therefore plays rule r's episode bit for bit, with the
 metrics of ``run_episode(episode, placement, order)`` (tested).
 
+A selector that needs the engine itself (a search that simulates ahead on copies of it) has a
+``start`` method: :func:`drive_selector` calls ``select.start(context)`` once, before the first
+round, with a :class:`SelectorContext` (the engine, the rules, the random stream, the stall
+detector); a plain function is called as is.
+
 What a selector reads (:func:`state_features`, :data:`STATE_FEATURES`) summarises the queue
 and the cluster; the longest time queued is there because a rule that starves a job (SRTF or
 first-fit backfilling passing a wide job for hours) shows it there first.
@@ -63,6 +68,29 @@ unknown); ``ln(1 + |Q|) / 5``; the GPUs Q asks for / G; the free GPUs / G;
 Selector = Callable[[FloatArray, SimView], int]
 """``selector(features, view) -> rule index``: :func:`state_features` of the view (float64
 (F,)) and the view itself."""
+
+
+@dataclass(frozen=True)
+class SelectorContext:
+    """What :func:`drive_selector` hands to a selector's ``start`` method before the first
+    round: the live objects of the episode, which the driver keeps using (a selector that
+    simulates ahead works on copies: ``copy.deepcopy`` of the engine, the stall detector and
+    the sampler, never these).
+
+    Attributes:
+        sim: the engine (the one every later ``view`` is of).
+        orders, placements: rule h is ``(orders[h], placements[h])``.
+        sampler: the placements' random stream.
+        durations: what the features and the rules read of job durations.
+        stall: the stall detector checked after every advance (None: none).
+    """
+
+    sim: Simulator
+    orders: tuple[QueueOrder, ...]
+    placements: tuple[PlacementPolicy, ...]
+    sampler: Sampler
+    durations: Durations
+    stall: StallDetector | None
 
 
 def parse_rule(rule: str) -> tuple[str, str]:
@@ -152,9 +180,12 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
         sim: the engine, fresh or mid-episode.
         orders, placements: rule h is ``(orders[h], placements[h])``.
         select: the selector (:data:`Selector`); asked at the first round and after events.
+            If it has a ``start`` attribute, ``select.start(SelectorContext(...))`` is called
+            once before the first round (module docstring).
         sampler: the placements' random stream (one stream, as in one heuristic's episode).
         durations: what :func:`state_features` may read.
-        stall: checked after every advance (None: only ``max_rounds`` truncates).
+        stall: checked after every advance (None: only ``max_rounds`` truncates); any object
+            with ``check(sim) -> reason`` (``""``: go on).
 
     Returns:
         ``(reason, rule_rounds, choices, switches)``: ``""`` if every measured job completed,
@@ -170,6 +201,9 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
 
     count = len(orders)
     rule_rounds = np.zeros(count, np.int64)
+    start = getattr(select, "start", None)
+    if start is not None:
+        start(SelectorContext(sim, tuple(orders), tuple(placements), sampler, durations, stall))
     held, memo_valid, choices, switches, first = 0, False, 0, 0, True
     while not sim.done and not sim.truncated:
         if first or sim.events_since_commit:

@@ -14,11 +14,13 @@ from palgym.errors import ConfigError, InvalidActionError
 from palgym.policies.durations import Durations
 from palgym.rule_selection import (
     STATE_FEATURES,
+    SelectorContext,
     check_rules,
     parse_rule,
     run_selected_episode,
     state_features,
 )
+from palgym.sim.stall import StallDetector
 from palgym.simulate import Episode, make_simulator, run_episode
 from palgym.tracesets.manifest import split_traces
 from tests.toys import A, R, toy_profile, toy_trace
@@ -128,3 +130,24 @@ def test_bad_input() -> None:
         run_selected_episode(toy_episode("stale"), ["fifo/pal"], lambda f, v: 0)
     with pytest.raises(InvalidActionError, match="not a rule index"):
         run_selected_episode(toy_episode(), ["fifo/pal", "srtf/pal"], lambda f, v: 2)
+
+
+def test_start_hook_gets_the_episode_before_the_first_ask() -> None:
+    events: list[object] = []
+
+    class Hooked:
+        def start(self, context: SelectorContext) -> None:
+            events.append(context)
+
+        def __call__(self, features: np.ndarray, view: object) -> int:
+            events.append(view)
+            return 1
+
+    selected = run_selected_episode(toy_episode(), ["fifo/pal", "srtf/pal"], Hooked())
+    context = events[0]
+    assert isinstance(context, SelectorContext) and len(events) == 1 + selected.choices
+    # the live engine of the episode, its two rules (in order), its stall detector
+    assert all(view is context.sim.view() for view in events[1:])
+    assert [o.name for o in context.orders] == ["fifo", "srtf"] and len(context.placements) == 2
+    assert isinstance(context.stall, StallDetector) and context.sim.done
+    assert selected.result.records.jct_s.tolist() == [400.0, 100.0]  # SRTF's, by hand above
