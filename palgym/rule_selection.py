@@ -38,7 +38,6 @@ from palgym.driver.loop import check_not_stuck
 from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES, make_placement, make_queue_order
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
-from palgym.policies.belief import BeliefMode
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.sim.engine import Simulator
 from palgym.sim.stall import DEFAULT_STALL_FACTOR, StallDetector
@@ -172,7 +171,8 @@ class SelectedEpisode:
 
 def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
                    placements: Sequence[PlacementPolicy], select: Selector, sampler: Sampler,
-                   durations: Durations = CLAIRVOYANT, stall: StallDetector | None = None
+                   durations: Durations = CLAIRVOYANT, stall: StallDetector | None = None,
+                   on_event: Callable[[Simulator], None] | None = None
                    ) -> tuple[str, IntArray, int, int]:
     """Run ``sim`` to its end, rule ``select(...)`` deciding each round (module docstring).
 
@@ -186,6 +186,10 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
         durations: what :func:`state_features` may read.
         stall: checked after every advance (None: only ``max_rounds`` truncates); any object
             with ``check(sim) -> reason`` (``""``: go on).
+        on_event: called with ``sim`` after every commit and every advance, as
+            :func:`palgym.driver.drive` calls it (a changing belief: it may replace entries of
+            ``placements``, which the loop reads each round, and mark an event); quiet rounds
+            then run one by one.
 
     Returns:
         ``(reason, rule_rounds, choices, switches)``: ``""`` if every measured job completed,
@@ -197,8 +201,6 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
         PalgymError: if the held rule leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
-    from palgym.errors import InvalidActionError
-
     count = len(orders)
     rule_rounds = np.zeros(count, np.int64)
     start = getattr(select, "start", None)
@@ -207,31 +209,52 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
     held, memo_valid, choices, switches, first = 0, False, 0, 0, True
     while not sim.done and not sim.truncated:
         if first or sim.events_since_commit:
-            view = sim.view()
-            chosen = select(state_features(view, durations), view)
-            if isinstance(chosen, bool) or not isinstance(chosen, int | np.integer) \
-                    or not 0 <= int(chosen) < count:
-                raise InvalidActionError(f"the selector returned {chosen!r}, not a rule index "
-                                         f"in 0..{count - 1}")
+            chosen = _ask(select, sim, durations, count)
             choices += 1
-            if int(chosen) != held:
+            if chosen != held:
                 switches += 0 if first else 1
-                held, memo_valid = int(chosen), False
+                held, memo_valid = chosen, False
             first = False
         rule_rounds[held] += 1
-        placement, order = placements[held], orders[held]
-        if (memo_valid and not sim.events_since_commit and placement.deterministic
-                and order.static):
-            sim.idle_rounds()
-        else:
-            view = sim.view()
-            memo_valid = not sim.commit(placement.place(view, order.order(view), sampler))
-            check_not_stuck(sim, placement.name)
-            sim.advance()
+        memo_valid = _play(sim, orders[held], placements[held], sampler, memo_valid, on_event)
         if stall is not None and (reason := stall.check(sim)):
             return reason, rule_rounds, choices, switches
     reason = f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
     return reason, rule_rounds, choices, switches
+
+
+def _play(sim: Simulator, order: QueueOrder, placement: PlacementPolicy, sampler: Sampler,
+          memo_valid: bool, on_event: Callable[[Simulator], None] | None) -> bool:
+    """One round of the rule ``(order, placement)`` as :func:`palgym.driver.drive` plays it
+    (without ``on_event``, the quiet rounds up to the next event at once); returns the memo."""
+    if memo_valid and not sim.events_since_commit and placement.deterministic and order.static:
+        if on_event is None:
+            sim.idle_rounds()
+            return True
+        sim.commit(None)
+    else:
+        view = sim.view()
+        memo_valid = not sim.commit(placement.place(view, order.order(view), sampler))
+        check_not_stuck(sim, placement.name)
+    if on_event is not None:
+        on_event(sim)
+    sim.advance()
+    if on_event is not None:
+        on_event(sim)
+    return memo_valid
+
+
+def _ask(select: Selector, sim: Simulator, durations: Durations, count: int) -> int:
+    """The selector's rule index now (InvalidActionError unless one of 0..count-1)."""
+    from palgym.errors import InvalidActionError
+
+    view = sim.view()
+    chosen = select(state_features(view, durations), view)
+    if (isinstance(chosen, bool) or not isinstance(chosen, int | np.integer)
+            or not 0 <= int(chosen) < count):
+        raise InvalidActionError(f"the selector returned {chosen!r}, not a rule index "
+                                 f"in 0..{count - 1}")
+    return int(chosen)
 
 
 def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selector,
@@ -239,33 +262,82 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
     """Simulate ``episode`` with ``select`` picking among ``rules`` (:func:`drive_selector`).
 
     Args:
-        episode: from :func:`palgym.simulate.make_episode`, with the oracle belief (PAL and
-            PM-First decide on the profile's factors).
+        episode: from :func:`palgym.simulate.make_episode`; PAL and PM-First decide on its
+            belief (:class:`SharedBelief`: one belief for every rule, as one heuristic's run
+            has).
         rules: ``ORDER/PLACEMENT[+SUFFIX]`` names (:func:`parse_rule`).
         select: the selector.
         durations: what the queue orders, EASY backfilling and the features know of job
             durations (its errors: the episode seed's), as in ``run_episode``.
 
     Raises:
-        ConfigError: for a malformed rule, an episode whose belief is not ``oracle``, or a rule
-            that needs durations under ``unknown`` (naming it).
+        ConfigError: for a malformed rule, a rule that needs durations under ``unknown``
+            (naming it), or a selector with a ``start`` hook under a changing belief.
     """
     names = check_rules(rules)
-    if episode.belief.mode is not BeliefMode.ORACLE:
-        raise ConfigError(f"rule selection decides on the profile's factors: the episode's "
-                          f"belief is {episode.belief.mode.value!r}, give belief='oracle'")
     known = durations.for_seed(episode.seed)
-    factors = slowdown_factors(episode)
     parsed = [parse_rule(name) for name in names]
     orders = [make_queue_order(order, known, episode.config) for order, _ in parsed]
-    placements = [make_placement(placement, factors, episode.config, durations=known)
-                  for _, placement in parsed]
     sim = make_simulator(episode)
+    belief = SharedBelief(sim, episode, [placement for _, placement in parsed], known)
+    if belief.fit.belief.changes and getattr(select, "start", None) is not None:
+        raise ConfigError(f"a selector that simulates ahead (a start hook) copies the rules' "
+                          f"placements once, but the {episode.belief.mode.value!r} belief "
+                          "changes during the episode: use a belief that does not change")
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR, None)
     reason, rule_rounds, choices, switches = drive_selector(
-        sim, orders, placements, select, episode_sampler(episode), known, stall)
+        sim, orders, belief.placements, select, episode_sampler(episode), known, stall,
+        belief.on_event if belief.fit.belief.changes else None)
     result = EpisodeResult(
         trace=episode.trace.name, policy="selector", queue_order="mixed",
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
-        episode_hash=episode.episode_hash(), belief=BeliefMode.ORACLE.value)
+        episode_hash=episode.episode_hash(), belief=episode.belief.mode.value,
+        refits=belief.fit.refits)
     return SelectedEpisode(result, rule_rounds, choices, switches)
+
+
+class SharedBelief:
+    """One belief for every rule of an episode, built as :func:`palgym.simulate.run_episode`
+    builds a heuristic's (the episode's belief options, its profiling stream: child 4 of the
+    seed's ``SeedSequence``; :class:`palgym.policies.belief.BeliefFit`): every rule that reads
+    slowdown factors (PAL, PM-First) is made from the fit's factors and made again at each
+    refit, so a constant selector runs the heuristic's episode bit for bit in every world.
+
+    Args:
+        sim: the fresh engine.
+        episode: its episode.
+        placements: the rules' placement names.
+        known: what the placements know of durations.
+
+    Attributes:
+        placements: the rules' current placements (entries replaced at a refit).
+        fit: the belief's fit (``fit.refits``: fits after the first).
+    """
+
+    def __init__(self, sim: Simulator, episode: Episode, placements: Sequence[str],
+                 known: Durations) -> None:
+        from palgym.policies.belief import Belief, BeliefFit
+        from palgym.policies.slowdown import SlowdownFactors
+
+        seed = np.random.SeedSequence(episode.seed).spawn(5)[4]
+        process = None if sim.truth is None else sim.truth.process
+        belief = Belief(sim.view(), episode.belief, np.random.default_rng(seed), process)
+        self.fit = BeliefFit(belief, episode.config.slowdown_clusters, slowdown_factors(episode),
+                             episode.profile.perfvar)
+        self._names = tuple(placements)
+        self._config, self._known = episode.config, known
+        self.placements = [self._make(name) for name in self._names]
+        self._reads = [isinstance(getattr(p, "factors", None), SlowdownFactors)
+                       for p in self.placements]
+
+    def _make(self, name: str) -> PlacementPolicy:
+        return make_placement(name, self.fit.factors, self._config, durations=self._known)
+
+    def on_event(self, sim: Simulator) -> None:
+        """The driver's callback: update the belief; at a refit, remake the factor-reading
+        placements and mark an event."""
+        if self.fit.update(sim.view()):
+            for index, reads in enumerate(self._reads):
+                if reads:
+                    self.placements[index] = self._make(self._names[index])
+            sim.mark_event()

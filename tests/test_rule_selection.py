@@ -126,8 +126,6 @@ def test_bad_input() -> None:
         check_rules(["fifo/pal", "fifo/pal"])
     with pytest.raises(ConfigError, match="at least one"):
         check_rules([])
-    with pytest.raises(ConfigError, match="belief"):
-        run_selected_episode(toy_episode("stale"), ["fifo/pal"], lambda f, v: 0)
     with pytest.raises(InvalidActionError, match="not a rule index"):
         run_selected_episode(toy_episode(), ["fifo/pal", "srtf/pal"], lambda f, v: 2)
 
@@ -151,3 +149,35 @@ def test_start_hook_gets_the_episode_before_the_first_ask() -> None:
     assert [o.name for o in context.orders] == ["fifo", "srtf"] and len(context.placements) == 2
     assert isinstance(context.stall, StallDetector) and context.sim.done
     assert selected.result.records.jct_s.tolist() == [400.0, 100.0]  # SRTF's, by hand above
+
+
+@pytest.mark.parametrize("belief", ["online", "stale"])
+def test_constant_selector_in_the_dynamic_world(belief: str) -> None:
+    # one shared belief, refitted online: each rule alone is its heuristic's episode, refits
+    # included (the dynamic preset's truth drifts, so an online belief refits)
+    from palgym.tracesets.sets import job_range
+
+    trace = job_range(split_traces("bundled", "train")[0], 0, 40, "window")
+    episode = make_episode(trace, config=preset("dynamic"), seed=1, belief=belief)
+    rules = ["srtf/pal+backfill", "fifo/pm-first"]
+    for index, rule in enumerate(rules):
+        selected = run_selected_episode(episode, rules, lambda f, v, i=index: i)
+        order, _, placement = rule.partition("/")
+        expected = run_episode(episode, placement, order)
+        assert selected.result.metrics == expected.metrics
+        assert (selected.result.refits, selected.result.belief) == (expected.refits,
+                                                                    expected.belief)
+        np.testing.assert_array_equal(selected.result.records.completion_time_s,
+                                      expected.records.completion_time_s)
+    if belief == "online":
+        assert expected.refits > 0  # the case is not vacuous
+
+        class Ahead:
+            def start(self, context: object) -> None:
+                raise AssertionError("not reached")
+
+            def __call__(self, features: np.ndarray, view: object) -> int:
+                return 0
+
+        with pytest.raises(ConfigError, match="changes during the episode"):
+            run_selected_episode(episode, rules, Ahead())
