@@ -36,6 +36,7 @@ from agents.rule_selector_runs import (
     split_episodes,
 )
 from palgym.errors import ConfigError, PalgymError
+from palgym.rule_selection import check_rules
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--guard-rule", default="fifo/pal+easy",
                           help="the rule a guard switches to (default %(default)s)")
     evaluate.add_argument("--output", help="results JSON to write")
+    evaluate.add_argument("--field", help="comma-separated ORDER/PLACEMENT rules the best and "
+                          "the hindsight best are chosen from (default: the task's field)")
     evaluate.add_argument("--test-task", help="take the test episodes' world (cluster, "
                           "preset, profile) from this task of the suite, e.g. cross-cluster; "
                           "the field and the validation stay --task's")
@@ -153,7 +156,9 @@ def evaluate(args: argparse.Namespace) -> int:
                    LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
     if not selectors:
         raise ConfigError("evaluate: give --selector FILE ... or --guard HOURS ...")
-    field = list(load_suite(args.suite).task(args.task).heuristic_field)
+    field = (list(load_suite(args.suite).task(args.task).heuristic_field) if not args.field
+             else [rule.strip() for rule in args.field.split(",")])
+    check_rules(field)
     valid_eps = _episodes(args, "validation")
     test_eps = _episodes(args, "test", task=args.test_task)
     valid, test = _rule_runs(field, valid_eps, args.workers), _rule_runs(field, test_eps,
