@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
     parser.add_argument("--cache", help="palgym-bench's generated files (bench prepare)")
+    parser.add_argument("--regimes", help="a folder of `python -m traces regimes`: its split's "
+                        "traces join the suite's")
     parser.add_argument("--suite", default=DEFAULT_SUITE)
     parser.add_argument("--task", default=DEFAULT_TASK)
     parser.add_argument("--split", default="test")
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         bases = _bases(args.base)
         episodes = split_episodes(args.split, suite=args.suite, task=args.task,
                                   data_dir=args.data_dir or os.environ.get("PALGYM_DATA_DIR"),
-                                  cache_dir=args.cache)
+                                  cache_dir=args.cache, regimes=args.regimes)
         known = [e.label for e in episodes]
         wanted = args.traces or known
         missing = [t for t in wanted if t not in known]
