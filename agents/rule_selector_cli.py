@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--guard-rule", default="fifo/pal+easy",
                           help="the rule a guard switches to (default %(default)s)")
     evaluate.add_argument("--output", help="results JSON to write")
+    evaluate.add_argument("--pool", metavar="LABEL", help="the --selector files are seeds of one "
+                          "recipe: add their geomean and IQM over (seed, trace) scores, with "
+                          "intervals that resample whole test traces")
     evaluate.add_argument("--field", help="comma-separated ORDER/PLACEMENT rules the best and "
                           "the hindsight best are chosen from (default: the task's field)")
     evaluate.add_argument("--test-task", help="take the test episodes' world (cluster, "
@@ -146,6 +149,30 @@ def _interval(ratios: np.ndarray, strata: list[str]) -> tuple[float, float, floa
     return stratified_bootstrap(ratios, strata, geometric_mean_rows).scalar()
 
 
+def _no_nan(value: Any) -> Any:
+    """``value`` with every NaN float as None (strict JSON: no interval, no validation run)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _no_nan(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_no_nan(item) for item in value]
+    return value
+
+
+def _pooled(ratios: np.ndarray, traces: list[str]) -> dict[str, list[float]]:
+    """Geomean and IQM of ``ratios`` (float64 (S, T): seed x trace) with cluster-bootstrap
+    intervals over the T traces (:func:`palgym.bench.bootstrap.cluster_bootstraps`)."""
+    from palgym.bench.bootstrap import cluster_bootstraps
+    from palgym.bench.stats import geometric_mean_rows, interquartile_mean_rows
+
+    labels = np.tile(np.arange(len(traces)), ratios.shape[0])
+    return {name: list(cluster_bootstraps(ratios.ravel()[None, :], labels, statistic)[0]
+                       .scalar())
+            for name, statistic in (("geomean", geometric_mean_rows),
+                                    ("iqm", interquartile_mean_rows))}
+
+
 def evaluate(args: argparse.Namespace) -> int:
     from palgym.bench.suites import load_suite
 
@@ -207,17 +234,30 @@ def evaluate(args: argparse.Namespace) -> int:
             print(f"WARNING: {label} left {unfinished} jobs unfinished (validation and test); "
                   "their JCTs are censored at the episode's end", file=sys.stderr)
     names = sorted(set(strata))
-    print("\ntest geomean / best per stratum: " + ", ".join(names))
+    print("\ntest geomean / best per stratum\n" + " " * 37 + " ".join(f"{n[:9]:>9s}"
+                                                                      for n in names))
     for row in rows:
-        print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:7.3f}" for n in names))
+        print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:9.3f}" for n in names))
+    pooled = None
+    if args.pool and len(args.selector) > 1:
+        ratios = np.array([runs[:, 0] / test[best, :, 0]
+                           for _, _, runs in entries[1:1 + len(args.selector)]])
+        pooled = {"entry": args.pool, "seeds": len(args.selector),
+                  **_pooled(ratios, [e.label for e in test_eps])}
+        print(f"\n{args.pool}, {len(args.selector)} seeds x {len(test_eps)} test traces: "
+              f"geomean / best {pooled['geomean'][0]:.3f} [{pooled['geomean'][1]:.3f}, "
+              f"{pooled['geomean'][2]:.3f}], IQM / best {pooled['iqm'][0]:.3f} "
+              f"[{pooled['iqm'][1]:.3f}, {pooled['iqm'][2]:.3f}] (95% CI, whole traces "
+              "resampled with all their seeds)")
     if args.output:
         from palgym.io.atomic import atomic_write_text
 
-        atomic_write_text(args.output, json.dumps(
+        atomic_write_text(args.output, json.dumps(_no_nan(
             {"best": field[best], "field": field, "rows": rows, "task": args.task,
              "test_task": args.test_task or args.task,
              "validation_traces": [e.label for e in valid_eps],
-             "test_traces": [e.label for e in test_eps]}, indent=1) + "\n")
+             "test_traces": [e.label for e in test_eps], "pooled": pooled}),
+            indent=1, allow_nan=False) + "\n")
         print(f"wrote {args.output}")
     return 0
 

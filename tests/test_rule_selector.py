@@ -138,8 +138,8 @@ def test_command_line_trains_and_evaluates(tmp_path: Path,
         LinearSelector.constant(field, index).save(path)
         files.append(str(path))
     results = tmp_path / "results.json"
-    assert main(["evaluate", *common, "--selector", *files, str(output),
-                 "--output", str(results)]) == 0
+    assert main(["evaluate", *common, "--selector", *files, str(output), "--guard", "1",
+                 "--pool", "constants", "--output", str(results)]) == 0
     data = json.loads(results.read_text())
     rows = {row["entry"]: row for row in data["rows"]}
     best = field.index(data["best"])
@@ -147,6 +147,12 @@ def test_command_line_trains_and_evaluates(tmp_path: Path,
     assert rows["hindsight best of the field"]["geomean_vs_hindsight"] == 1.0
     assert all(row["geomean_vs_hindsight"] >= 1.0 for row in data["rows"])
     assert "validation-chosen best" in capsys.readouterr().out
+    # pooled over 4 "seeds": the constants and the trained one, one test trace: no interval
+    assert data["pooled"]["seeds"] == 4 and len(data["pooled"]["geomean"]) == 3
+    ratios = [rows[f"constant-{i}.json"]["geomean_vs_best"] for i in range(3)]
+    ratios.append(rows["selector.json"]["geomean_vs_best"])
+    assert data["pooled"]["geomean"][0] == pytest.approx(math.exp(np.mean(np.log(ratios))))
+    assert "guard 1 h: fifo/pal+easy" in rows
     assert main(["evaluate", *common, "--selector", str(tmp_path / "missing.json")]) == 2
 
 
