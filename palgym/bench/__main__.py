@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--suite", required=True)
     run.add_argument("--agent", required=True,
                      help="pal, srtf/pal+backfill, MODULE:CLASS, planner:K=4,H=end, a model "
-                          "zip, a run folder, pretrained[:NAME], best or field")
+                          "zip, a run folder, pretrained[:NAME], selector:PATH (a rule "
+                          "selector), best or field")
     run.add_argument("--output", required=True, help="results file (.jsonl)")
     run.add_argument("--tasks", nargs="+", default=None)
     run.add_argument("--entry", default=None, help="entry name (default: from --agent)")

@@ -79,13 +79,17 @@ class Unit:
 
 
 def entry_kind(spec: str) -> str:
-    """The kind (:data:`palgym.bench.results.ENTRY_KINDS`) of an ``--agent`` spec:
-    ``best`` / ``field``; ``planner:...``; a model (``pretrained[:NAME]``, a ``.zip``, a run
-    folder); a ``MODULE:CLASS`` placement; else a heuristic name."""
+    """The kind of an ``--agent`` spec: ``best`` / ``field``; ``planner:...``; ``selector``
+    for ``selector:...`` (a rule selector, :mod:`palgym.bench.selector_entry`; its header
+    records ``learned``); a model (``pretrained[:NAME]``, a ``.zip``, a run folder):
+    ``learned``; a ``MODULE:CLASS`` placement; else a heuristic name. Every kind but
+    ``selector`` is one of :data:`palgym.bench.results.ENTRY_KINDS`."""
     if spec in SPECIAL:
         return spec
     if spec.startswith("planner:"):
         return "planner"
+    if spec.startswith("selector:"):
+        return "selector"
     if (spec == "pretrained" or spec.startswith("pretrained:") or spec.endswith(".zip")
             or Path(spec).is_dir()):
         return "learned"
@@ -94,7 +98,11 @@ def entry_kind(spec: str) -> str:
 
 def entry_name(spec: str, kind: str) -> str:
     """The default entry name: a pretrained model's NAME, a run folder's name (also for its
-    ``model.zip`` / ``best_model.zip``), a zip's stem; the spec itself otherwise."""
+    ``model.zip`` / ``best_model.zip``), a zip's stem; a selector's pretrained NAME or file
+    stem; the spec itself otherwise."""
+    if kind == "selector":
+        rest = spec.split(":", 1)[1]
+        return rest.split(":", 1)[1] if rest.startswith("pretrained:") else Path(rest).stem
     if kind != "learned":
         return spec
     if spec.startswith("pretrained:"):

@@ -1,17 +1,20 @@
 """``python -m palgym.bench validate``: replay every row's actions, recompute every metric.
 
 For each results file (:mod:`palgym.bench.results`): the suite it names must have the bytes it
-was run on (``suite_sha256``); each task's env must have the layout the header records and
-the suite was frozen with; each member's env kwargs must be among
+was run on (``suite_sha256``); each task's env must have the layout the header records and the
+suite was frozen with; each member's env kwargs must be among
 :data:`~palgym.bench.results.AGENT_KWARGS` (its own queue order only under the task's ``free``
 regime) and its env's layout must be the one recorded. Then every episode row is replayed: a
 fresh env of the task's split (the split's env kwargs, the member's, the split's traces), reset
 with the row's seed on the row's trace, steps the row's actions, and every field but
 ``decision_time_s`` is recomputed from the env (``episode_hash`` from the reset, the metrics
-from the final step) and compared bit for bit. The file must hold every (trace, seed) of the
-splits it runs exactly once per member; a ``best`` entry's choice must be the lowest of its
-validation geomeans (and, when a ``field`` file of the same suite is validated with it, those
-geomeans must be the field's, recomputed from its validation rows).
+from the final step) and compared bit for bit. A rule selector's row (a member with a
+``selector`` object) is replayed on the episode that env builds, by the engine's rule selection
+with the recorded choices (:func:`palgym.bench.selector_entry.replay_selector_row`). The file
+must hold every (trace, seed) of the splits it runs exactly once per member; a ``best`` entry's
+choice must be the lowest of its validation geomeans (and, when a ``field`` file of the same
+suite is validated with it, those geomeans must be the field's, recomputed from its validation
+rows).
 
 Every disagreement is a :class:`Problem` naming the file, the line, the field, the expected
 and the found value; the file is rejected when there is any.
@@ -37,6 +40,11 @@ from palgym.bench.results import (
     decode_actions,
     read_results,
     row_metrics,
+)
+from palgym.bench.selector_entry import (
+    check_selector_task,
+    replay_selector_row,
+    selector_object_problem,
 )
 from palgym.bench.suites import (
     DataRoots,
@@ -139,6 +147,23 @@ class _Check:
                 for member, entry in members.items():
                     self.member(task, member, entry)
 
+    def selector(self, task: Task, field: str, entry: dict[str, Any]) -> bool:
+        """A selector member: its ``selector`` object, no env kwargs, a task it can run
+        (False: a problem was added)."""
+        before = len(self.problems)
+        problem = selector_object_problem(entry["selector"])
+        if problem:
+            self.add(1, f"{field}.selector", problem, entry["selector"])
+        elif entry["env_kwargs"] != {}:
+            self.add(1, f"{field}.env_kwargs", {}, entry["env_kwargs"],
+                     "a selector adds no env kwarg")
+        else:
+            try:
+                check_selector_task(task, "a selector member")
+            except PalgymError as exc:
+                self.add(1, field, "a task a selector runs", task.name, str(exc))
+        return len(self.problems) == before
+
     def task(self, name: str, line: int, field: str) -> Task | None:
         names = [t.name for t in self.suite.tasks]
         if name not in names or name not in self.results.header.env_layouts:
@@ -150,10 +175,13 @@ class _Check:
         from palgym.envs.layouts import env_layout
 
         field = f"members.{task.name}.{member}"
-        if not isinstance(entry, dict) or set(entry) != {"env_kwargs", "env_layout"}:
+        keys = {"env_kwargs", "env_layout"}
+        if not isinstance(entry, dict) or set(entry) - {"selector"} != keys:
             self.add(1, field, "{'env_kwargs': {...}, 'env_layout': HASH}", entry)
             return
         own = entry["env_kwargs"]
+        if "selector" in entry and not self.selector(task, field, entry):
+            return
         allowed = [k for k in AGENT_KWARGS if k != "queue_order"
                    or task.queue_order_regime == "free"]
         bad = [k for k in own if k not in allowed] if isinstance(own, dict) else own
@@ -197,15 +225,17 @@ def check_rows(check: _Check) -> None:
             check.add(rows[0][0], "member", f"a member of the header on the "
                       f"{'/'.join(splits)} split", f"{member} on {task_name} / {split}")
             continue
-        _replay_group(check, suite.task(task_name), split, member, entry["env_kwargs"], rows)
+        _replay_group(check, suite.task(task_name), split, member, entry, rows)
 
 
 def _replay_group(check: _Check, task: Task, split: str, member: str,
-                  own: Mapping[str, Any], rows: Sequence[tuple[int, EpisodeRow]]) -> None:
-    """Replay one member's rows of one split in a fresh env of that split."""
+                  entry: Mapping[str, Any], rows: Sequence[tuple[int, EpisodeRow]]) -> None:
+    """Replay one member's rows of one split in a fresh env of that split (a selector
+    member's: :func:`palgym.bench.selector_entry.replay_selector_row`)."""
     import gymnasium as gym
 
-    suite = check.suite
+    suite, own = check.suite, entry["env_kwargs"]
+    rules = entry["selector"]["rules"] if "selector" in entry else None
     refs = task.splits[split].traces
     labels = [r.label for r in refs]
     wanted = {(label, s) for label in labels for s in task.seeds}
@@ -223,7 +253,9 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
             ref = refs[labels.index(row.trace)]
             if row.trace_sha256 != suite.files[ref.file].sha256:
                 check.add(line, "trace_sha256", suite.files[ref.file].sha256, row.trace_sha256)
-            _compare(check, line, row, replay_row(env, row, labels.index(row.trace)))
+            index = labels.index(row.trace)
+            _compare(check, line, row, replay_row(env, row, index) if rules is None
+                     else replay_selector_row(env, row, index, rules))
     finally:
         env.close()
     for trace, seed in sorted(wanted - seen):

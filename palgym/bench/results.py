@@ -1,4 +1,4 @@
-"""The results file of one benchmark entry (schema ``palgym-bench-results/1``): JSON Lines.
+"""The results file of one benchmark entry (schema ``palgym-bench-results/2``): JSON Lines.
 
 UTF-8, one JSON object per line, written atomically (:func:`write_results`). Line 1 is the
 header (:class:`Header`); every other line is an ``episode`` (:class:`EpisodeRow`, one per
@@ -10,7 +10,14 @@ completed) is written as ``null``. ``decision_time_s`` is the only measured, non
 field. The header's ``members`` holds, per task and member, the env kwargs the member added to
 the task's (``sticky``, ``max_tiers``, its own ``queue_order`` under the free regime, ...) and
 the layout hash of that env (:func:`palgym.envs.layouts.env_layout`), so that every row can be
-replayed without the agent (:mod:`palgym.bench.replay`).
+replayed without the agent (:mod:`palgym.bench.replay`). A rule selector's member adds a
+``selector`` object there (its rules and the SHA-256 of its file); its rows' ``actions`` are
+its choices of rule (:mod:`palgym.bench.selector_entry`).
+
+Schema versions (:data:`READ_SCHEMAS`): ``/2`` adds the members' ``selector`` object to ``/1``,
+which had none; a ``/1`` file reads as it always did, and a ``/1`` file with a ``selector``
+object is refused. A change that a reader of the previous version would misread bumps the
+number; the reader keeps reading every earlier version.
 
 :func:`read_results` refuses an unknown ``schema``, a missing or unknown field and a value of
 the wrong type (``NaN``, ``Infinity`` and a number that overflows a float among them),
@@ -37,8 +44,10 @@ from palgym.bench.jsonlines import ResultsError, json_objects
 from palgym.errors import ConfigError
 from palgym.io.atomic import atomic_write_text
 
-SCHEMA = "palgym-bench-results/1"
-"""The ``schema`` of the header line."""
+SCHEMA = "palgym-bench-results/2"
+"""The ``schema`` of the header line this palgym writes."""
+READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA)
+"""The schemas this palgym reads (module docstring)."""
 ENTRY_KINDS: tuple[str, ...] = ("heuristic", "learned", "planner", "module", "best", "field")
 """What an entry is (the header's ``entry_kind``)."""
 METRIC_FIELDS: tuple[str, ...] = (
@@ -255,6 +264,18 @@ def _check_values(mapping: Mapping[str, Any], kinds: tuple[type, ...], file: Pat
                                file, line, f"{field}.{key}")
 
 
+def _check_schema(header: Header, file: Path) -> None:
+    """A header of an earlier schema holds nothing it lacked: no ``selector`` member."""
+    if header.schema == SCHEMA:
+        return
+    for task, members in header.members.items():
+        for member, entry in members.items():
+            if isinstance(entry, dict) and "selector" in entry:
+                raise ResultsError(f"a selector member needs schema {SCHEMA!r}, the file has "
+                                   f"{header.schema!r}", file, 1,
+                                   f"members.{task}.{member}.selector")
+
+
 def _episode(value: dict[str, Any], file: Path, number: int) -> EpisodeRow:
     """An episode line, its actions decodable."""
     row: EpisodeRow = _checked(EpisodeRow, value, file, number)
@@ -282,12 +303,13 @@ def read_results(path: str | Path) -> ResultsFile:
     if first.get("record") != "header":
         raise ResultsError(f"must be 'header' on line 1, got {first.get('record')!r}", file,
                            1, "record")
-    if first.get("schema") != SCHEMA:
+    if first.get("schema") not in READ_SCHEMAS:
         raise ResultsError(f"unknown schema {first.get('schema')!r}; this palgym reads "
-                           f"{SCHEMA!r}", file, 1, "schema")
+                           f"{list(READ_SCHEMAS)}", file, 1, "schema")
     header: Header = _checked(Header, first, file, 1)
     _check_values(header.env_layouts, (str,), file, 1, "env_layouts")
     _check_values(header.members, (dict,), file, 1, "members")
+    _check_schema(header, file)
     if header.entry_kind not in ENTRY_KINDS:
         raise ResultsError(f"must be one of {list(ENTRY_KINDS)}, got {header.entry_kind!r}",
                            file, 1, "entry_kind")
@@ -307,7 +329,7 @@ def read_results(path: str | Path) -> ResultsFile:
     return ResultsFile(file, header, tuple(episodes), tuple(choices))
 
 
-__all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "METRIC_FIELDS", "OPTIONAL_FIELDS", "SCHEMA",
-           "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
+__all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "METRIC_FIELDS", "OPTIONAL_FIELDS", "READ_SCHEMAS",
+           "SCHEMA", "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
            "decode_actions", "encode_actions", "finite_or_none", "read_results",
            "results_text", "row_metrics", "write_results"]

@@ -11,8 +11,7 @@ episodes with every contender stepping the env (``heuristics_via="env"``), so th
 :class:`agents.rollout.EpisodeOutcome` carries the env actions taken. ``best`` runs the task's
 heuristic field on the validation split, chooses with
 :func:`agents.evaluation.best.select_best` and runs the winner on the test split; ``field``
-runs every member on both. Other entries run on the test split.
-
+runs every member on both. Other entries run on the test split (``selector:``: on the engine).
 ``workers`` > 1 runs the same units (one split's contenders on one trace) in a process pool
 (``spawn``), and ``ray_address`` as Ray tasks (``--ray [ADDRESS]``, the ``ray`` extra); the
 episodes of a trace do not depend on the env's other traces, so the rows are
@@ -337,6 +336,9 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
 
     started = time.perf_counter()
     plan = plan_entry(request)
+    if plan.kind == "selector":  # on the engine, not the env: palgym/bench/selector_entry.py
+        from agents.rule_selector_entry import run_entry as run_selector
+        return run_selector(plan, started)
     units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []

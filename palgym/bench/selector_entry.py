@@ -1,0 +1,342 @@
+"""``python -m palgym.bench run --agent selector:PATH``: a rule selector as a benchmark entry,
+and the replay of its rows.
+
+A rule selector (``agents/rule_selector.py``, a JSON file of format ``palgym-rule-selector/1``)
+picks, at the first round and at every round with an event, which rule
+``ORDER/PLACEMENT[+SUFFIX]`` of its field schedules the cluster. It runs on the engine's rule
+selection (:func:`palgym.rule_selection.run_selected_episode`), not through the env: its rules
+differ in queue order, which one env fixes. Each episode is the one the task's env builds for the
+row's (trace, seed) (``reset(seed, options={"trace": index})``, then ``env.episode``: the same
+episode hash as every other row), with the duration knowledge of the task (``env.durations``).
+
+A row of a selector member has the fields of every episode row: the metrics of the episode;
+``decisions``: the times the selector was asked; ``decision_time_s``: the wall seconds spent in
+the selector; ``actions``: the rule index it chose at each ask, in the codec of env actions
+(:func:`palgym.bench.results.encode_actions`). The header's ``members`` entry of the member
+adds ``selector``: ``{"rules": [...], "sha256": HEX}`` (the field, index order, and the SHA-256
+of the selector file's bytes), so the row is replayed without the selector
+(:func:`replay_selector_row`: a selector that returns the recorded choices in order).
+
+Runs on the tasks whose scheduler decides on the oracle belief (rule selection reads the
+profile's factors) and whose queue-order regime is ``free`` (a selector brings its own queue
+orders); a rule the task's duration knowledge cannot run (SRTF under ``unknown``) is refused
+before any episode. This module imports no agent: ``palgym.bench.runner`` loads the file
+(``agents/rule_selector_entry.py``) and hands over a :class:`LoadedSelector`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from palgym.bench.entries import Plan, Unit, episode_rows
+from palgym.bench.results import Row, decode_actions, row_metrics, write_results
+from palgym.bench.suites import DataRoots, Suite, Task, split_env_kwargs, split_traces
+from palgym.errors import ConfigError, InvalidActionError, PalgymError
+from palgym.policies.durations import Durations
+from palgym.rule_selection import Selector, check_rules, run_selected_episode
+from palgym.sim.metrics import EpisodeMetrics
+from palgym.simulate import Episode
+
+PREFIX = "selector:"
+"""An ``--agent`` spec of a rule selector: ``selector:PATH`` or ``selector:pretrained:NAME``."""
+PRETRAINED = "pretrained:"
+HEADER_KIND = "learned"
+"""The header's ``entry_kind`` of a selector entry: it is learned, and online (it reads only
+what a scheduler knows: :data:`palgym.rule_selection.STATE_FEATURES`)."""
+SELECTOR_KEYS = ("rules", "sha256")
+"""The keys of a selector member's ``selector`` object in the header."""
+
+
+@dataclass(frozen=True)
+class LoadedSelector:
+    """A selector file, loaded.
+
+    Attributes:
+        path: the file.
+        sha256: hex SHA-256 of its bytes.
+        rules: the field, in index order (checked by :func:`palgym.rule_selection.check_rules`).
+        select: the selector (:data:`palgym.rule_selection.Selector`).
+    """
+
+    path: Path
+    sha256: str
+    rules: tuple[str, ...]
+    select: Selector
+
+    def member_object(self) -> dict[str, Any]:
+        """The header's ``selector`` object of the member."""
+        return {"rules": list(self.rules), "sha256": self.sha256}
+
+
+def selector_path(spec: str, pretrained_dir: Path) -> Path:
+    """The file of a ``selector:`` spec: ``selector:PATH`` -> PATH;
+    ``selector:pretrained:NAME`` -> ``pretrained_dir/NAME.json``, NAME a plain name (never a
+    path: no separator, no ``..``, not absolute).
+
+    Raises:
+        ConfigError: naming the spec, for no path, a NAME that is a path, a missing
+            ``pretrained_dir`` or file.
+    """
+    rest = spec[len(PREFIX):] if spec.startswith(PREFIX) else spec
+    if rest.startswith(PRETRAINED):
+        name = rest[len(PRETRAINED):]
+        if (not name or Path(name).is_absolute()
+                or any(part in name for part in ("/", "\\", "..", "\0"))):
+            raise ConfigError(f"--agent {spec}: 'selector:pretrained:NAME' takes the plain name "
+                              f"of a selector in {pretrained_dir}, not a path")
+        if not pretrained_dir.is_dir():
+            raise ConfigError(f"--agent {spec}: no pretrained selectors ({pretrained_dir} does "
+                              "not exist): give selector:PATH")
+        path = pretrained_dir / f"{name}.json"
+    else:
+        if not rest:
+            raise ConfigError(f"--agent {spec}: give selector:PATH (a selector JSON file)")
+        path = Path(rest)
+    if not path.is_file():
+        raise ConfigError(f"--agent {spec}: no selector file {str(path)!r}")
+    return path
+
+
+def selector_tasks(suite: Suite) -> list[str]:
+    """The tasks of ``suite`` a selector may run (belief ``oracle``, regime ``free``)."""
+    return [t.name for t in suite.tasks if t.belief == "oracle" and t.queue_order_regime == "free"]
+
+
+def check_selector_task(task: Task, where: str, runnable: Sequence[str] = ()) -> None:
+    """Refuse a task a selector cannot run (module docstring); ``runnable``: the suite's
+    tasks it may run, named in the error.
+
+    Raises:
+        ConfigError: naming ``where``, the task and why.
+    """
+    hint = f" (--tasks {' '.join(runnable)})" if runnable else ""
+    if task.belief != "oracle":
+        raise ConfigError(f"{where}: task {task.name}: rule selection decides on the "
+                          f"profile's factors, the task's belief is {task.belief!r}: run it "
+                          f"on tasks of belief 'oracle' and queue-order regime free{hint}")
+    if task.queue_order_regime != "free":
+        raise ConfigError(f"{where}: task {task.name} fixes queue order {task.queue_order!r} "
+                          "(regime fixed), a selector's rules bring their own: run it on "
+                          f"tasks of queue-order regime free{hint}")
+
+
+@dataclass
+class _TimedSelector:
+    """Calls ``select``, recording each choice and the wall seconds spent in it."""
+
+    select: Selector
+    choices: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        start = getattr(self.select, "start", None)
+        if start is not None:  # drive_selector's hook of a selector that simulates ahead
+            self.start = start
+
+    def __call__(self, features: Any, view: Any) -> int:
+        began = time.perf_counter()
+        chosen = self.select(features, view)
+        self.seconds += time.perf_counter() - began
+        self.choices.append(int(chosen))
+        return chosen
+
+
+class _TooManyAsksError(PalgymError):
+    """The replayed episode asked more often than the file recorded."""
+
+
+class _RecordedChoices:
+    """A selector returning recorded choices in order (:class:`_TooManyAsksError` beyond them)."""
+
+    def __init__(self, choices: Sequence[int]) -> None:
+        self.choices, self.asked = list(choices), 0
+
+    def __call__(self, features: Any, view: Any) -> int:
+        if self.asked >= len(self.choices):
+            raise _TooManyAsksError
+        self.asked += 1
+        return self.choices[self.asked - 1]
+
+
+class _ProbeError(PalgymError):
+    """Raised by the probing selector at its first ask: the rules were built."""
+
+
+def _probe(features: Any, view: Any) -> int:
+    raise _ProbeError
+
+
+@dataclass(frozen=True)
+class SelectorOutcome:
+    """One episode of a selector, with what :func:`palgym.bench.entries.episode_rows` reads
+    of an :class:`agents.rollout.EpisodeOutcome` (``metrics``: the env's final
+    ``episode_metrics`` keys; ``num_steps``: the selector's asks; ``actions``: its choices)."""
+
+    metrics: Mapping[str, Any]
+    num_steps: int
+    decision_time_s: float
+    episode_hash: str
+    actions: list[int]
+
+
+def episode_metrics(metrics: EpisodeMetrics) -> dict[str, Any]:
+    """The keys of the env's ``info["episode_metrics"]`` that
+    :func:`palgym.bench.results.row_metrics` reads (no invalid action: a selector returns a
+    rule index or stops the run)."""
+    return {"avg_jct_s": metrics.avg_jct_s, "p99_jct_s": metrics.p99_jct_s,
+            "makespan_s": metrics.makespan_s,
+            "utilization_effective": metrics.utilization_effective,
+            "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
+            "num_unfinished": metrics.num_jobs - metrics.num_completed,
+            "num_invalid_actions": 0}
+
+
+def env_episode(env: Any, seed: int, index: int) -> tuple[Episode, Durations]:
+    """The episode ``env`` builds on trace ``index`` with ``seed`` and what its scheduler knows
+    of job durations."""
+    env.reset(seed=seed, options={"trace": index})
+    base = env.unwrapped
+    return base.episode, base.durations
+
+
+def split_env(suite: Suite, task: Task, split: str, roots: DataRoots) -> Any:
+    """A fresh env of ``split`` (its env kwargs and traces), as every member's."""
+    import gymnasium as gym
+
+    kwargs = split_env_kwargs(suite, task, split, roots)
+    return gym.make(task.env_id, **kwargs, trace=split_traces(suite, task, split, roots))
+
+
+def _probe_unit(plan: Plan, unit: Unit, selector: LoadedSelector) -> None:
+    """Build the rules on the unit's first episode (a ConfigError names a rule the task
+    cannot run, e.g. SRTF without durations)."""
+    env = split_env(plan.suite, plan.suite.task(unit.task), unit.split, plan.request.roots)
+    try:
+        episode, durations = env_episode(env, plan.suite.task(unit.task).seeds[0], 0)
+        try:
+            run_selected_episode(episode, selector.rules, _probe, durations)
+        except ConfigError as exc:
+            raise ConfigError(f"--agent {plan.request.agent}: task {unit.task}: {exc}") from None
+        except _ProbeError:
+            pass
+    finally:
+        env.close()
+
+
+def run_selector_unit(plan: Plan, unit: Unit, selector: LoadedSelector,
+                      step: Callable[[int], None]) -> list[SelectorOutcome]:
+    """The unit's episodes in (trace, seed) order (``step(1)`` after each)."""
+    task = plan.suite.task(unit.task)
+    env = split_env(plan.suite, task, unit.split, plan.request.roots)
+    outcomes = []
+    try:
+        for index in range(len(task.splits[unit.split].traces)):
+            for seed in task.seeds:
+                episode, durations = env_episode(env, seed, index)
+                timed = _TimedSelector(selector.select)
+                done = run_selected_episode(episode, selector.rules, timed, durations)
+                outcomes.append(SelectorOutcome(
+                    episode_metrics(done.result.metrics), done.choices, timed.seconds,
+                    done.result.episode_hash, timed.choices))
+                step(1)
+    finally:
+        env.close()
+    return outcomes
+
+
+def run_selector_entry(plan: Plan, selector: LoadedSelector, started: float
+                       ) -> tuple[Path, int, float]:
+    """Run a selector entry and write its results file (as
+    :func:`palgym.bench.runner.run_entry`; ``started``: its ``time.perf_counter()``).
+
+    Raises:
+        ConfigError: for ``workers`` > 1 or Ray (a selector entry runs in one process), a task
+            the selector cannot run (:func:`check_selector_task`, :func:`_probe_unit`).
+        OSError: if the output cannot be written.
+    """
+    from palgym.envs.layouts import env_layout
+    from palgym.progress import SweepProgress
+
+    request = plan.request
+    if request.workers > 1 or request.ray_address is not None:
+        raise ConfigError(f"--agent {request.agent}: a selector entry runs in one process "
+                          "(on the engine, seconds per episode): drop --workers / --ray")
+    for task in plan.tasks:
+        check_selector_task(task, f"--agent {request.agent}", selector_tasks(plan.suite))
+    units = plan.first_units()
+    for unit in units:
+        _probe_unit(plan, unit, selector)
+    bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
+    rows: list[Row] = []
+    members: dict[str, dict[str, dict[str, Any]]] = {}
+    try:
+        for unit in units:
+            outcomes = run_selector_unit(plan, unit, selector, bar.update)
+            rows += episode_rows(plan, unit, {plan.name: outcomes})
+            task = plan.suite.task(unit.task)
+            kwargs = split_env_kwargs(plan.suite, task, unit.split, request.roots)
+            members[unit.task] = {plan.name: {
+                "env_kwargs": {}, "env_layout": env_layout(task.env_id, kwargs),
+                "selector": selector.member_object()}}
+    finally:
+        bar.close()
+    header = replace(plan.header(members), entry_kind=HEADER_KIND)
+    write_results(request.output, header, rows)
+    return request.output, len(rows), time.perf_counter() - started
+
+
+# --------------------------------------------------------------------------- replay
+def selector_object_problem(value: Any) -> str:
+    """Why a header's ``selector`` object is malformed (``""``: it is not)."""
+    if not isinstance(value, dict) or set(value) != set(SELECTOR_KEYS):
+        return f"an object with keys {list(SELECTOR_KEYS)}"
+    sha = value["sha256"]
+    if not (isinstance(sha, str) and len(sha) == 64
+            and all(c in "0123456789abcdef" for c in sha)):
+        return "sha256: 64 lowercase hex digits"
+    rules = value["rules"]
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        return "rules: a list of ORDER/PLACEMENT names"
+    try:
+        check_rules(rules)
+    except ConfigError as exc:
+        return f"rules: {exc}"
+    return ""
+
+
+def replay_selector_row(env: Any, row: Any, index: int, rules: Sequence[str]
+                        ) -> dict[str, Any]:
+    """Replay one selector row: the episode ``env`` builds on trace ``index`` with the row's
+    seed, run by :func:`run_selected_episode` with the row's recorded choices.
+
+    Returns:
+        The row's recomputed fields (:data:`palgym.bench.results.METRIC_FIELDS` and
+        ``episode_hash``), or ``{"actions": note}`` when the choices do not make one whole
+        episode (the selector asked more or fewer times than recorded, or a choice is
+        refused).
+    """
+    choices = decode_actions(row.actions).tolist()
+    episode, durations = env_episode(env, row.seed, index)
+    recorded = _RecordedChoices(choices)
+    try:
+        done = run_selected_episode(episode, rules, recorded, durations)
+    except _TooManyAsksError:
+        return {"actions": f"the selector is asked more than the file's {len(choices)} times"}
+    except InvalidActionError as exc:
+        return {"actions": f"choice {recorded.asked - 1} refused: {exc}"}
+    except PalgymError as exc:
+        return {"actions": f"the episode stopped after {recorded.asked} choices: {exc}"}
+    if done.choices != len(choices):
+        return {"actions": f"the episode ended after {done.choices} of the file's "
+                           f"{len(choices)} choices"}
+    return {"episode_hash": done.result.episode_hash,
+            **row_metrics(episode_metrics(done.result.metrics), done.choices)}
+
+
+__all__ = ["HEADER_KIND", "PREFIX", "LoadedSelector", "SelectorOutcome", "check_selector_task",
+           "replay_selector_row", "run_selector_entry", "selector_object_problem",
+           "selector_path"]
