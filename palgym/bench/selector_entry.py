@@ -17,11 +17,12 @@ adds ``selector``: ``{"rules": [...], "sha256": HEX}`` (the field, index order, 
 of the selector file's bytes), so the row is replayed without the selector
 (:func:`replay_selector_row`: a selector that returns the recorded choices in order).
 
-Runs on the tasks whose scheduler decides on the oracle belief (rule selection reads the
-profile's factors) and whose queue-order regime is ``free`` (a selector brings its own queue
-orders); a rule the task's duration knowledge cannot run (SRTF under ``unknown``) is refused
-before any episode. This module imports no agent: ``palgym.bench.runner`` loads the file
-(``agents/rule_selector_entry.py``) and hands over a :class:`LoadedSelector`.
+Runs on the tasks whose queue-order regime is ``free`` (a selector brings its own queue
+orders), with the task's belief (one belief shared by the rules,
+:class:`palgym.rule_selection.SharedBelief`); a rule the task's duration knowledge cannot run
+(SRTF under ``unknown``) is refused before any episode. This module imports no agent:
+``palgym.bench.runner`` loads the file (``agents/rule_selector_entry.py``) and hands over a
+:class:`LoadedSelector`.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ def selector_path(spec: str, pretrained_dir: Path) -> Path:
 
 
 def selector_tasks(suite: Suite) -> list[str]:
-    """The tasks of ``suite`` a selector may run (belief ``oracle``, regime ``free``)."""
-    return [t.name for t in suite.tasks if t.belief == "oracle" and t.queue_order_regime == "free"]
+    """The tasks of ``suite`` a selector may run (queue-order regime ``free``)."""
+    return [t.name for t in suite.tasks if t.queue_order_regime == "free"]
 
 
 def check_selector_task(task: Task, where: str, runnable: Sequence[str] = ()) -> None:
@@ -114,10 +115,6 @@ def check_selector_task(task: Task, where: str, runnable: Sequence[str] = ()) ->
         ConfigError: naming ``where``, the task and why.
     """
     hint = f" (--tasks {' '.join(runnable)})" if runnable else ""
-    if task.belief != "oracle":
-        raise ConfigError(f"{where}: task {task.name}: rule selection decides on the "
-                          f"profile's factors, the task's belief is {task.belief!r}: run it "
-                          f"on tasks of belief 'oracle' and queue-order regime free{hint}")
     if task.queue_order_regime != "free":
         raise ConfigError(f"{where}: task {task.name} fixes queue order {task.queue_order!r} "
                           "(regime fixed), a selector's rules bring their own: run it on "
