@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--population", type=int, default=24)
     train.add_argument("--seed", type=int, default=0)
     evaluate.add_argument("--selector", nargs="*", default=[], help="selector JSON files")
+    evaluate.add_argument("--also", nargs="*", default=[], metavar="FILE",
+                          help="more selector files, shown but never pooled (e.g. selectors "
+                          "trained in another world)")
     evaluate.add_argument("--guard", nargs="*", type=float, default=[], metavar="HOURS",
                           help="add hand-set starvation guards (references): the first "
                           "of --rules, or --guard-rule once a job has queued > HOURS")
@@ -177,7 +180,7 @@ def evaluate(args: argparse.Namespace) -> int:
     from palgym.bench.suites import load_suite
 
     check_positive("--workers", args.workers)
-    selectors = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
+    selectors = [(Path(p).name, LinearSelector.load(p)) for p in [*args.selector, *args.also]]
     guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
     selectors += [(f"guard {hours:g} h: {guard_rules[1]}",
                    LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
