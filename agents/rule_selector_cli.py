@@ -230,6 +230,7 @@ def evaluate(args: argparse.Namespace) -> int:
         rows.append({"entry": label, "validation_vs_best": on_valid,
                      "geomean_vs_best": point, "ci95": [low, high],
                      "geomean_vs_hindsight": versus_oracle, "unfinished_jobs": unfinished,
+                     "unfinished_jobs_test": int(runs[:, 1].sum()),
                      "choices": choices, "switches": switches, "per_stratum": per_stratum,
                      "per_trace": {e.label: {"avg_jct_s": float(j), "stratum": e.stratum}
                                    for e, j in zip(test_eps, runs[:, 0], strict=True)}})
