@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -46,8 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="fit a selector (CEM), chosen on validation")
     evaluate = commands.add_parser("evaluate", help="selectors vs the validation-chosen best")
     for sub in (train, evaluate):
-        sub.add_argument("--suite", default=DEFAULT_SUITE)
-        sub.add_argument("--task", default=DEFAULT_TASK)
+        sub.add_argument("--suite", default=DEFAULT_SUITE,
+                         help="a palgym-bench suite (default %(default)s, which reads the public "
+                         "data: --data-dir or $PALGYM_DATA_DIR)")
+        sub.add_argument("--task", default=DEFAULT_TASK, help="the suite's task whose world, "
+                         "duration knowledge and splits are used (default %(default)s); one "
+                         "episode per trace, episode seed 0")
         sub.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
         sub.add_argument("--cache", help="palgym-bench's generated files (bench prepare)")
         sub.add_argument("--regimes", help="a folder of `python -m traces regimes`: its "
@@ -55,12 +60,17 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     train.add_argument("--output", required=True, help="selector JSON to write")
     train.add_argument("--rules", default=",".join(DEFAULT_RULES),
-                       help="comma-separated ORDER/PLACEMENT rules, the base first")
+                       help="comma-separated ORDER/PLACEMENT rules, the base first (default "
+                       "%(default)s)")
     train.add_argument("--per-regime", type=int, default=2,
                        help="training traces per regime (default 2)")
-    train.add_argument("--iterations", type=int, default=12)
-    train.add_argument("--population", type=int, default=24)
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--iterations", type=int, default=12,
+                       help="CEM iterations (default %(default)s)")
+    train.add_argument("--population", type=int, default=24,
+                       help="CEM samples per iteration (default %(default)s)")
+    train.add_argument("--seed", type=int, default=0,
+                       help="the CEM's random seed (default %(default)s; the episodes' seed "
+                       "is always 0)")
     evaluate.add_argument("--selector", nargs="*", default=[], help="selector JSON files")
     evaluate.add_argument("--also", nargs="*", default=[], metavar="FILE",
                           help="more selector files, shown but never pooled (e.g. selectors "
@@ -117,10 +127,10 @@ def train(args: argparse.Namespace) -> int:
 
     def on_iteration(index: int, mean: LinearSelector, history: Any) -> None:
         validation.append(float(valid_objective([mean])[0]))
-        print(f"iteration {index + 1}/{args.iterations}: train objective of the mean "
-              f"{history.mean_objective[-1]:+.4f}, best sample {history.best_objective[-1]:+.4f},"
-              f" validation of the new mean {validation[-1]:+.4f} "
-              f"({time.perf_counter() - start:.0f} s)", flush=True)
+        print(f"iteration {index + 1}/{args.iterations}: train objective of the mean before "
+              f"it {history.mean_objective[-1]:+.4f}, best sample "
+              f"{history.best_objective[-1]:+.4f}, validation of the new mean "
+              f"{validation[-1]:+.4f} ({time.perf_counter() - start:.0f} s elapsed)", flush=True)
 
     means, history = train_cem(selector_rules, train_objective, iterations=args.iterations,
                                population=args.population, seed=args.seed,
@@ -137,6 +147,7 @@ def train(args: argparse.Namespace) -> int:
         "validation_traces": [e.label for e in valid_eps],
         "train_objective_of_mean": history.mean_objective, "validation_objective": validation,
         "chosen_iteration": chosen + 1, "train_objective_chosen": final_train,
+        "command": "python -m agents.rule_selector_cli " + shlex.join(args.argv),
         "wall_s": round(time.perf_counter() - start, 1)}}
     path = means[chosen].save(args.output, **meta)
     print(f"wrote {path}: iteration {chosen + 1} (validation objective "
@@ -182,7 +193,7 @@ def evaluate(args: argparse.Namespace) -> int:
     check_positive("--workers", args.workers)
     selectors = [(Path(p).name, LinearSelector.load(p)) for p in [*args.selector, *args.also]]
     guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
-    selectors += [(f"guard {hours:g} h: {guard_rules[1]}",
+    selectors += [(f"guard {hours:g} h: {guard_rules[0]} -> {guard_rules[1]}",
                    LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
     if not selectors:
         raise ConfigError("evaluate: give --selector FILE ... or --guard HOURS ...")
@@ -222,7 +233,8 @@ def evaluate(args: argparse.Namespace) -> int:
                                               else int(valid_runs[:, 1].sum()))
         choices, switches = int(runs[:, 3].sum()), int(runs[:, 4].sum())
         versus_oracle = geomean_ratio(runs[:, 0], oracle[:, 0])
-        print(f"{label:36s} {on_valid:12.3f} {point:8.3f} [{low:.3f}, {high:.3f}]    "
+        interval = "(no interval)" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
+        print(f"{label:36s} {on_valid:12.3f} {point:8.3f} {interval:16s}  "
               f"{versus_oracle:11.3f} {unfinished:10d} {choices:8d} {switches:8d}")
         per_stratum = {name: geomean_ratio(runs[mask, 0], test[best, mask, 0])
                        for name in sorted(set(strata))
@@ -238,10 +250,12 @@ def evaluate(args: argparse.Namespace) -> int:
             print(f"WARNING: {label} left {unfinished} jobs unfinished (validation and test); "
                   "their JCTs are censored at the episode's end", file=sys.stderr)
     names = sorted(set(strata))
-    print("\ntest geomean / best per stratum\n" + " " * 37 + " ".join(f"{n[:9]:>9s}"
-                                                                      for n in names))
+    print("\ntest geomean / best per stratum")
+    width = max(9, *(len(n) for n in names))
+    print(" " * 37 + " ".join(f"{n:>{width}s}" for n in names))
     for row in rows:
-        print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:9.3f}" for n in names))
+        print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:{width}.3f}"
+                                                for n in names))
     pooled = None
     if args.pool and len(args.selector) > 1:
         ratios = np.array([runs[:, 0] / test[best, :, 0]
@@ -268,6 +282,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return train(args) if args.command == "train" else evaluate(args)
     except PalgymError as error:

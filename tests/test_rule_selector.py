@@ -130,6 +130,7 @@ def test_command_line_trains_and_evaluates(tmp_path: Path,
     assert trained["train_traces"] == ["sia-philly-gen-0"]
     assert trained["validation_traces"] == ["sia-philly-gen-3"]
     assert len(trained["validation_objective"]) == 2 and 1 <= trained["chosen_iteration"] <= 2
+    assert trained["command"].startswith("python -m agents.rule_selector_cli train --suite ")
     # a constant selector of each field member: its test row is that member's, so the
     # validation-chosen best's ratio to itself is exactly 1 and nothing beats the hindsight best
     files = []
@@ -152,7 +153,7 @@ def test_command_line_trains_and_evaluates(tmp_path: Path,
     ratios = [rows[f"constant-{i}.json"]["geomean_vs_best"] for i in range(3)]
     ratios.append(rows["selector.json"]["geomean_vs_best"])
     assert data["pooled"]["geomean"][0] == pytest.approx(math.exp(np.mean(np.log(ratios))))
-    assert "guard 1 h: fifo/pal+easy" in rows
+    assert "guard 1 h: srtf/pal+backfill -> fifo/pal+easy" in rows
     assert main(["evaluate", *common, "--selector", str(tmp_path / "missing.json")]) == 2
 
 

@@ -114,7 +114,8 @@ def check_selector_task(task: Task, where: str, runnable: Sequence[str] = ()) ->
     Raises:
         ConfigError: naming ``where``, the task and why.
     """
-    hint = f" (--tasks {' '.join(runnable)})" if runnable else ""
+    hint = (f" (--tasks {' '.join(runnable)}; a task whose durations are unknown refuses "
+            "rules that read them: SRTF, SRSF, EASY backfilling)") if runnable else ""
     if task.queue_order_regime != "free":
         raise ConfigError(f"{where}: task {task.name} fixes queue order {task.queue_order!r} "
                           "(regime fixed), a selector's rules bring their own: run it on "
