@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from palgym.driver.loop import check_not_stuck
+from palgym.driver.rounds import play_round
 from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES, make_placement, make_queue_order
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
@@ -216,32 +216,12 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
                 held, memo_valid = chosen, False
             first = False
         rule_rounds[held] += 1
-        memo_valid = _play(sim, orders[held], placements[held], sampler, memo_valid, on_event)
+        memo_valid = play_round(sim, orders[held], placements[held], sampler, memo_valid,
+                                on_event)
         if stall is not None and (reason := stall.check(sim)):
             return reason, rule_rounds, choices, switches
     reason = f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
     return reason, rule_rounds, choices, switches
-
-
-def _play(sim: Simulator, order: QueueOrder, placement: PlacementPolicy, sampler: Sampler,
-          memo_valid: bool, on_event: Callable[[Simulator], None] | None) -> bool:
-    """One round of the rule ``(order, placement)`` as :func:`palgym.driver.drive` plays it
-    (without ``on_event``, the quiet rounds up to the next event at once); returns the memo."""
-    if memo_valid and not sim.events_since_commit and placement.deterministic and order.static:
-        if on_event is None:
-            sim.idle_rounds()
-            return True
-        sim.commit(None)
-    else:
-        view = sim.view()
-        memo_valid = not sim.commit(placement.place(view, order.order(view), sampler))
-        check_not_stuck(sim, placement.name)
-    if on_event is not None:
-        on_event(sim)
-    sim.advance()
-    if on_event is not None:
-        on_event(sim)
-    return memo_valid
 
 
 def _ask(select: Selector, sim: Simulator, durations: Durations, count: int) -> int:

@@ -61,23 +61,41 @@ def drive(
     while not sim.done and not sim.truncated:
         if progress is not None and sim.round_index >= next_progress:
             next_progress = progress(sim)
-        if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
-            if on_event is None:  # the memo holds until the next event: those rounds at once
-                sim.idle_rounds()
-                if stall is not None and (reason := stall.check(sim)):
-                    return reason
-                continue
-            sim.commit(None)
-        else:
-            view = sim.view()
-            target = placement.place(view, order.order(view), sampler)
-            memo_valid = not sim.commit(target)  # the one call that applies the allocation
-            check_not_stuck(sim, placement.name)
-        if on_event is not None:
-            on_event(sim)
-        sim.advance()
-        if on_event is not None:
-            on_event(sim)
+        memo_valid = play_round(sim, order, placement, sampler, memo_valid, on_event)
         if stall is not None and (reason := stall.check(sim)):
             return reason
     return f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""
+
+
+def play_round(sim: Simulator, order: QueueOrder, placement: PlacementPolicy, sampler: Sampler,
+               memo_valid: bool, on_event: Callable[[Simulator], None] | None = None) -> bool:
+    """One round of the heuristic loop (:func:`drive`): place, commit, advance.
+
+    A memo skips the placement when a deterministic policy under a static order made no
+    change last round (``memo_valid``) and nothing happened since: without ``on_event`` the
+    rounds up to the next event then run in one call
+    (:meth:`palgym.sim.engine.Simulator.idle_rounds`), with it they run one by one.
+
+    Returns:
+        The memo for the next round: True when this round's commit changed nothing.
+
+    Raises:
+        PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
+            arrivals left (:func:`palgym.driver.loop.check_not_stuck`).
+    """
+    if placement.deterministic and order.static and memo_valid and not sim.events_since_commit:
+        if on_event is None:  # the memo holds until the next event: those rounds at once
+            sim.idle_rounds()
+            return True
+        sim.commit(None)
+    else:
+        view = sim.view()
+        target = placement.place(view, order.order(view), sampler)
+        memo_valid = not sim.commit(target)  # the one call that applies the allocation
+        check_not_stuck(sim, placement.name)
+    if on_event is not None:
+        on_event(sim)
+    sim.advance()
+    if on_event is not None:
+        on_event(sim)
+    return memo_valid
