@@ -8,8 +8,9 @@ highest (ties: the lowest index), at each round where something happened
 (``srtf/pal+backfill``, ``fifo/pal+easy``).
 
 :func:`train_cem` fits W to whole-episode outcomes, the objective being the mean over training
-episodes of ``ln(avg JCT / avg JCT of the base rule)`` plus :data:`UNFINISHED_PENALTY` for an
-episode that leaves a job unfinished. The cross-entropy method (Rubinstein & Kroese, *The
+episodes of ``ln(avg JCT / avg JCT of the base rule)``, each over its completed jobs, plus
+:data:`UNFINISHED_PENALTY` for an episode that leaves a job unfinished (which the average over
+completed jobs alone would reward). The cross-entropy method (Rubinstein & Kroese, *The
 Cross-Entropy Method*, 2004; for policies: Szita & Lorincz, Neural Computation 18, 2006)
 samples a population of W from a diagonal Gaussian, keeps the elite fraction of least
 objective and refits the Gaussian to it (plus a noise floor that keeps it searching). The

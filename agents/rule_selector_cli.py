@@ -5,7 +5,8 @@ selectors against the validation-chosen best heuristic and the per-trace hindsig
 the training episodes and keeps the iteration whose mean is best on the validation episodes
 (the test split is never read). ``evaluate`` chooses the best heuristic of the task's field on
 validation, then runs it, the field (for the hindsight best) and the selectors on test, and
-prints and writes (``--output``, JSON, atomically) geomean avg-JCT ratios with 95% bootstrap
+prints and writes (``--output``, JSON, atomically) geomean ratios of the average JCT over every
+measured job (an unfinished one counted up to the episode's end) with 95% bootstrap
 intervals over traces (resampled within strata), unfinished jobs and decision counts.
 Commands and measured results: agents/pretrained/README.md, "The rule selector".
 """
@@ -26,6 +27,8 @@ import numpy as np
 
 from agents.rule_selector import LinearSelector, train_cem
 from agents.rule_selector_runs import (
+    CENSORED,
+    COLUMNS,
     DEFAULT_RULES,
     DEFAULT_SUITE,
     DEFAULT_TASK,
@@ -105,9 +108,9 @@ def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = Non
 
 def _rule_runs(rules: Sequence[str], episodes: list[LabelledEpisode], workers: int
                ) -> np.ndarray:
-    """float64 (R, n, 5): every rule's run on every episode."""
+    """float64 (R, n, len(COLUMNS)): every rule's run on every episode."""
     jobs = [("rule", rule, i) for rule in rules for i in range(len(episodes))]
-    return run_many(jobs, episodes, workers).reshape(len(rules), len(episodes), 5)
+    return run_many(jobs, episodes, workers).reshape(len(rules), len(episodes), len(COLUMNS))
 
 
 def train(args: argparse.Namespace) -> int:
@@ -204,12 +207,15 @@ def evaluate(args: argparse.Namespace) -> int:
     test_eps = _episodes(args, "test", task=args.test_task)
     valid, test = _rule_runs(field, valid_eps, args.workers), _rule_runs(field, test_eps,
                                                                           args.workers)
+    # every ratio is of the censored avg JCT (COLUMNS): an unfinished job counts up to the
+    # episode's end, so starving a job never makes an episode look shorter
+    jct = CENSORED
     # the best: fewest unfinished jobs on validation, then least geomean avg JCT
-    best = min((int(valid[r, :, 1].sum()), float(np.log(valid[r, :, 0]).mean()), r)
+    best = min((int(valid[r, :, 1].sum()), float(np.log(valid[r, :, jct]).mean()), r)
                for r in range(len(field)))[2]
-    finished = np.where(test[:, :, 1] > 0, np.inf, test[:, :, 0])
-    oracle = np.zeros((len(test_eps), 5))
-    oracle[:, 0] = finished.min(axis=0)
+    finished = np.where(test[:, :, 1] > 0, np.inf, test[:, :, jct])
+    oracle = np.zeros((len(test_eps), len(COLUMNS)))
+    oracle[:, jct] = finished.min(axis=0)
     entries = [("best: " + field[best], valid[best], test[best])]
     for label, selector in selectors:
         runs = [run_many([("selector", (selector.rules, selector.weights), i)
@@ -226,17 +232,17 @@ def evaluate(args: argparse.Namespace) -> int:
           f"{'/ hindsight':>11s} {'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
     rows: list[dict[str, Any]] = []
     for label, valid_runs, runs in entries:
-        point, low, high = _interval(runs[:, 0] / test[best, :, 0], strata)
+        point, low, high = _interval(runs[:, jct] / test[best, :, jct], strata)
         on_valid = (math.nan if valid_runs is None
-                    else geomean_ratio(valid_runs[:, 0], valid[best, :, 0]))
+                    else geomean_ratio(valid_runs[:, jct], valid[best, :, jct]))
         unfinished = int(runs[:, 1].sum()) + (0 if valid_runs is None
                                               else int(valid_runs[:, 1].sum()))
         choices, switches = int(runs[:, 3].sum()), int(runs[:, 4].sum())
-        versus_oracle = geomean_ratio(runs[:, 0], oracle[:, 0])
+        versus_oracle = geomean_ratio(runs[:, jct], oracle[:, jct])
         interval = "(no interval)" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
         print(f"{label:36s} {on_valid:12.3f} {point:8.3f} {interval:16s}  "
               f"{versus_oracle:11.3f} {unfinished:10d} {choices:8d} {switches:8d}")
-        per_stratum = {name: geomean_ratio(runs[mask, 0], test[best, mask, 0])
+        per_stratum = {name: geomean_ratio(runs[mask, jct], test[best, mask, jct])
                        for name in sorted(set(strata))
                        for mask in [np.array([s == name for s in strata])]}
         rows.append({"entry": label, "validation_vs_best": on_valid,
@@ -244,8 +250,8 @@ def evaluate(args: argparse.Namespace) -> int:
                      "geomean_vs_hindsight": versus_oracle, "unfinished_jobs": unfinished,
                      "unfinished_jobs_test": int(runs[:, 1].sum()),
                      "choices": choices, "switches": switches, "per_stratum": per_stratum,
-                     "per_trace": {e.label: {"avg_jct_s": float(j), "stratum": e.stratum}
-                                   for e, j in zip(test_eps, runs[:, 0], strict=True)}})
+                     "per_trace": {e.label: {"censored_avg_jct_s": float(j), "stratum": e.stratum}
+                                   for e, j in zip(test_eps, runs[:, jct], strict=True)}})
         if unfinished:
             print(f"WARNING: {label} left {unfinished} jobs unfinished (validation and test); "
                   "their JCTs are censored at the episode's end", file=sys.stderr)
@@ -258,7 +264,7 @@ def evaluate(args: argparse.Namespace) -> int:
                                                 for n in names))
     pooled = None
     if args.pool and len(args.selector) > 1:
-        ratios = np.array([runs[:, 0] / test[best, :, 0]
+        ratios = np.array([runs[:, jct] / test[best, :, jct]
                            for _, _, runs in entries[1:1 + len(args.selector)]])
         pooled = {"entry": args.pool, "seeds": len(args.selector),
                   **_pooled(ratios, [e.label for e in test_eps])}

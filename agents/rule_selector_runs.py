@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.rule_selector import LinearSelector, log_ratio
+from agents.rule_selector import LinearSelector, Objective, log_ratio
 from palgym.errors import ConfigError
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.rule_selection import run_selected_episode
@@ -88,9 +88,19 @@ def split_episodes(split: str, *, suite: str = DEFAULT_SUITE, task: str = DEFAUL
 _EPISODES: list[LabelledEpisode] = []
 
 
-def _run_one(job: tuple[str, Any, int]) -> tuple[float, int, float, int, int]:
-    """(avg JCT s, unfinished jobs, wall s, selector calls, switches) of one run: ``job`` is
-    ``("selector", (rules, weights), index)`` or ``("rule", "ORDER/PLACEMENT", index)``."""
+COLUMNS: tuple[str, ...] = ("avg_jct_s", "unfinished_jobs", "wall_s", "choices", "switches",
+                             "censored_avg_jct_s")
+"""The columns of :func:`run_many`'s rows: the average JCT over the completed jobs (s), the
+unfinished jobs, the run's wall seconds, the selector's asks and switches (0 for a rule), and
+the average JCT over every measured job, an unfinished one counted up to the episode's end
+(``EpisodeMetrics.censored_avg_jct_s``, a lower bound; equal to the first when every job
+completed)."""
+CENSORED = COLUMNS.index("censored_avg_jct_s")
+
+
+def _run_one(job: tuple[str, Any, int]) -> tuple[float, int, float, int, int, float]:
+    """One run's row (:data:`COLUMNS`): ``job`` is ``("selector", (rules, weights), index)``
+    or ``("rule", "ORDER/PLACEMENT", index)``."""
     kind, what, index = job
     episode, durations = _EPISODES[index].episode, _EPISODES[index].durations
     start = time.perf_counter()
@@ -103,12 +113,13 @@ def _run_one(job: tuple[str, Any, int]) -> tuple[float, int, float, int, int]:
         outcome = run_selected_episode(episode, rules, LinearSelector(rules, weights), durations)
         metrics, choices, switches = outcome.result.metrics, outcome.choices, outcome.switches
     return (metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed,
-            time.perf_counter() - start, choices, switches)
+            time.perf_counter() - start, choices, switches, metrics.censored_avg_jct_s)
 
 
 def run_many(jobs: Sequence[tuple[str, Any, int]], episodes: Sequence[LabelledEpisode],
              workers: int = 1) -> np.ndarray:
-    """float64 (len(jobs), 5): :func:`_run_one` of every job, in order, on ``workers``
+    """float64 (len(jobs), 6): :func:`_run_one` of every job (:data:`COLUMNS`), in order, on
+    ``workers``
     processes (forked: they inherit the episodes)."""
     global _EPISODES
     _EPISODES = list(episodes)
@@ -120,13 +131,14 @@ def run_many(jobs: Sequence[tuple[str, Any, int]], episodes: Sequence[LabelledEp
 
 
 def selector_objective(rules: Sequence[str], episodes: Sequence[LabelledEpisode],
-                       base_avg_jct_s: np.ndarray, workers: int = 1):  # noqa: ANN201
+                       base_avg_jct_s: np.ndarray, workers: int = 1) -> Objective:
     """The CEM objective over ``episodes``: the mean of :func:`agents.rule_selector.log_ratio`
     against the base rule's avg JCT (float64 (n,), same order)."""
     def objective(selectors: Sequence[LinearSelector]) -> np.ndarray:
         jobs = [("selector", (tuple(rules), s.weights), i)
                 for s in selectors for i in range(len(episodes))]
-        runs = run_many(jobs, episodes, workers).reshape(len(selectors), len(episodes), 5)
+        runs = run_many(jobs, episodes, workers).reshape(len(selectors), len(episodes),
+                                                         len(COLUMNS))
         return np.array([np.mean([log_ratio(r[0], b, int(r[1]))
                                   for r, b in zip(rows, base_avg_jct_s, strict=True)])
                          for rows in runs])

@@ -2,17 +2,18 @@
 its base selector, on a palgym-bench split's episodes.
 
 For each trace, base and horizon H it runs the base selector's episode and the search's
-(:func:`agents.rule_selector_search.run_search_episode`) and prints one row: the avg JCT (h)
-of both and their ratio, the search's unfinished jobs, the asks, the asks searched (two or
-more rules left after the pre-filter), the rollouts, the asks where the search played another
-rule than the base, the decision time per ask (mean and max, ms) and the wall time of both
-episodes (s). A base is a
-rule of the field (a constant selector) or a selector file of ``python -m
-agents.rule_selector_cli train`` (its own field). It asserts nothing.
+(:func:`agents.rule_selector_search.run_search_episode`) and prints one row: the avg JCT (h) of
+both over every measured job (an unfinished one counted up to the episode's end) and their
+ratio, the unfinished jobs of the base (in the JSON) and of the search, the asks, the asks
+searched (two or more rules left after the pre-filter), the rollouts, the asks where the search
+played another rule than the base, the decision time per ask (mean and max, ms) and the wall
+time of both episodes (s). A base is a rule of the field (a constant selector) or a selector
+file of ``python -m agents.rule_selector_cli train`` (its own field). It asserts nothing.
 
-    PALGYM_DATA_DIR=/work/shared/data python benchmarks/selector_search.py \\
-        --cache /tmp/benchcache --traces workload-4 sia-philly-gen-4 --H 10 30 \\
-        [--base srtf/pal+backfill /tmp/sel/runs/seed0.json] [--split test] [--output r.json]
+    PALGYM_DATA_DIR=/path/to/data python benchmarks/selector_search.py \\
+        --cache bench-cache/ --traces workload-4 sia-philly-gen-4 --H 10 30 \\
+        [--base srtf/pal+backfill SELECTOR.json]
+        [--regimes regimes/] [--split test] [--output r.json]
 """
 
 from __future__ import annotations
@@ -99,18 +100,21 @@ def main(argv: list[str] | None = None) -> int:
                 reference = run_selected_episode(labelled.episode, base.rules, base,
                                                  labelled.durations)
                 base_s = time.perf_counter() - started
-                base_h = reference.result.metrics.avg_jct_s / 3600
+                base_h = reference.result.metrics.censored_avg_jct_s / 3600
+                base_left = (reference.result.metrics.num_jobs
+                             - reference.result.metrics.num_completed)
                 for horizon in args.H:
                     out = run_search_episode(labelled.episode, base.rules, base, H=horizon,
                                              estimate=args.estimate,
                                              prefilter=not args.no_prefilter,
                                              durations=labelled.durations)
                     stats, metrics = out.stats, out.selected.result.metrics
-                    search_h = metrics.avg_jct_s / 3600
+                    search_h = metrics.censored_avg_jct_s / 3600
                     row = {"trace": labelled.label, "base": label,
                            "H": "end" if horizon is None else horizon,
                            "base_avg_jct_h": base_h, "search_avg_jct_h": search_h,
                            "unfinished": metrics.num_jobs - metrics.num_completed,
+                           "base_unfinished": base_left,
                            "asks": stats.asks, "searched": stats.searched,
                            "rollouts": stats.rollouts, "changed": stats.changed,
                            "sim_rounds": stats.sim_rounds,

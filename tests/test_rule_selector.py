@@ -18,7 +18,7 @@ from agents.rule_selector import (
     log_ratio,
     train_cem,
 )
-from agents.rule_selector_runs import run_many, selector_objective, split_episodes
+from agents.rule_selector_runs import CENSORED, run_many, selector_objective, split_episodes
 from palgym.errors import ConfigError
 from palgym.rule_selection import STATE_FEATURES
 
@@ -104,6 +104,8 @@ def test_runs_on_bench_episodes_equal_the_heuristics() -> None:
     assert episode[0].stratum == "palgym-bench-v1-lite"
     rules = [("rule", "srtf/pal+backfill", 0), ("rule", "fifo/pal+easy", 0)]
     heuristics = run_many(rules, episode)
+    # every job completes here: the censored average equals the average over completed jobs
+    assert heuristics[0, 1] == 0 and heuristics[0, CENSORED] == heuristics[0, 0]
     for index in (0, 1):
         weights = LinearSelector.constant(RULES, index).weights
         selected = run_many([("selector", (RULES, weights), 0)], episode)
