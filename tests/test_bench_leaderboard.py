@@ -1,19 +1,6 @@
-"""palgym.bench.leaderboard on a small synthetic suite whose ratios are worked out by hand.
-
-Suite ``toy``: tasks ``task-a`` and ``task-b``, traces tr0, tr1, tr2, seeds 0 and 1 (6 test
-episodes per task); entries ``pal``, ``best``, ``field`` (members srtf/pal, fifo/pal, las/pal)
-and the learned entry ``agent``. Average JCTs (s), in key order (tr0 s0, tr0 s1, tr1 s0,
-tr1 s1, tr2 s0, tr2 s1):
-
-task-a  best (srtf/pal) 100 x6   pal 125 x6   agent 50 200 100 90 25 400
-        field: srtf/pal 100 x6; fifo/pal 90 110 120 120 120 120; las/pal 130 x5 then 70
-task-b  best (fifo/pal) 200 x6   pal 400 x6   agent 200 x6 (3 unfinished jobs, 2 invalid
-        actions in tr1 s0)
-        field: fifo/pal 200 x6; srtf/pal 210 x6; las/pal 190 then 220 x5
-
-The field's validation episodes take 1 s more than its test episodes. The files are complete
-and valid (written by :func:`palgym.bench.results.write_results`, read by ``read_results``).
-"""
+"""palgym.bench.leaderboard on the small synthetic suite of
+:mod:`tests.bench_leaderboard_files` (its docstring gives every average JCT), ratios worked out
+by hand."""
 
 from __future__ import annotations
 
