@@ -5,7 +5,8 @@ the cross-entropy method on whole training traces.
 state features x (:data:`palgym.rule_selection.STATE_FEATURES`, F of them) and picks the
 highest (ties: the lowest index), at each round where something happened
 (:func:`palgym.rule_selection.run_selected_episode`). Rules may differ in queue order
-(``srtf/pal+backfill``, ``fifo/pal+easy``).
+(``srtf/pal+backfill``, ``fifo/pal+easy``). An optional :class:`StarvationFloor` (declared,
+chosen on validation) overrides the scores once a job has queued too long.
 
 :func:`train_cem` fits W to whole-episode outcomes, the objective being the mean over training
 episodes of ``ln(avg JCT / avg JCT of the base rule)``, each over its completed jobs, plus
@@ -37,25 +38,62 @@ from palgym.rule_selection import STATE_FEATURES, check_rules
 from palgym.sim.types import FloatArray
 from palgym.sim.views import SimView
 
-FORMAT = "palgym-rule-selector/1"
-"""The ``format`` of a saved selector (:meth:`LinearSelector.save`)."""
+FORMAT = "palgym-rule-selector/2"
+"""The ``format`` of a saved selector (:meth:`LinearSelector.save`); ``/2`` adds the optional
+``floor``. Files of ``palgym-rule-selector/1`` (no floor) are still read."""
+READABLE_FORMATS = ("palgym-rule-selector/1", FORMAT)
 UNFINISHED_PENALTY = 1.0
 """Added to an episode's log ratio when it leaves a measured job unfinished (a ratio of e)."""
 
 
+@dataclass(frozen=True)
+class StarvationFloor:
+    """An aging floor: once the longest-queued job has queued more than ``hours`` (now -
+    submit - attained service, :data:`palgym.rule_selection.STATE_FEATURES`'s first feature),
+    the selector picks ``rules[rule]`` whatever its scores say.
+
+    With an order that serves the longest-waiting job first and reserves GPUs for it (FIFO
+    with EASY backfilling: Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995), no job waits
+    much beyond ``hours`` plus the time to drain a reservation, so a selector with a floor
+    cannot starve a job for good; the learned scores choose among all rules below it. The
+    floor is declared (chosen on validation), not learned.
+
+    Attributes:
+        hours: the threshold, > 0 (hours queued).
+        rule: the index of the floor's rule in the selector's field.
+    """
+
+    hours: float
+    rule: int
+
+    @property
+    def threshold(self) -> float:
+        """``ln(1 + hours)``: the first state feature's value at the threshold."""
+        return math.log1p(self.hours)
+
+
 class LinearSelector:
-    """Pick the rule of highest linear score (module docstring).
+    """Pick the rule of highest linear score (module docstring), optionally under a
+    :class:`StarvationFloor`.
 
     Args:
         rules: the field, ``ORDER/PLACEMENT[+SUFFIX]`` names (H of them).
         weights: float64 (H, F + 1): per rule, a weight per state feature and a bias.
+        floor: None, or the aging floor (its rule an index into ``rules``).
 
     Raises:
-        ConfigError: for a malformed field or weights of another shape or not finite.
+        ConfigError: for a malformed field, weights of another shape or not finite, or a
+            floor whose hours are not > 0 or whose rule is not in 0..H-1.
     """
 
-    def __init__(self, rules: Sequence[str], weights: FloatArray) -> None:
+    def __init__(self, rules: Sequence[str], weights: FloatArray,
+                 floor: StarvationFloor | None = None) -> None:
         self.rules = check_rules(rules)
+        if floor is not None and (not 0 <= floor.rule < len(self.rules)
+                                  or not (math.isfinite(floor.hours) and floor.hours > 0)):
+            raise ConfigError(f"floor: need hours > 0 and a rule in 0..{len(self.rules) - 1}, "
+                              f"got {floor.hours} and {floor.rule}")
+        self.floor = floor
         array = np.array(weights, dtype=np.float64)
         shape = (len(self.rules), len(STATE_FEATURES) + 1)
         if array.shape != shape:
@@ -75,8 +113,8 @@ class LinearSelector:
     @classmethod
     def guard(cls, rules: Sequence[str], hours: float, alternative: int) -> LinearSelector:
         """A hand-set starvation guard (a reference, not learned): ``rules[0]`` unless the
-        longest-queued job has queued more than ``hours``, then ``rules[alternative]``
-        (scores 0 and ``ln(1 + max queued h) - ln(1 + hours)``; every other rule -1e9).
+        longest-queued job has queued more than ``hours``, then ``rules[alternative]``: the
+        constant selector of ``rules[0]`` under the floor ``(hours, alternative)``.
 
         Raises:
             ConfigError: for ``hours`` not > 0 or ``alternative`` not in 1..H-1.
@@ -85,11 +123,11 @@ class LinearSelector:
         if not 0 < alternative < len(names) or not hours > 0:
             raise ConfigError(f"guard: need hours > 0 and an alternative rule in 1.."
                               f"{len(names) - 1}, got {hours} and {alternative}")
-        weights = np.zeros((len(names), len(STATE_FEATURES) + 1))
-        weights[1:, -1] = -1e9
-        weights[alternative, 0] = 1.0  # STATE_FEATURES[0]: ln(1 + max queued h)
-        weights[alternative, -1] = -math.log1p(hours)
-        return cls(names, weights)
+        return cls.constant(names).with_floor(StarvationFloor(hours, alternative))
+
+    def with_floor(self, floor: StarvationFloor | None) -> LinearSelector:
+        """This selector's rules and weights under ``floor`` (None: no floor)."""
+        return LinearSelector(self.rules, self.weights, floor)
 
     def scores(self, features: FloatArray) -> FloatArray:
         """float64 (H,): each rule's score on ``features`` (float64 (F,))."""
@@ -97,13 +135,20 @@ class LinearSelector:
         return scores
 
     def __call__(self, features: FloatArray, view: SimView | None = None) -> int:
-        """The rule index of highest score (:data:`palgym.rule_selection.Selector`)."""
+        """The floor's rule once the longest-queued job has queued more than its hours, else
+        the rule index of highest score (:data:`palgym.rule_selection.Selector`)."""
+        floor = self.floor
+        if floor is not None and features[0] > floor.threshold:
+            return floor.rule
         return int(np.argmax(self.scores(features)))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document of :meth:`save`."""
+        """The JSON document of :meth:`save` (``floor``: null or ``{"hours", "rule"}``, the
+        rule by name)."""
+        floor = None if self.floor is None else {"hours": self.floor.hours,
+                                                 "rule": self.rules[self.floor.rule]}
         return {"format": FORMAT, "rules": list(self.rules), "features": list(STATE_FEATURES),
-                "weights": self.weights.tolist()}
+                "weights": self.weights.tolist(), "floor": floor}
 
     def save(self, path: str | Path, **meta: Any) -> Path:
         """Write the selector (and ``meta``, e.g. how it was trained) as JSON, atomically."""
@@ -122,9 +167,10 @@ class LinearSelector:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ConfigError(f"{where}: not a readable JSON selector ({error})") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
+        if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
             found = data.get("format") if isinstance(data, dict) else type(data).__name__
-            raise ConfigError(f"{where}: field format: expected {FORMAT!r}, found {found!r}")
+            raise ConfigError(f"{where}: field format: expected one of {READABLE_FORMATS}, "
+                              f"found {found!r}")
         if data.get("features") != list(STATE_FEATURES):
             raise ConfigError(f"{where}: field features: expected {list(STATE_FEATURES)}, "
                               f"found {data.get('features')!r}")
@@ -132,9 +178,23 @@ class LinearSelector:
         if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
             raise ConfigError(f"{where}: field rules: expected a list of rule names")
         try:
-            return cls(rules, np.array(weights, dtype=np.float64))
+            selector = cls(rules, np.array(weights, dtype=np.float64))
         except (TypeError, ValueError, ConfigError) as error:
             raise ConfigError(f"{where}: field weights: {error}") from None
+        floor = data.get("floor")
+        if floor is None:
+            return selector
+        if (data["format"] != FORMAT or not isinstance(floor, dict)
+                or set(floor) != {"hours", "rule"} or floor["rule"] not in rules
+                or isinstance(floor["hours"], bool)
+                or not isinstance(floor["hours"], int | float)):
+            raise ConfigError(f"{where}: field floor: expected null or {{\"hours\": > 0, "
+                              f"\"rule\": one of the rules}} (format {FORMAT}), found {floor!r}")
+        try:
+            return selector.with_floor(StarvationFloor(float(floor["hours"]),
+                                                       rules.index(floor["rule"])))
+        except ConfigError as error:
+            raise ConfigError(f"{where}: field floor: {error}") from None
 
 
 Objective = Callable[[Sequence[LinearSelector]], FloatArray]
@@ -158,7 +218,7 @@ class CemHistory:
 
 def train_cem(rules: Sequence[str], objective: Objective, *, iterations: int = 12,
               population: int = 24, elite_frac: float = 0.25, init_sigma: float = 1.0,
-              noise_floor: float = 0.05, seed: int = 0,
+              noise_floor: float = 0.05, seed: int = 0, floor: StarvationFloor | None = None,
               on_iteration: Callable[[int, LinearSelector, CemHistory], None] | None = None
               ) -> tuple[list[LinearSelector], CemHistory]:
     """Fit a :class:`LinearSelector` by the cross-entropy method (module docstring).
@@ -172,6 +232,7 @@ def train_cem(rules: Sequence[str], objective: Objective, *, iterations: int = 1
         noise_floor: added to every refitted standard deviation (Szita & Lorincz's constant
             noise).
         seed: ``numpy.random.default_rng(seed)`` draws the populations.
+        floor: the aging floor every sampled selector runs under (declared, not learned).
         on_iteration: called after each iteration with its index, the new mean and the
             history (e.g. progress, a validation check).
 
@@ -193,8 +254,8 @@ def train_cem(rules: Sequence[str], objective: Objective, *, iterations: int = 1
     history, means = CemHistory(), []
     for iteration in range(iterations):
         samples = mean + sigma * rng.standard_normal((population, *mean.shape))
-        candidates = [LinearSelector(rules, s) for s in samples]
-        values = objective([LinearSelector(rules, mean), *candidates])
+        candidates = [LinearSelector(rules, s, floor) for s in samples]
+        values = objective([LinearSelector(rules, mean, floor), *candidates])
         order = np.argsort(values[1:], kind="stable")[:num_elite]
         elite = samples[order]
         history.mean_objective.append(float(values[0]))
@@ -202,7 +263,7 @@ def train_cem(rules: Sequence[str], objective: Objective, *, iterations: int = 1
         history.sigma.append(float(sigma.mean()))
         mean = elite.mean(axis=0)
         sigma = elite.std(axis=0) + noise_floor
-        means.append(LinearSelector(rules, mean))
+        means.append(LinearSelector(rules, mean, floor))
         if on_iteration is not None:
             on_iteration(iteration, means[-1], history)
     return means, history

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.rule_selector import LinearSelector, train_cem
+from agents.rule_selector import LinearSelector, StarvationFloor, train_cem
 from agents.rule_selector_runs import (
     CENSORED,
     COLUMNS,
@@ -35,6 +35,7 @@ from agents.rule_selector_runs import (
     LabelledEpisode,
     check_positive,
     geomean_ratio,
+    rule_runs,
     run_many,
     selector_objective,
     split_episodes,
@@ -49,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser("train", help="fit a selector (CEM), chosen on validation")
     evaluate = commands.add_parser("evaluate", help="selectors vs the validation-chosen best")
-    for sub in (train, evaluate):
+    distil = commands.add_parser("distill", help="fit a selector to the rollout search's "
+                                 "choices around a base selector (expert iteration)")
+    for sub in (train, evaluate, distil):
         sub.add_argument("--suite", default=DEFAULT_SUITE,
                          help="a palgym-bench suite (default %(default)s, which reads the public "
                          "data: --data-dir or $PALGYM_DATA_DIR)")
@@ -74,6 +77,27 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0,
                        help="the CEM's random seed (default %(default)s; the episodes' seed "
                        "is always 0)")
+    train.add_argument("--floor", type=float, metavar="HOURS",
+                       help="train under an aging floor: once a job has queued > HOURS, "
+                       "--floor-rule is picked whatever the scores (declared, not learned)")
+    train.add_argument("--floor-rule", default="fifo/pal+easy",
+                       help="the floor's rule, one of --rules (default %(default)s)")
+    floor = commands.add_parser("floor", help="write a selector with an aging floor added")
+    floor.add_argument("--selector", required=True, help="the selector JSON to start from")
+    floor.add_argument("--hours", type=float, required=True, help="the floor's hours")
+    floor.add_argument("--rule", default="fifo/pal+easy",
+                       help="the floor's rule, one of the selector's (default %(default)s)")
+    floor.add_argument("--chosen-on", required=True, metavar="TEXT",
+                       help="how HOURS and the rule were chosen (recorded), e.g. the "
+                       "evaluation whose validation column chose them")
+    floor.add_argument("--output", required=True, help="the selector JSON to write")
+    distil.add_argument("--base", required=True, help="the base selector JSON of the search")
+    distil.add_argument("--H", type=int, default=10, help="the search's horizon (asks)")
+    distil.add_argument("--C", type=float, nargs="+", default=[0.01, 0.1, 1.0, 10.0],
+                        help="inverse L2 strengths tried, chosen on validation")
+    distil.add_argument("--per-regime", type=int, default=2,
+                        help="training traces per regime (default 2)")
+    distil.add_argument("--output", required=True, help="selector JSON to write")
     evaluate.add_argument("--selector", nargs="*", default=[], help="selector JSON files")
     evaluate.add_argument("--also", nargs="*", default=[], metavar="FILE",
                           help="more selector files, shown but never pooled (e.g. selectors "
@@ -85,6 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the guards' base rule (default %(default)s)")
     evaluate.add_argument("--guard-rule", default="fifo/pal+easy",
                           help="the rule a guard switches to (default %(default)s)")
+    evaluate.add_argument("--floor", nargs="*", type=float, default=[], metavar="HOURS",
+                          help="also run every --selector file under an aging floor of HOURS "
+                          "(rows '<file> + floor H h'; pooled per H with --pool)")
+    evaluate.add_argument("--floor-rule", default="fifo/pal+easy",
+                          help="the --floor rule, one of each selector's (default %(default)s)")
+    evaluate.add_argument("--run-cache", metavar="DIR",
+                          help="reuse finished runs kept in DIR (keyed by rule or selector, "
+                          "episode hash and the code's fingerprint) and keep new ones there")
     evaluate.add_argument("--output", help="results JSON to write")
     evaluate.add_argument("--pool", metavar="LABEL", help="the --selector files are seeds of one "
                           "recipe: add their geomean and IQM over (seed, trace) scores, with "
@@ -106,13 +138,6 @@ def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = Non
                           cache_dir=args.cache, regimes=args.regimes, per_regime=per_regime)
 
 
-def _rule_runs(rules: Sequence[str], episodes: list[LabelledEpisode], workers: int
-               ) -> np.ndarray:
-    """float64 (R, n, len(COLUMNS)): every rule's run on every episode."""
-    jobs = [("rule", rule, i) for rule in rules for i in range(len(episodes))]
-    return run_many(jobs, episodes, workers).reshape(len(rules), len(episodes), len(COLUMNS))
-
-
 def train(args: argparse.Namespace) -> int:
     rules = tuple(r.strip() for r in args.rules.split(","))
     selector_rules = LinearSelector.constant(rules).rules  # checks them
@@ -122,10 +147,10 @@ def train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     train_eps = _episodes(args, "train", args.per_regime)
     valid_eps = _episodes(args, "validation")
-    base_train = _rule_runs(rules[:1], train_eps, args.workers)[0, :, 0]
-    base_valid = _rule_runs(rules[:1], valid_eps, args.workers)[0, :, 0]
-    train_objective = selector_objective(selector_rules, train_eps, base_train, args.workers)
-    valid_objective = selector_objective(selector_rules, valid_eps, base_valid, args.workers)
+    base_train = rule_runs(rules[:1], train_eps, args.workers)[0, :, 0]
+    base_valid = rule_runs(rules[:1], valid_eps, args.workers)[0, :, 0]
+    train_objective = selector_objective(train_eps, base_train, args.workers)
+    valid_objective = selector_objective(valid_eps, base_valid, args.workers)
     validation: list[float] = []
 
     def on_iteration(index: int, mean: LinearSelector, history: Any) -> None:
@@ -135,8 +160,9 @@ def train(args: argparse.Namespace) -> int:
               f"{history.best_objective[-1]:+.4f}, validation of the new mean "
               f"{validation[-1]:+.4f} ({time.perf_counter() - start:.0f} s elapsed)", flush=True)
 
+    floor = None if args.floor is None else _floor(selector_rules, args.floor, args.floor_rule)
     means, history = train_cem(selector_rules, train_objective, iterations=args.iterations,
-                               population=args.population, seed=args.seed,
+                               population=args.population, seed=args.seed, floor=floor,
                                on_iteration=on_iteration)
     # least validation objective; ties go to the later (longer-trained) iteration
     chosen = max(range(len(means)), key=lambda i: (-round(validation[i], 12), i))
@@ -156,6 +182,46 @@ def train(args: argparse.Namespace) -> int:
     print(f"wrote {path}: iteration {chosen + 1} (validation objective "
           f"{validation[chosen]:+.4f}, train {final_train:+.4f}) in "
           f"{time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def distill(args: argparse.Namespace) -> int:
+    """``distill``: :func:`agents.rule_selector_distill.distill` on the task's episodes."""
+    from agents.rule_selector_distill import distill as run
+
+    check_positive("--workers", args.workers)
+    run(args.base, _episodes(args, "train", args.per_regime), _episodes(args, "validation"),
+        H=args.H, grid=args.C, workers=args.workers, output=args.output,
+        command="python -m agents.rule_selector_cli " + shlex.join(args.argv))
+    return 0
+
+
+def _floor(rules: Sequence[str], hours: float, rule: str) -> StarvationFloor:
+    """The floor of ``hours`` and ``rule`` (by name) for a selector of ``rules``."""
+    if rule not in rules:
+        raise ConfigError(f"floor rule {rule!r} is not one of the selector's rules {list(rules)}")
+    if not (math.isfinite(hours) and hours > 0):
+        raise ConfigError(f"floor hours must be > 0, got {hours}")
+    return StarvationFloor(hours, list(rules).index(rule))
+
+
+def add_floor(args: argparse.Namespace) -> int:
+    """``floor``: the selector file with an aging floor, its provenance recorded."""
+    from palgym.bench.suites import file_sha256
+
+    selector = LinearSelector.load(args.selector)
+    if selector.floor is not None:
+        raise ConfigError(f"{args.selector}: field floor: it already has one ({selector.floor})")
+    data = json.loads(Path(args.selector).read_text(encoding="utf-8"))
+    meta = {key: value for key, value in data.items() if key not in selector.to_dict()
+            and key != "format"}
+    floored = selector.with_floor(_floor(selector.rules, args.hours, args.rule))
+    meta["floor_added"] = {"from": Path(args.selector).name,
+                           "from_sha256": file_sha256(Path(args.selector)),
+                           "chosen_on": args.chosen_on,
+                           "command": "python -m agents.rule_selector_cli " + shlex.join(args.argv)}
+    path = floored.save(args.output, **meta)
+    print(f"wrote {path}: {args.selector} under a floor of {args.hours:g} h -> {args.rule}")
     return 0
 
 
@@ -194,7 +260,12 @@ def evaluate(args: argparse.Namespace) -> int:
     from palgym.bench.suites import load_suite
 
     check_positive("--workers", args.workers)
-    selectors = [(Path(p).name, LinearSelector.load(p)) for p in [*args.selector, *args.also]]
+    loaded = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
+    floored = [[(f"{name} + floor {hours:g} h", selector.with_floor(
+                    _floor(selector.rules, hours, args.floor_rule)))
+                for name, selector in loaded] for hours in args.floor]
+    selectors = [*loaded, *(pair for group in floored for pair in group),
+                 *((Path(p).name, LinearSelector.load(p)) for p in args.also)]
     guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
     selectors += [(f"guard {hours:g} h: {guard_rules[0]} -> {guard_rules[1]}",
                    LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
@@ -205,8 +276,9 @@ def evaluate(args: argparse.Namespace) -> int:
     check_rules(field)
     valid_eps = _episodes(args, "validation")
     test_eps = _episodes(args, "test", task=args.test_task)
-    valid, test = _rule_runs(field, valid_eps, args.workers), _rule_runs(field, test_eps,
-                                                                          args.workers)
+    cache = args.run_cache
+    valid = rule_runs(field, valid_eps, args.workers, cache)
+    test = rule_runs(field, test_eps, args.workers, cache)
     # every ratio is of the censored avg JCT (COLUMNS): an unfinished job counts up to the
     # episode's end, so starving a job never makes an episode look shorter
     jct = CENSORED
@@ -218,8 +290,8 @@ def evaluate(args: argparse.Namespace) -> int:
     oracle[:, jct] = finished.min(axis=0)
     entries = [("best: " + field[best], valid[best], test[best])]
     for label, selector in selectors:
-        runs = [run_many([("selector", (selector.rules, selector.weights), i)
-                          for i in range(len(eps))], eps, args.workers)
+        runs = [run_many([("selector", selector, i) for i in range(len(eps))], eps,
+                         args.workers, cache)
                 for eps in (valid_eps, test_eps)]
         entries.append((label, runs[0], runs[1]))
     entries.append(("hindsight best of the field", None, oracle))
@@ -262,17 +334,27 @@ def evaluate(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:{width}.3f}"
                                                 for n in names))
-    pooled = None
-    if args.pool and len(args.selector) > 1:
-        ratios = np.array([runs[:, jct] / test[best, :, jct]
-                           for _, _, runs in entries[1:1 + len(args.selector)]])
-        pooled = {"entry": args.pool, "seeds": len(args.selector),
-                  **_pooled(ratios, [e.label for e in test_eps])}
-        print(f"\n{args.pool}, {len(args.selector)} seeds x {len(test_eps)} test traces: "
-              f"geomean / best {pooled['geomean'][0]:.3f} [{pooled['geomean'][1]:.3f}, "
-              f"{pooled['geomean'][2]:.3f}], IQM / best {pooled['iqm'][0]:.3f} "
-              f"[{pooled['iqm'][1]:.3f}, {pooled['iqm'][2]:.3f}] (95% CI, whole traces "
-              "resampled with all their seeds)")
+    pooled: dict[str, Any] | None = None
+    pooled_floors: list[dict[str, Any]] = []
+    if args.pool and len(loaded) > 1:
+        by_label = {label: runs for label, _, runs in entries}
+        groups = [(args.pool, None, [name for name, _ in loaded])]
+        groups += [(f"{args.pool} + floor {hours:g} h", hours, [name for name, _ in group])
+                   for hours, group in zip(args.floor, floored, strict=True)]
+        for label, hours, names in groups:
+            ratios = np.array([by_label[name][:, jct] / test[best, :, jct] for name in names])
+            found = {"entry": label, "seeds": len(names),
+                     **_pooled(ratios, [e.label for e in test_eps])}
+            if hours is None:
+                pooled = found
+            else:
+                pooled_floors.append({"floor_hours": hours, "floor_rule": args.floor_rule,
+                                      **found})
+            print(f"\n{label}, {len(names)} seeds x {len(test_eps)} test traces: geomean / best"
+                  f" {found['geomean'][0]:.3f} [{found['geomean'][1]:.3f}, "
+                  f"{found['geomean'][2]:.3f}], IQM / best {found['iqm'][0]:.3f} "
+                  f"[{found['iqm'][1]:.3f}, {found['iqm'][2]:.3f}] (95% CI, whole traces "
+                  "resampled with all their seeds)")
     if args.output:
         from palgym.io.atomic import atomic_write_text
 
@@ -280,7 +362,8 @@ def evaluate(args: argparse.Namespace) -> int:
             {"best": field[best], "field": field, "rows": rows, "task": args.task,
              "test_task": args.test_task or args.task,
              "validation_traces": [e.label for e in valid_eps],
-             "test_traces": [e.label for e in test_eps], "pooled": pooled}),
+             "test_traces": [e.label for e in test_eps], "pooled": pooled,
+             "pooled_floors": pooled_floors}),
             indent=1, allow_nan=False) + "\n")
         print(f"wrote {args.output}")
     return 0
@@ -290,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return train(args) if args.command == "train" else evaluate(args)
+        command = {"train": train, "evaluate": evaluate, "floor": add_floor,
+                   "distill": distill}[args.command]
+        return command(args)
     except PalgymError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

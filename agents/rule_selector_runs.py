@@ -11,6 +11,8 @@ name for the suite's own traces; intervals resample traces within strata.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import multiprocessing
 import time
@@ -23,6 +25,7 @@ import numpy as np
 
 from agents.rule_selector import LinearSelector, Objective, log_ratio
 from palgym.errors import ConfigError
+from palgym.io.atomic import atomic_write_text
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.rule_selection import run_selected_episode
 from palgym.simulate import Episode, run_episode
@@ -99,7 +102,7 @@ CENSORED = COLUMNS.index("censored_avg_jct_s")
 
 
 def _run_one(job: tuple[str, Any, int]) -> tuple[float, int, float, int, int, float]:
-    """One run's row (:data:`COLUMNS`): ``job`` is ``("selector", (rules, weights), index)``
+    """One run's row (:data:`COLUMNS`): ``job`` is ``("selector", LinearSelector, index)``
     or ``("rule", "ORDER/PLACEMENT", index)``."""
     kind, what, index = job
     episode, durations = _EPISODES[index].episode, _EPISODES[index].durations
@@ -109,34 +112,98 @@ def _run_one(job: tuple[str, Any, int]) -> tuple[float, int, float, int, int, fl
         metrics = run_episode(episode, placement, order, durations=durations).metrics
         choices = switches = 0
     else:
-        rules, weights = what
-        outcome = run_selected_episode(episode, rules, LinearSelector(rules, weights), durations)
+        outcome = run_selected_episode(episode, what.rules, what, durations)
         metrics, choices, switches = outcome.result.metrics, outcome.choices, outcome.switches
     return (metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed,
             time.perf_counter() - start, choices, switches, metrics.censored_avg_jct_s)
 
 
 def run_many(jobs: Sequence[tuple[str, Any, int]], episodes: Sequence[LabelledEpisode],
-             workers: int = 1) -> np.ndarray:
+             workers: int = 1, cache: str | Path | None = None) -> np.ndarray:
     """float64 (len(jobs), 6): :func:`_run_one` of every job (:data:`COLUMNS`), in order, on
-    ``workers``
-    processes (forked: they inherit the episodes)."""
+    ``workers`` processes (forked: they inherit the episodes).
+
+    ``cache``: a folder of finished rows (:func:`run_key`); a job found there is not run again
+    (its ``wall_s`` is the first run's), and every row run is stored there (atomically)."""
     global _EPISODES
     _EPISODES = list(episodes)
-    if workers <= 1:
-        return np.array([_run_one(job) for job in jobs], np.float64)
-    context = multiprocessing.get_context("fork")
-    with context.Pool(workers) as pool:
-        return np.array(pool.map(_run_one, jobs, chunksize=1), np.float64)
+    rows: list[Any] = [None] * len(jobs)
+    keys: list[Path] = []
+    if cache is not None:
+        folder = Path(cache)
+        keys = [folder / f"{run_key(job, _EPISODES[job[2]])}.json" for job in jobs]
+        for i, key in enumerate(keys):
+            if key.is_file():
+                rows[i] = json.loads(key.read_text(encoding="utf-8"))
+    todo = [i for i, row in enumerate(rows) if row is None]
+
+    def keep(i: int, row: Sequence[float]) -> None:  # stored as it arrives
+        rows[i] = list(row)
+        if keys:
+            atomic_write_text(keys[i], json.dumps(rows[i]) + "\n")
+
+    if workers <= 1 or len(todo) <= 1:
+        for i in todo:
+            keep(i, _run_one(jobs[i]))
+    else:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(workers) as pool:
+            for i, row in zip(todo, pool.imap(_run_one, [jobs[i] for i in todo], chunksize=1),
+                              strict=True):
+                keep(i, row)
+    return np.array(rows, np.float64).reshape(len(jobs), len(COLUMNS))
 
 
-def selector_objective(rules: Sequence[str], episodes: Sequence[LabelledEpisode],
-                       base_avg_jct_s: np.ndarray, workers: int = 1) -> Objective:
+_FINGERPRINT: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """SHA-256 (16 hex chars) of what a run's row depends on: the source of palgym and of
+    :mod:`agents.rule_selector`, and of :func:`_run_one` and :data:`COLUMNS`; a cached run is
+    reused only by the code that produced it."""
+    if not _FINGERPRINT:
+        import inspect
+
+        import palgym
+
+        digest = hashlib.sha256()
+        package = Path(palgym.__file__).parent
+        selector = Path(__file__).with_name("rule_selector.py")
+        for root, path in [*((package, p) for p in sorted(package.rglob("*.py"))),
+                           (selector.parent, selector)]:
+            digest.update(path.relative_to(root.parent).as_posix().encode())
+            digest.update(path.read_bytes())
+        digest.update(inspect.getsource(_run_one).encode())
+        digest.update(repr(COLUMNS).encode())
+        _FINGERPRINT.append(digest.hexdigest()[:16])
+    return _FINGERPRINT[0]
+
+
+def run_key(job: tuple[str, Any, int], episode: LabelledEpisode) -> str:
+    """The cache key of one run: SHA-256 (24 hex chars) of the job's rule or selector (rules,
+    weights, floor), the episode's hash and belief, the duration knowledge and
+    :func:`code_fingerprint`."""
+    kind, what, _ = job
+    spec = what if kind == "rule" else json.dumps(what.to_dict(), sort_keys=True)
+    text = "|".join((kind, spec, episode.episode.episode_hash(), repr(episode.episode.belief),
+                     repr(episode.durations), code_fingerprint()))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def rule_runs(rules: Sequence[str], episodes: Sequence[LabelledEpisode], workers: int = 1,
+              cache: str | Path | None = None) -> np.ndarray:
+    """float64 (R, n, len(COLUMNS)): every rule's run on every episode (:func:`run_many`)."""
+    jobs = [("rule", rule, i) for rule in rules for i in range(len(episodes))]
+    return run_many(jobs, episodes, workers, cache).reshape(len(rules), len(episodes),
+                                                            len(COLUMNS))
+
+
+def selector_objective(episodes: Sequence[LabelledEpisode], base_avg_jct_s: np.ndarray,
+                       workers: int = 1) -> Objective:
     """The CEM objective over ``episodes``: the mean of :func:`agents.rule_selector.log_ratio`
     against the base rule's avg JCT (float64 (n,), same order)."""
     def objective(selectors: Sequence[LinearSelector]) -> np.ndarray:
-        jobs = [("selector", (tuple(rules), s.weights), i)
-                for s in selectors for i in range(len(episodes))]
+        jobs = [("selector", s, i) for s in selectors for i in range(len(episodes))]
         runs = run_many(jobs, episodes, workers).reshape(len(selectors), len(episodes),
                                                          len(COLUMNS))
         return np.array([np.mean([log_ratio(r[0], b, int(r[1]))

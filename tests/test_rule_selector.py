@@ -107,10 +107,9 @@ def test_runs_on_bench_episodes_equal_the_heuristics() -> None:
     # every job completes here: the censored average equals the average over completed jobs
     assert heuristics[0, 1] == 0 and heuristics[0, CENSORED] == heuristics[0, 0]
     for index in (0, 1):
-        weights = LinearSelector.constant(RULES, index).weights
-        selected = run_many([("selector", (RULES, weights), 0)], episode)
+        selected = run_many([("selector", LinearSelector.constant(RULES, index), 0)], episode)
         assert selected[0, 0] == heuristics[index, 0] and selected[0, 1] == heuristics[index, 1]
-    objective = selector_objective(RULES, episode, heuristics[:1, 0])
+    objective = selector_objective(episode, heuristics[:1, 0])
     values = objective([LinearSelector.constant(RULES, 0), LinearSelector.constant(RULES, 1)])
     assert values[0] == 0.0
     assert values[1] == pytest.approx(math.log(heuristics[1, 0] / heuristics[0, 0]))
@@ -169,3 +168,102 @@ def test_guard_by_hand() -> None:
         LinearSelector.guard(RULES, 0.0, 1)
     with pytest.raises(ConfigError, match="guard"):
         LinearSelector.guard(RULES, 4.0, 0)
+
+
+def test_floor_overrides_the_scores_by_hand(tmp_path: Path) -> None:
+    # scores prefer rule 1 everywhere; the floor (2 h, rule 0) takes over strictly above
+    # ln(1 + 2) = ln 3 of the first feature, whatever the scores
+    from agents.rule_selector import StarvationFloor
+
+    weights = np.zeros((2, F + 1))
+    weights[1, -1] = 5.0
+    floored = LinearSelector(RULES, weights, StarvationFloor(2.0, 0))
+    features = np.zeros(F)
+    for hours, rule in ((1.9, 1), (2.0, 1), (2.1, 0), (100.0, 0)):
+        features[0] = math.log1p(hours)
+        assert floored(features) == rule
+    # the file keeps the floor (its rule by name) and reads back equal
+    path = floored.save(tmp_path / "floored.json")
+    assert json.loads(path.read_text())["floor"] == {"hours": 2.0, "rule": RULES[0]}
+    loaded = LinearSelector.load(path)
+    assert loaded.floor == StarvationFloor(2.0, 0)
+    # a /1 file (no floor key) is read as a selector without floor
+    data = json.loads(path.read_text())
+    old = {key: value for key, value in data.items() if key != "floor"}
+    (tmp_path / "old.json").write_text(json.dumps({**old, "format": "palgym-rule-selector/1"}))
+    assert LinearSelector.load(tmp_path / "old.json").floor is None
+    for floor, match in (({"hours": 2.0, "rule": "las/pal"}, "field floor"),
+                         ({"hours": -1.0, "rule": RULES[0]}, "hours > 0"),
+                         ({"hours": True, "rule": RULES[0]}, "field floor"),
+                         ({"hours": 2.0}, "field floor")):
+        bad = tmp_path / "bad-floor.json"
+        bad.write_text(json.dumps({**data, "floor": floor}))
+        with pytest.raises(ConfigError, match=match) as error:
+            LinearSelector.load(bad)
+        assert str(bad) in str(error.value)
+    with pytest.raises(ConfigError, match="floor"):
+        LinearSelector(RULES, weights, StarvationFloor(2.0, 2))
+    # the guard is the base's constant selector under a floor
+    guard = LinearSelector.guard(RULES, 2.0, 1)
+    assert guard.floor == StarvationFloor(2.0, 1) and guard(np.zeros(F)) == 0
+
+
+def test_command_line_floors_and_run_cache(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.rule_selector_cli import main
+    from agents.rule_selector_runs import code_fingerprint
+    from tests.bench_suites import tiny_suite
+
+    field = ["srtf/pal+backfill", "fifo/pal+easy", "srsf/pal"]
+    suite = str(tiny_suite(tmp_path, ["scheduling-clairvoyant"], window=12,
+                           fields={"scheduling-clairvoyant": field}))
+    common = ["--suite", suite, "--task", "scheduling-clairvoyant"]
+    trained = tmp_path / "trained.json"
+    assert main(["train", *common, "--output", str(trained), "--iterations", "1",
+                 "--population", "2", "--rules", "srtf/pal+backfill,fifo/pal+easy",
+                 "--floor", "3", "--floor-rule", "fifo/pal+easy"]) == 0
+    assert json.loads(trained.read_text())["floor"] == {"hours": 3.0, "rule": "fifo/pal+easy"}
+    # `floor` adds a floor to a file without one, recording where it came from
+    constant = LinearSelector.constant(field, 0).save(tmp_path / "constant-0.json",
+                                                      trained={"seed": 7})
+    floored = tmp_path / "floored.json"
+    assert main(["floor", "--selector", str(constant), "--hours", "0.5",
+                 "--chosen-on", "a test", "--output", str(floored)]) == 0
+    data = json.loads(floored.read_text())
+    assert data["floor"] == {"hours": 0.5, "rule": "fifo/pal+easy"}
+    assert data["trained"] == {"seed": 7} and data["floor_added"]["from"] == "constant-0.json"
+    assert main(["floor", "--selector", str(floored), "--hours", "1", "--chosen-on", "x",
+                 "--output", str(tmp_path / "twice.json")]) == 2
+    assert main(["floor", "--selector", str(constant), "--hours", "1", "--rule", "las/pal",
+                 "--chosen-on", "x", "--output", str(tmp_path / "other.json")]) == 2
+    # the constant base under a 0.5 h floor to fifo/pal+easy decides as the 0.5 h guard
+    # does, so their rows agree; a second call reads every run from the cache
+    cache = tmp_path / "runs"
+    outputs = []
+    for name in ("first.json", "second.json"):
+        outputs.append(tmp_path / name)
+        assert main(["evaluate", *common, "--selector", str(constant), "--floor", "0.5",
+                     "--guard", "0.5", "--run-cache", str(cache),
+                     "--output", str(outputs[-1])]) == 0
+        if len(outputs) == 1:  # mark every cached row: a reused row shows the mark
+            for row_file in cache.glob("*.json"):
+                row = json.loads(row_file.read_text())
+                row[CENSORED] += 0.25
+                row_file.write_text(json.dumps(row))
+    rows = {row["entry"]: row for row in json.loads(outputs[0].read_text())["rows"]}
+    guard = rows["guard 0.5 h: srtf/pal+backfill -> fifo/pal+easy"]
+    assert rows["constant-0.json + floor 0.5 h"]["per_trace"] == guard["per_trace"]
+    again = {row["entry"]: row for row in json.loads(outputs[1].read_text())["rows"]}
+    for entry in ("constant-0.json + floor 0.5 h", "constant-0.json"):
+        (first,), (second,) = (r[entry]["per_trace"].values() for r in (rows, again))
+        assert second["censored_avg_jct_s"] == first["censored_avg_jct_s"] + 0.25
+    # the field (3 rules) and the three selectors on one validation and one test episode
+    assert len(list(cache.glob("*.json"))) == 3 * 2 + 3 * 2
+    # other code (another fingerprint) reuses nothing
+    monkeypatch.setattr("agents.rule_selector_runs._FINGERPRINT", ["0" * 16])
+    assert main(["evaluate", *common, "--selector", str(constant), "--run-cache", str(cache),
+                 "--output", str(outputs[1])]) == 0
+    fresh = {row["entry"]: row for row in json.loads(outputs[1].read_text())["rows"]}
+    assert fresh["constant-0.json"]["per_trace"] == rows["constant-0.json"]["per_trace"]
+    assert len(list(cache.glob("*.json"))) == 2 * (3 * 2 + 3 * 2) - 2 * 2
+    assert len(code_fingerprint()) == 16
