@@ -115,15 +115,22 @@ def test_runs_on_bench_episodes_equal_the_heuristics() -> None:
     assert values[1] == pytest.approx(math.log(heuristics[1, 0] / heuristics[0, 0]))
 
 
-def test_command_line_trains_and_evaluates(tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.rule_selector_cli import main
+def tiny_task(folder: Path) -> tuple[list[str], list[str]]:
+    """A tiny suite's scheduling-clairvoyant task with a field of three rules (12-job windows
+    of bundled traces): the field and the command line's ``--suite`` and ``--task``."""
     from tests.bench_suites import tiny_suite
 
     field = ["srtf/pal+backfill", "fifo/pal+easy", "srsf/pal"]
-    suite = str(tiny_suite(tmp_path, ["scheduling-clairvoyant"], window=12,
+    suite = str(tiny_suite(folder, ["scheduling-clairvoyant"], window=12,
                            fields={"scheduling-clairvoyant": field}))
-    common = ["--suite", suite, "--task", "scheduling-clairvoyant"]
+    return field, ["--suite", suite, "--task", "scheduling-clairvoyant"]
+
+
+def test_command_line_trains_and_evaluates(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.rule_selector_cli import main
+
+    field, common = tiny_task(tmp_path)
     output = tmp_path / "selector.json"
     assert main(["train", *common, "--output", str(output), "--iterations", "2",
                  "--population", "3", "--rules", "srtf/pal+backfill,fifo/pal+easy"]) == 0
@@ -212,12 +219,8 @@ def test_command_line_floors_and_run_cache(tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from agents.rule_selector_cli import main
     from agents.rule_selector_runs import code_fingerprint
-    from tests.bench_suites import tiny_suite
 
-    field = ["srtf/pal+backfill", "fifo/pal+easy", "srsf/pal"]
-    suite = str(tiny_suite(tmp_path, ["scheduling-clairvoyant"], window=12,
-                           fields={"scheduling-clairvoyant": field}))
-    common = ["--suite", suite, "--task", "scheduling-clairvoyant"]
+    field, common = tiny_task(tmp_path)
     trained = tmp_path / "trained.json"
     assert main(["train", *common, "--output", str(trained), "--iterations", "1",
                  "--population", "2", "--rules", "srtf/pal+backfill,fifo/pal+easy",

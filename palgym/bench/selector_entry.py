@@ -1,13 +1,14 @@
 """``python -m palgym.bench run --agent selector:PATH``: a rule selector as a benchmark entry,
 and the replay of its rows.
 
-A rule selector (``agents/rule_selector.py``, a JSON file of format ``palgym-rule-selector/1``)
-picks, at the first round and at every round with an event, which rule
-``ORDER/PLACEMENT[+SUFFIX]`` of its field schedules the cluster. It runs on the engine's rule
-selection (:func:`palgym.rule_selection.run_selected_episode`), not through the env: its rules
-differ in queue order, which one env fixes. Each episode is the one the task's env builds for the
-row's (trace, seed) (``reset(seed, options={"trace": index})``, then ``env.episode``: the same
-episode hash as every other row), with the duration knowledge of the task (``env.durations``).
+A rule selector (``agents/rule_selector.py``, a JSON file of format ``palgym-rule-selector/2``,
+or ``/1``, which has no aging floor) picks, at the first round and at every round with an
+event, which rule ``ORDER/PLACEMENT[+SUFFIX]`` of its field schedules the cluster. It runs on
+the engine's rule selection (:func:`palgym.rule_selection.run_selected_episode`), not through
+the env: its rules differ in queue order, which one env fixes. Each episode is the one the
+task's env builds for the row's (trace, seed) (``reset(seed, options={"trace": index})``, then
+``env.episode``: the same episode hash as every other row), with the duration knowledge of the
+task (``env.durations``).
 
 A row of a selector member has the fields of every episode row: the metrics of the episode;
 ``decisions``: the times the selector was asked; ``decision_time_s``: the wall seconds spent in
