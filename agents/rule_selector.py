@@ -66,6 +66,20 @@ class StarvationFloor:
     hours: float
     rule: int
 
+    def __post_init__(self) -> None:
+        """Raises ConfigError for hours that are not a finite number > 0, or a rule that is
+        not an integer index (a rule *name* belongs in the file, not here)."""
+        if isinstance(self.hours, bool) or not isinstance(self.hours, int | float) \
+                or not (math.isfinite(self.hours) and self.hours > 0):
+            raise ConfigError(f"floor: hours must be a finite number > 0, got {self.hours!r}")
+        if isinstance(self.rule, bool) or not isinstance(self.rule, int | np.integer):
+            raise ConfigError(f"floor: rule must be the rule's index in the selector's field, "
+                              f"got {self.rule!r}")
+
+    def describe(self, rules: Sequence[str]) -> str:
+        """``"8 h -> fifo/pal+easy"``: the floor with its rule by name."""
+        return f"{self.hours:g} h -> {rules[self.rule]}"
+
     @property
     def threshold(self) -> float:
         """``ln(1 + hours)``: the first state feature's value at the threshold."""
@@ -89,10 +103,9 @@ class LinearSelector:
     def __init__(self, rules: Sequence[str], weights: FloatArray,
                  floor: StarvationFloor | None = None) -> None:
         self.rules = check_rules(rules)
-        if floor is not None and (not 0 <= floor.rule < len(self.rules)
-                                  or not (math.isfinite(floor.hours) and floor.hours > 0)):
-            raise ConfigError(f"floor: need hours > 0 and a rule in 0..{len(self.rules) - 1}, "
-                              f"got {floor.hours} and {floor.rule}")
+        if floor is not None and not 0 <= floor.rule < len(self.rules):
+            raise ConfigError(f"floor: the rule index must be in 0..{len(self.rules) - 1}, "
+                              f"got {floor.rule}")
         self.floor = floor
         array = np.array(weights, dtype=np.float64)
         shape = (len(self.rules), len(STATE_FEATURES) + 1)
@@ -184,7 +197,10 @@ class LinearSelector:
         floor = data.get("floor")
         if floor is None:
             return selector
-        if (data["format"] != FORMAT or not isinstance(floor, dict)
+        if data["format"] != FORMAT:
+            raise ConfigError(f"{where}: field floor: format {data['format']} has no floor; "
+                              f"a file with a floor is {FORMAT}")
+        if (not isinstance(floor, dict)
                 or set(floor) != {"hours", "rule"} or floor["rule"] not in rules
                 or isinstance(floor["hours"], bool)
                 or not isinstance(floor["hours"], int | float)):
@@ -194,7 +210,8 @@ class LinearSelector:
             return selector.with_floor(StarvationFloor(float(floor["hours"]),
                                                        rules.index(floor["rule"])))
         except ConfigError as error:
-            raise ConfigError(f"{where}: field floor: {error}") from None
+            reason = str(error).removeprefix("floor: ")
+            raise ConfigError(f"{where}: field floor: {reason}") from None
 
 
 Objective = Callable[[Sequence[LinearSelector]], FloatArray]

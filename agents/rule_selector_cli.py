@@ -35,6 +35,9 @@ from agents.rule_selector_runs import (
     LabelledEpisode,
     check_positive,
     geomean_ratio,
+    interval,
+    no_nan,
+    pooled_scores,
     rule_runs,
     run_many,
     selector_objective,
@@ -92,9 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "evaluation whose validation column chose them")
     floor.add_argument("--output", required=True, help="the selector JSON to write")
     distil.add_argument("--base", required=True, help="the base selector JSON of the search")
-    distil.add_argument("--H", type=int, default=10, help="the search's horizon (asks)")
+    distil.add_argument("--H", type=int, default=10, help="the search's horizon: asks decided "
+                        "by the base after each rollout's first (default %(default)s)")
     distil.add_argument("--C", type=float, nargs="+", default=[0.01, 0.1, 1.0, 10.0],
-                        help="inverse L2 strengths tried, chosen on validation")
+                        help="inverse L2 strengths tried, chosen on validation (ties: the first "
+                        "given; default %(default)s)")
     distil.add_argument("--per-regime", type=int, default=2,
                         help="training traces per regime (default 2)")
     distil.add_argument("--output", required=True, help="selector JSON to write")
@@ -160,7 +165,8 @@ def train(args: argparse.Namespace) -> int:
               f"{history.best_objective[-1]:+.4f}, validation of the new mean "
               f"{validation[-1]:+.4f} ({time.perf_counter() - start:.0f} s elapsed)", flush=True)
 
-    floor = None if args.floor is None else _floor(selector_rules, args.floor, args.floor_rule)
+    floor = None if args.floor is None else _floor(selector_rules, args.floor, args.floor_rule,
+                                                   "--floor/--floor-rule", "--rules")
     means, history = train_cem(selector_rules, train_objective, iterations=args.iterations,
                                population=args.population, seed=args.seed, floor=floor,
                                on_iteration=on_iteration)
@@ -190,18 +196,28 @@ def distill(args: argparse.Namespace) -> int:
     from agents.rule_selector_distill import distill as run
 
     check_positive("--workers", args.workers)
+    for c in args.C:
+        if not (math.isfinite(c) and c > 0):
+            raise ConfigError(f"--C: every inverse L2 strength must be a finite number > 0, "
+                              f"got {c}")
     run(args.base, _episodes(args, "train", args.per_regime), _episodes(args, "validation"),
         H=args.H, grid=args.C, workers=args.workers, output=args.output,
-        command="python -m agents.rule_selector_cli " + shlex.join(args.argv))
+        command="python -m agents.rule_selector_cli " + shlex.join(args.argv),
+        meta={"suite": args.suite, "task": args.task, "regimes": args.regimes,
+              "per_regime": args.per_regime})
     return 0
 
 
-def _floor(rules: Sequence[str], hours: float, rule: str) -> StarvationFloor:
-    """The floor of ``hours`` and ``rule`` (by name) for a selector of ``rules``."""
+def _floor(rules: Sequence[str], hours: float, rule: str, options: str = "--floor/--floor-rule",
+           where: str = "") -> StarvationFloor:
+    """The floor of ``hours`` and ``rule`` (by name) for a selector of ``rules`` (``options``
+    and ``where``, the selector's file, name the input in an error)."""
+    source = f" ({where})" if where else ""
     if rule not in rules:
-        raise ConfigError(f"floor rule {rule!r} is not one of the selector's rules {list(rules)}")
+        raise ConfigError(f"{options}: the floor rule {rule!r} is not one of the selector's "
+                          f"rules{source}: {list(rules)}")
     if not (math.isfinite(hours) and hours > 0):
-        raise ConfigError(f"floor hours must be > 0, got {hours}")
+        raise ConfigError(f"{options}: the floor's hours must be a finite number > 0, got {hours}")
     return StarvationFloor(hours, list(rules).index(rule))
 
 
@@ -211,11 +227,14 @@ def add_floor(args: argparse.Namespace) -> int:
 
     selector = LinearSelector.load(args.selector)
     if selector.floor is not None:
-        raise ConfigError(f"{args.selector}: field floor: it already has one ({selector.floor})")
+        raise ConfigError(f"{args.selector}: field floor: it already has one "
+                          f"({selector.floor.describe(selector.rules)}); start from the file "
+                          "without a floor")
     data = json.loads(Path(args.selector).read_text(encoding="utf-8"))
     meta = {key: value for key, value in data.items() if key not in selector.to_dict()
             and key != "format"}
-    floored = selector.with_floor(_floor(selector.rules, args.hours, args.rule))
+    floored = selector.with_floor(_floor(selector.rules, args.hours, args.rule,
+                                         "--hours/--rule", args.selector))
     meta["floor_added"] = {"from": Path(args.selector).name,
                            "from_sha256": file_sha256(Path(args.selector)),
                            "chosen_on": args.chosen_on,
@@ -225,45 +244,34 @@ def add_floor(args: argparse.Namespace) -> int:
     return 0
 
 
-def _interval(ratios: np.ndarray, strata: list[str]) -> tuple[float, float, float]:
-    from palgym.bench.bootstrap import stratified_bootstrap
-    from palgym.bench.stats import geometric_mean_rows
-
-    return stratified_bootstrap(ratios, strata, geometric_mean_rows).scalar()
+Labelled = list[tuple[str, LinearSelector]]
 
 
-def _no_nan(value: Any) -> Any:
-    """``value`` with every NaN float as None (strict JSON: no interval, no validation run)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _no_nan(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_no_nan(item) for item in value]
-    return value
+def _loaded_and_floored(args: argparse.Namespace) -> tuple[Labelled, list[Labelled]]:
+    """The ``--selector`` files (label, selector) and, per ``--floor`` hours, each under it.
 
-
-def _pooled(ratios: np.ndarray, traces: list[str]) -> dict[str, list[float]]:
-    """Geomean and IQM of ``ratios`` (float64 (S, T): seed x trace) with cluster-bootstrap
-    intervals over the T traces (:func:`palgym.bench.bootstrap.cluster_bootstraps`)."""
-    from palgym.bench.bootstrap import cluster_bootstraps
-    from palgym.bench.stats import geometric_mean_rows, interquartile_mean_rows
-
-    labels = np.tile(np.arange(len(traces)), ratios.shape[0])
-    return {name: list(cluster_bootstraps(ratios.ravel()[None, :], labels, statistic)[0]
-                       .scalar())
-            for name, statistic in (("geomean", geometric_mean_rows),
-                                    ("iqm", interquartile_mean_rows))}
+    Raises:
+        ConfigError: for a file that cannot be read, or that already has a floor when
+            ``--floor`` is given (naming the file).
+    """
+    loaded = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
+    for path, (_, selector) in zip(args.selector, loaded, strict=True):
+        if args.floor and selector.floor is not None:
+            raise ConfigError(f"--floor: {path} already has a floor "
+                              f"({selector.floor.describe(selector.rules)}); give the file "
+                              "without one")
+    floored = [[(f"{name} + floor {hours:g} h", selector.with_floor(
+                    _floor(selector.rules, hours, args.floor_rule, where=path)))
+                for path, (name, selector) in zip(args.selector, loaded, strict=True)]
+               for hours in args.floor]
+    return loaded, floored
 
 
 def evaluate(args: argparse.Namespace) -> int:
     from palgym.bench.suites import load_suite
 
     check_positive("--workers", args.workers)
-    loaded = [(Path(p).name, LinearSelector.load(p)) for p in args.selector]
-    floored = [[(f"{name} + floor {hours:g} h", selector.with_floor(
-                    _floor(selector.rules, hours, args.floor_rule)))
-                for name, selector in loaded] for hours in args.floor]
+    loaded, floored = _loaded_and_floored(args)
     selectors = [*loaded, *(pair for group in floored for pair in group),
                  *((Path(p).name, LinearSelector.load(p)) for p in args.also)]
     guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
@@ -304,15 +312,15 @@ def evaluate(args: argparse.Namespace) -> int:
           f"{'/ hindsight':>11s} {'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
     rows: list[dict[str, Any]] = []
     for label, valid_runs, runs in entries:
-        point, low, high = _interval(runs[:, jct] / test[best, :, jct], strata)
+        point, low, high = interval(runs[:, jct] / test[best, :, jct], strata)
         on_valid = (math.nan if valid_runs is None
                     else geomean_ratio(valid_runs[:, jct], valid[best, :, jct]))
         unfinished = int(runs[:, 1].sum()) + (0 if valid_runs is None
                                               else int(valid_runs[:, 1].sum()))
         choices, switches = int(runs[:, 3].sum()), int(runs[:, 4].sum())
         versus_oracle = geomean_ratio(runs[:, jct], oracle[:, jct])
-        interval = "(no interval)" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
-        print(f"{label:36s} {on_valid:12.3f} {point:8.3f} {interval:16s}  "
+        shown = "(no interval)" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
+        print(f"{label:36s} {on_valid:12.3f} {point:8.3f} {shown:16s}  "
               f"{versus_oracle:11.3f} {unfinished:10d} {choices:8d} {switches:8d}")
         per_stratum = {name: geomean_ratio(runs[mask, jct], test[best, mask, jct])
                        for name in sorted(set(strata))
@@ -344,7 +352,7 @@ def evaluate(args: argparse.Namespace) -> int:
         for label, hours, names in groups:
             ratios = np.array([by_label[name][:, jct] / test[best, :, jct] for name in names])
             found = {"entry": label, "seeds": len(names),
-                     **_pooled(ratios, [e.label for e in test_eps])}
+                     **pooled_scores(ratios, [e.label for e in test_eps])}
             if hours is None:
                 pooled = found
             else:
@@ -358,7 +366,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.output:
         from palgym.io.atomic import atomic_write_text
 
-        atomic_write_text(args.output, json.dumps(_no_nan(
+        atomic_write_text(args.output, json.dumps(no_nan(
             {"best": field[best], "field": field, "rows": rows, "task": args.task,
              "test_task": args.test_task or args.task,
              "validation_traces": [e.label for e in valid_eps],

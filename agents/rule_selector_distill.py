@@ -30,6 +30,7 @@ import multiprocessing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,11 +130,11 @@ def fit_selector(rules: Sequence[str], labels: Labels, C: float) -> LinearSelect
     names = tuple(rules)
     y = labels.choices
     if len(y) == 0:
-        raise ConfigError("distil: no labelled asks (the search never had two rules to weigh)")
+        raise ConfigError("distill: no labelled asks (the search never had two rules to weigh)")
     if y.min() < 0 or y.max() >= len(names):
-        raise ConfigError(f"distil: labels must be rule indices in 0..{len(names) - 1}")
+        raise ConfigError(f"distill: labels must be rule indices in 0..{len(names) - 1}")
     if not C > 0:
-        raise ConfigError(f"distil: C must be > 0, got {C}")
+        raise ConfigError(f"distill: C must be > 0, got {C}")
     classes = np.unique(y)
     if len(classes) == 1:
         return LinearSelector.constant(names, int(classes[0]))
@@ -160,12 +161,14 @@ def fit_selector(rules: Sequence[str], labels: Labels, C: float) -> LinearSelect
 
 def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
             valid_eps: Sequence[LabelledEpisode], *, H: int | None, grid: Sequence[float],  # noqa: N803
-            workers: int, output: str, command: str) -> LinearSelector:
+            workers: int, output: str, command: str,
+            meta: dict[str, Any] | None = None) -> LinearSelector:
     """``python -m agents.rule_selector_cli distill``: label the training episodes with the
     search around the selector at ``base_path``, fit one selector per C of ``grid``, keep the
     one of least validation objective (against the field's first rule, as ``train``) and
-    write it to ``output`` (JSON, atomically) with how it was made. The distilled selector
-    keeps the base's floor, if any.
+    write it to ``output`` (JSON, atomically) with how it was made (and ``meta``, e.g. the
+    suite and task). The distilled selector keeps the base's floor, if any; a tie between two
+    C goes to the first in ``grid``.
 
     Raises:
         ConfigError: as :func:`fit_selector` and :meth:`LinearSelector.load` do, or for an
@@ -177,7 +180,7 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
     from palgym.bench.suites import file_sha256
 
     if not grid:
-        raise ConfigError("distil: give at least one C")
+        raise ConfigError("distill: give at least one C")
     start = time.perf_counter()
     base = LinearSelector.load(base_path)
     labels = collect_labels(train_eps, base, H, workers)
@@ -192,7 +195,7 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
     for c, value in zip(grid, values, strict=False):
         print(f"C = {c:g}: validation objective {value:+.4f}")
     print(f"the base: validation objective {values[-1]:+.4f}")
-    meta = {"trained": {
+    record = {"trained": {**(meta or {}),
         "method": "expert iteration: the rollout search's choices fitted by multinomial "
                   "logistic regression (agents.rule_selector_distill)",
         "base": Path(base_path).name, "base_sha256": file_sha256(Path(base_path)), "H": H,
@@ -203,7 +206,7 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
         "train_traces": [e.label for e in train_eps],
         "validation_traces": [e.label for e in valid_eps], "command": command,
         "wall_s": round(time.perf_counter() - start, 1)}}
-    path = fitted[chosen].save(output, **meta)
+    path = fitted[chosen].save(output, **record)
     print(f"wrote {path}: C = {grid[chosen]:g} (validation objective {values[chosen]:+.4f})")
     return fitted[chosen]
 

@@ -222,3 +222,37 @@ def check_positive(name: str, value: int) -> int:
     if value < 1:
         raise ConfigError(f"{name} must be >= 1, got {value}")
     return value
+
+
+def interval(ratios: np.ndarray, strata: list[str]) -> tuple[float, float, float]:
+    """The geometric mean of ``ratios`` (float64 (n,)) and its 95% bootstrap interval over
+    the n traces resampled within ``strata`` (:func:`palgym.bench.bootstrap.
+    stratified_bootstrap`); NaN bounds when it cannot resample."""
+    from palgym.bench.bootstrap import stratified_bootstrap
+    from palgym.bench.stats import geometric_mean_rows
+
+    return stratified_bootstrap(ratios, strata, geometric_mean_rows).scalar()
+
+
+def no_nan(value: Any) -> Any:
+    """``value`` with every NaN float as None (strict JSON: no interval, no validation run)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {key: no_nan(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [no_nan(item) for item in value]
+    return value
+
+
+def pooled_scores(ratios: np.ndarray, traces: list[str]) -> dict[str, list[float]]:
+    """Geomean and IQM of ``ratios`` (float64 (S, T): seed x trace) with cluster-bootstrap
+    intervals over the T traces (:func:`palgym.bench.bootstrap.cluster_bootstraps`)."""
+    from palgym.bench.bootstrap import cluster_bootstraps
+    from palgym.bench.stats import geometric_mean_rows, interquartile_mean_rows
+
+    labels = np.tile(np.arange(len(traces)), ratios.shape[0])
+    return {name: list(cluster_bootstraps(ratios.ravel()[None, :], labels, statistic)[0]
+                       .scalar())
+            for name, statistic in (("geomean", geometric_mean_rows),
+                                    ("iqm", interquartile_mean_rows))}

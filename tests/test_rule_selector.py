@@ -200,7 +200,7 @@ def test_floor_overrides_the_scores_by_hand(tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text(json.dumps({**old, "format": "palgym-rule-selector/1"}))
     assert LinearSelector.load(tmp_path / "old.json").floor is None
     for floor, match in (({"hours": 2.0, "rule": "las/pal"}, "field floor"),
-                         ({"hours": -1.0, "rule": RULES[0]}, "hours > 0"),
+                         ({"hours": -1.0, "rule": RULES[0]}, "finite number > 0"),
                          ({"hours": True, "rule": RULES[0]}, "field floor"),
                          ({"hours": 2.0}, "field floor")):
         bad = tmp_path / "bad-floor.json"
@@ -210,13 +210,22 @@ def test_floor_overrides_the_scores_by_hand(tmp_path: Path) -> None:
         assert str(bad) in str(error.value)
     with pytest.raises(ConfigError, match="floor"):
         LinearSelector(RULES, weights, StarvationFloor(2.0, 2))
+    for hours, rule in ((math.inf, 0), (0.0, 0), (2.0, RULES[0]), (2.0, True)):
+        with pytest.raises(ConfigError, match="floor: "):
+            StarvationFloor(hours, rule)  # type: ignore[arg-type]
+    assert StarvationFloor(8.0, 1).describe(RULES) == "8 h -> fifo/pal+easy"
+    # a /1 file cannot carry a floor
+    old_floor = {**data, "format": "palgym-rule-selector/1"}
+    (tmp_path / "old-floor.json").write_text(json.dumps(old_floor))
+    with pytest.raises(ConfigError, match="has no floor"):
+        LinearSelector.load(tmp_path / "old-floor.json")
     # the guard is the base's constant selector under a floor
     guard = LinearSelector.guard(RULES, 2.0, 1)
     assert guard.floor == StarvationFloor(2.0, 1) and guard(np.zeros(F)) == 0
 
 
-def test_command_line_floors_and_run_cache(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_line_floors_and_run_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     from agents.rule_selector_cli import main
     from agents.rule_selector_runs import code_fingerprint
 
@@ -237,6 +246,9 @@ def test_command_line_floors_and_run_cache(tmp_path: Path,
     assert data["trained"] == {"seed": 7} and data["floor_added"]["from"] == "constant-0.json"
     assert main(["floor", "--selector", str(floored), "--hours", "1", "--chosen-on", "x",
                  "--output", str(tmp_path / "twice.json")]) == 2
+    # evaluate --floor refuses a file that has one too (it would replace it silently)
+    assert main(["evaluate", *common, "--selector", str(floored), "--floor", "2"]) == 2
+    assert "already has a floor (0.5 h -> fifo/pal+easy)" in capsys.readouterr().err
     assert main(["floor", "--selector", str(constant), "--hours", "1", "--rule", "las/pal",
                  "--chosen-on", "x", "--output", str(tmp_path / "other.json")]) == 2
     # the constant base under a 0.5 h floor to fifo/pal+easy decides as the 0.5 h guard
