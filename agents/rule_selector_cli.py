@@ -308,8 +308,9 @@ def evaluate(args: argparse.Namespace) -> int:
           f"episodes: {field[best]}; test: {len(test_eps)} episodes in "
           f"{len(set(strata))} strata" + (f", world of task {args.test_task}"
                                            if args.test_task else ""))
-    print(f"{'entry':36s} {'valid / best':>12s} {'test / best [95% CI]':>26s} "
-          f"{'/ hindsight':>11s} {'unfinished':>10s} {'choices':>8s} {'switches':>8s}")
+    pad = max(36, *(len(label) for label, _, _ in entries))
+    print(f"{'entry':{pad}s} {'valid / best':>12s} {'test / best [95% CI]':>26s} "
+          f"{'/ hindsight':>11s} {'unfin v+t':>10s} {'asks':>8s} {'switches':>8s}")
     rows: list[dict[str, Any]] = []
     for label, valid_runs, runs in entries:
         point, low, high = interval(runs[:, jct] / test[best, :, jct], strata)
@@ -320,7 +321,8 @@ def evaluate(args: argparse.Namespace) -> int:
         choices, switches = int(runs[:, 3].sum()), int(runs[:, 4].sum())
         versus_oracle = geomean_ratio(runs[:, jct], oracle[:, jct])
         shown = "(no interval)" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
-        print(f"{label:36s} {on_valid:12.3f} {point:8.3f} {shown:16s}  "
+        valid_text = "-" if math.isnan(on_valid) else f"{on_valid:.3f}"
+        print(f"{label:{pad}s} {valid_text:>12s} {point:8.3f} {shown:16s}  "
               f"{versus_oracle:11.3f} {unfinished:10d} {choices:8d} {switches:8d}")
         per_stratum = {name: geomean_ratio(runs[mask, jct], test[best, mask, jct])
                        for name in sorted(set(strata))
@@ -338,9 +340,9 @@ def evaluate(args: argparse.Namespace) -> int:
     names = sorted(set(strata))
     print("\ntest geomean / best per stratum")
     width = max(9, *(len(n) for n in names))
-    print(" " * 37 + " ".join(f"{n:>{width}s}" for n in names))
+    print(" " * (pad + 1) + " ".join(f"{n:>{width}s}" for n in names))
     for row in rows:
-        print(f"{row['entry']:36s} " + " ".join(f"{row['per_stratum'][n]:{width}.3f}"
+        print(f"{row['entry']:{pad}s} " + " ".join(f"{row['per_stratum'][n]:{width}.3f}"
                                                 for n in names))
     pooled: dict[str, Any] | None = None
     pooled_floors: list[dict[str, Any]] = []
