@@ -196,10 +196,6 @@ def distill(args: argparse.Namespace) -> int:
     from agents.rule_selector_distill import distill as run
 
     check_positive("--workers", args.workers)
-    for c in args.C:
-        if not (math.isfinite(c) and c > 0):
-            raise ConfigError(f"--C: every inverse L2 strength must be a finite number > 0, "
-                              f"got {c}")
     run(args.base, _episodes(args, "train", args.per_regime), _episodes(args, "validation"),
         H=args.H, grid=args.C, workers=args.workers, output=args.output,
         command="python -m agents.rule_selector_cli " + shlex.join(args.argv),
@@ -212,13 +208,14 @@ def _floor(rules: Sequence[str], hours: float, rule: str, options: str = "--floo
            where: str = "") -> StarvationFloor:
     """The floor of ``hours`` and ``rule`` (by name) for a selector of ``rules`` (``options``
     and ``where``, the selector's file, name the input in an error)."""
-    source = f" ({where})" if where else ""
     if rule not in rules:
+        source = f" ({where})" if where else ""
         raise ConfigError(f"{options}: the floor rule {rule!r} is not one of the selector's "
                           f"rules{source}: {list(rules)}")
-    if not (math.isfinite(hours) and hours > 0):
-        raise ConfigError(f"{options}: the floor's hours must be a finite number > 0, got {hours}")
-    return StarvationFloor(hours, list(rules).index(rule))
+    try:
+        return StarvationFloor(hours, list(rules).index(rule))
+    except ConfigError as error:  # StarvationFloor's own check of the hours
+        raise ConfigError(f"{options}: {error}") from None
 
 
 def add_floor(args: argparse.Namespace) -> int:

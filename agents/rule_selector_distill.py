@@ -26,6 +26,7 @@ selector").
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -179,8 +180,8 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
     from agents.rule_selector_runs import rule_runs, selector_objective
     from palgym.bench.suites import file_sha256
 
-    if not grid:
-        raise ConfigError("distill: give at least one C")
+    if not grid or not all(math.isfinite(c) and c > 0 for c in grid):
+        raise ConfigError(f"distill: --C needs one or more finite numbers > 0, got {list(grid)}")
     start = time.perf_counter()
     base = LinearSelector.load(base_path)
     labels = collect_labels(train_eps, base, H, workers)

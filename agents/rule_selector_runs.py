@@ -131,10 +131,11 @@ def run_many(jobs: Sequence[tuple[str, Any, int]], episodes: Sequence[LabelledEp
     keys: list[Path] = []
     if cache is not None:
         folder = Path(cache)
-        keys = [folder / f"{run_key(job, _EPISODES[job[2]])}.json" for job in jobs]
+        hashes = {i: _episode_key(_EPISODES[i]) for i in {job[2] for job in jobs}}
+        keys = [folder / f"{run_key(job, hashes[job[2]])}.json" for job in jobs]
         for i, key in enumerate(keys):
             if key.is_file():
-                rows[i] = json.loads(key.read_text(encoding="utf-8"))
+                rows[i] = _cached_row(key)
     todo = [i for i, row in enumerate(rows) if row is None]
 
     def keep(i: int, row: Sequence[float]) -> None:  # stored as it arrives
@@ -179,15 +180,39 @@ def code_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-def run_key(job: tuple[str, Any, int], episode: LabelledEpisode) -> str:
+def _episode_key(episode: LabelledEpisode) -> str:
+    """What a run's row depends on besides the rule: the episode's hash and belief and the
+    duration knowledge (computed once per episode: the hash reads the whole trace)."""
+    return "|".join((episode.episode.episode_hash(), repr(episode.episode.belief),
+                     repr(episode.durations)))
+
+
+def run_key(job: tuple[str, Any, int], episode: LabelledEpisode | str) -> str:
     """The cache key of one run: SHA-256 (24 hex chars) of the job's rule or selector (rules,
-    weights, floor), the episode's hash and belief, the duration knowledge and
-    :func:`code_fingerprint`."""
+    weights, floor), the episode's hash and belief, the duration knowledge (``episode``, or
+    its :func:`_episode_key`) and :func:`code_fingerprint`."""
     kind, what, _ = job
     spec = what if kind == "rule" else json.dumps(what.to_dict(), sort_keys=True)
-    text = "|".join((kind, spec, episode.episode.episode_hash(), repr(episode.episode.belief),
-                     repr(episode.durations), code_fingerprint()))
+    where = episode if isinstance(episode, str) else _episode_key(episode)
+    text = "|".join((kind, spec, where, code_fingerprint()))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _cached_row(path: Path) -> list[float]:
+    """A cached row (:data:`COLUMNS`).
+
+    Raises:
+        ConfigError: naming the file, for one that is not a row of len(COLUMNS) numbers.
+    """
+    try:
+        row = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{path}: not a cached run ({error}); delete it to rerun") from None
+    if not isinstance(row, list) or len(row) != len(COLUMNS) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in row):
+        raise ConfigError(f"{path}: a cached run is a list of {len(COLUMNS)} numbers "
+                          f"({', '.join(COLUMNS)}); delete it to rerun")
+    return [float(v) for v in row]
 
 
 def rule_runs(rules: Sequence[str], episodes: Sequence[LabelledEpisode], workers: int = 1,

@@ -281,4 +281,14 @@ def test_command_line_floors_and_run_cache(tmp_path: Path, monkeypatch: pytest.M
     fresh = {row["entry"]: row for row in json.loads(outputs[1].read_text())["rows"]}
     assert fresh["constant-0.json"]["per_trace"] == rows["constant-0.json"]["per_trace"]
     assert len(list(cache.glob("*.json"))) == 2 * (3 * 2 + 3 * 2) - 2 * 2
+    # a cached row that is not one is refused, naming its file
+    capsys.readouterr()
+    for content, message in (("[1.0, 2.0]", "a cached run is a list of 6 numbers"),
+                             ("{", "not a cached run")):
+        for bad in cache.glob("*.json"):
+            bad.write_text(content)
+        assert main(["evaluate", *common, "--selector", str(constant), "--run-cache",
+                     str(cache)]) == 2
+        error = capsys.readouterr().err
+        assert message in error and str(cache) in error
     assert len(code_fingerprint()) == 16

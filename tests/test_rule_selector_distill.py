@@ -94,3 +94,9 @@ def test_command_line_distills(tmp_path: Path) -> None:
     assert sum(trained["rules_labelled"]) == trained["labelled_asks"]
     assert trained["train_traces"] == ["sia-philly-gen-0"]
     assert data["floor"] == {"hours": 6.0, "rule": "fifo/pal+easy"}  # the base's, kept
+    assert trained["suite"] == suite and trained["task"] == "scheduling-clairvoyant"
+    # a bad C is refused with status 2 and nothing written
+    refused = tmp_path / "refused.json"
+    assert main(["distill", "--suite", suite, "--task", "scheduling-clairvoyant",
+                 "--base", str(base_path), "--C", "1", "-1", "--output", str(refused)]) == 2
+    assert not refused.exists()
