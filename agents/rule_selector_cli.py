@@ -228,8 +228,7 @@ def add_floor(args: argparse.Namespace) -> int:
                           f"({selector.floor.describe(selector.rules)}); start from the file "
                           "without a floor")
     data = json.loads(Path(args.selector).read_text(encoding="utf-8"))
-    meta = {key: value for key, value in data.items() if key not in selector.to_dict()
-            and key != "format"}
+    meta = {key: value for key, value in data.items() if key not in selector.to_dict()}
     floored = selector.with_floor(_floor(selector.rules, args.hours, args.rule,
                                          "--hours/--rule", args.selector))
     meta["floor_added"] = {"from": Path(args.selector).name,
