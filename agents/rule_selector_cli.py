@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shlex
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from agents.rule_selector import LinearSelector, StarvationFloor, train_cem
+from agents.rule_selector_report import PoolGroup, report
 from agents.rule_selector_runs import (
     CENSORED,
     COLUMNS,
@@ -34,14 +34,11 @@ from agents.rule_selector_runs import (
     DEFAULT_TASK,
     LabelledEpisode,
     check_positive,
-    geomean_ratio,
-    interval,
-    no_nan,
-    pooled_scores,
     rule_runs,
     run_many,
     selector_objective,
     split_episodes,
+    with_stragglers,
 )
 from palgym.errors import ConfigError, PalgymError
 from palgym.rule_selection import check_rules
@@ -85,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "--floor-rule is picked whatever the scores (declared, not learned)")
     train.add_argument("--floor-rule", default="fifo/pal+easy",
                        help="the floor's rule, one of --rules (default %(default)s)")
+    train.add_argument("--stragglers", type=float, metavar="RATIO",
+                       help="train with straggler migration (online belief; "
+                       "BeliefOptions.straggler_ratio = RATIO): evaluate with --stragglers")
     floor = commands.add_parser("floor", help="write a selector with an aging floor added")
     floor.add_argument("--selector", required=True, help="the selector JSON to start from")
     floor.add_argument("--hours", type=float, required=True, help="the floor's hours")
@@ -119,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "(rows '<file> + floor H h'; pooled per H with --pool)")
     evaluate.add_argument("--floor-rule", default="fifo/pal+easy",
                           help="the --floor rule, one of each selector's (default %(default)s)")
+    evaluate.add_argument("--stragglers", nargs="*", type=float, default=[], metavar="RATIO",
+                          help="also run the best rule and every selector with straggler "
+                          "migration (online belief; BeliefOptions.straggler_ratio = RATIO; "
+                          "rows '<entry> + stragglers R', pooled per R with --pool)")
     evaluate.add_argument("--run-cache", metavar="DIR",
                           help="reuse finished runs kept in DIR (keyed by rule or selector, "
                           "episode hash and the code's fingerprint) and keep new ones there")
@@ -152,6 +156,9 @@ def train(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     train_eps = _episodes(args, "train", args.per_regime)
     valid_eps = _episodes(args, "validation")
+    if args.stragglers is not None:
+        train_eps, valid_eps = (with_stragglers(eps, args.stragglers)
+                                for eps in (train_eps, valid_eps))
     base_train = rule_runs(rules[:1], train_eps, args.workers)[0, :, 0]
     base_valid = rule_runs(rules[:1], valid_eps, args.workers)[0, :, 0]
     train_objective = selector_objective(train_eps, base_train, args.workers)
@@ -178,6 +185,7 @@ def train(args: argparse.Namespace) -> int:
         "suite": args.suite, "task": args.task, "regimes": args.regimes,
         "per_regime": args.per_regime, "iterations": args.iterations,
         "population": args.population, "seed": args.seed,
+        "straggler_ratio": args.stragglers,
         "train_traces": [e.label for e in train_eps],
         "validation_traces": [e.label for e in valid_eps],
         "train_objective_of_mean": history.mean_objective, "validation_objective": validation,
@@ -273,8 +281,9 @@ def evaluate(args: argparse.Namespace) -> int:
     guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
     selectors += [(f"guard {hours:g} h: {guard_rules[0]} -> {guard_rules[1]}",
                    LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
-    if not selectors:
-        raise ConfigError("evaluate: give --selector FILE ... or --guard HOURS ...")
+    if not selectors and not args.stragglers:
+        raise ConfigError("evaluate: give --selector FILE ..., --guard HOURS ... or "
+                          "--stragglers RATIO ...")
     field = (list(load_suite(args.suite).task(args.task).heuristic_field) if not args.field
              else [rule.strip() for rule in args.field.split(",")])
     check_rules(field)
@@ -298,80 +307,33 @@ def evaluate(args: argparse.Namespace) -> int:
                          args.workers, cache)
                 for eps in (valid_eps, test_eps)]
         entries.append((label, runs[0], runs[1]))
+    for ratio in args.stragglers:  # the best rule and every selector, stragglers migrated
+        worlds = [with_stragglers(eps, ratio) for eps in (valid_eps, test_eps)]
+        entries += [(f"best: {field[best]} + stragglers {ratio:g}",
+                     *(rule_runs([field[best]], eps, args.workers, cache)[0] for eps in worlds))]
+        for label, selector in selectors:
+            runs = [run_many([("selector", selector, i) for i in range(len(eps))], eps,
+                             args.workers, cache) for eps in worlds]
+            entries.append((f"{label} + stragglers {ratio:g}", runs[0], runs[1]))
     entries.append(("hindsight best of the field", None, oracle))
-    strata = [e.stratum for e in test_eps]
     print(f"validation-chosen best of {len(field)} rules on {len(valid_eps)} validation "
           f"episodes: {field[best]}; test: {len(test_eps)} episodes in "
-          f"{len(set(strata))} strata" + (f", world of task {args.test_task}"
-                                           if args.test_task else ""))
-    pad = max(36, *(len(label) for label, _, _ in entries))
-    print(f"{'entry':{pad}s} {'valid / best':>12s} {'test / best [95% CI]':>26s} "
-          f"{'/ hindsight':>11s} {'unfin v+t':>10s} {'asks':>8s} {'switches':>8s}")
-    rows: list[dict[str, Any]] = []
-    for label, valid_runs, runs in entries:
-        point, low, high = interval(runs[:, jct] / test[best, :, jct], strata)
-        on_valid = (math.nan if valid_runs is None
-                    else geomean_ratio(valid_runs[:, jct], valid[best, :, jct]))
-        unfinished = int(runs[:, 1].sum()) + (0 if valid_runs is None
-                                              else int(valid_runs[:, 1].sum()))
-        choices, switches = int(runs[:, 3].sum()), int(runs[:, 4].sum())
-        versus_oracle = geomean_ratio(runs[:, jct], oracle[:, jct])
-        shown = "(no interval)" if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
-        valid_text = "-" if math.isnan(on_valid) else f"{on_valid:.3f}"
-        print(f"{label:{pad}s} {valid_text:>12s} {point:8.3f} {shown:16s}  "
-              f"{versus_oracle:11.3f} {unfinished:10d} {choices:8d} {switches:8d}")
-        per_stratum = {name: geomean_ratio(runs[mask, jct], test[best, mask, jct])
-                       for name in sorted(set(strata))
-                       for mask in [np.array([s == name for s in strata])]}
-        rows.append({"entry": label, "validation_vs_best": on_valid,
-                     "geomean_vs_best": point, "ci95": [low, high],
-                     "geomean_vs_hindsight": versus_oracle, "unfinished_jobs": unfinished,
-                     "unfinished_jobs_test": int(runs[:, 1].sum()),
-                     "choices": choices, "switches": switches, "per_stratum": per_stratum,
-                     "per_trace": {e.label: {"censored_avg_jct_s": float(j), "stratum": e.stratum}
-                                   for e, j in zip(test_eps, runs[:, jct], strict=True)}})
-        if unfinished:
-            print(f"WARNING: {label} left {unfinished} jobs unfinished (validation and test); "
-                  "their JCTs are censored at the episode's end", file=sys.stderr)
-    names = sorted(set(strata))
-    print("\ntest geomean / best per stratum")
-    width = max(9, *(len(n) for n in names))
-    print(" " * (pad + 1) + " ".join(f"{n:>{width}s}" for n in names))
-    for row in rows:
-        print(f"{row['entry']:{pad}s} " + " ".join(f"{row['per_stratum'][n]:{width}.3f}"
-                                                for n in names))
-    pooled: dict[str, Any] | None = None
-    pooled_floors: list[dict[str, Any]] = []
+          f"{len({e.stratum for e in test_eps})} strata"
+          + (f", world of task {args.test_task}" if args.test_task else ""))
+    groups = []
     if args.pool and len(loaded) > 1:
-        by_label = {label: runs for label, _, runs in entries}
-        groups = [(args.pool, None, [name for name, _ in loaded])]
-        groups += [(f"{args.pool} + floor {hours:g} h", hours, [name for name, _ in group])
+        names = [name for name, _ in loaded]
+        groups.append(PoolGroup(args.pool, names))
+        groups += [PoolGroup(f"{args.pool} + floor {hours:g} h", [name for name, _ in group],
+                             "pooled_floors", {"floor_hours": hours,
+                                               "floor_rule": args.floor_rule})
                    for hours, group in zip(args.floor, floored, strict=True)]
-        for label, hours, names in groups:
-            ratios = np.array([by_label[name][:, jct] / test[best, :, jct] for name in names])
-            found = {"entry": label, "seeds": len(names),
-                     **pooled_scores(ratios, [e.label for e in test_eps])}
-            if hours is None:
-                pooled = found
-            else:
-                pooled_floors.append({"floor_hours": hours, "floor_rule": args.floor_rule,
-                                      **found})
-            print(f"\n{label}, {len(names)} seeds x {len(test_eps)} test traces: geomean / best"
-                  f" {found['geomean'][0]:.3f} [{found['geomean'][1]:.3f}, "
-                  f"{found['geomean'][2]:.3f}], IQM / best {found['iqm'][0]:.3f} "
-                  f"[{found['iqm'][1]:.3f}, {found['iqm'][2]:.3f}] (95% CI, whole traces "
-                  "resampled with all their seeds)")
-    if args.output:
-        from palgym.io.atomic import atomic_write_text
-
-        atomic_write_text(args.output, json.dumps(no_nan(
-            {"best": field[best], "field": field, "rows": rows, "task": args.task,
-             "test_task": args.test_task or args.task,
-             "validation_traces": [e.label for e in valid_eps],
-             "test_traces": [e.label for e in test_eps], "pooled": pooled,
-             "pooled_floors": pooled_floors}),
-            indent=1, allow_nan=False) + "\n")
-        print(f"wrote {args.output}")
+        groups += [PoolGroup(f"{args.pool} + stragglers {ratio:g}",
+                             [f"{name} + stragglers {ratio:g}" for name in names],
+                             "pooled_stragglers", {"straggler_ratio": ratio})
+                   for ratio in args.stragglers]
+    report(entries, field[best], field, valid_eps, test_eps, groups,
+           {"task": args.task, "test_task": args.test_task or args.task}, args.output)
     return 0
 
 

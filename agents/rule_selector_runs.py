@@ -11,6 +11,7 @@ name for the suite's own traces; intervals resample traces within strata.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -85,6 +86,20 @@ def split_episodes(split: str, *, suite: str = DEFAULT_SUITE, task: str = DEFAUL
         episodes.append(LabelledEpisode(trace.name, stratum, env.episode, env.durations))
         env.close()
     return episodes
+
+
+def with_stragglers(episodes: Sequence[LabelledEpisode], ratio: float
+                    ) -> list[LabelledEpisode]:
+    """The same episodes with straggler migration (their belief options with
+    ``straggler_ratio=ratio``; :mod:`palgym.policies.stragglers`): the same hashes, another
+    belief, so :func:`run_key` keeps their runs apart.
+
+    Raises:
+        ConfigError: ``ratio`` is not > 1, or an episode's belief is not ``online``.
+    """
+    return [dataclasses.replace(e, episode=dataclasses.replace(
+                e.episode, belief=dataclasses.replace(e.episode.belief, straggler_ratio=ratio)))
+            for e in episodes]
 
 
 # ---------------------------------------------------------------------- runs (in workers)

@@ -37,8 +37,11 @@ import numpy as np
 from palgym.driver.rounds import play_round
 from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES, make_placement, make_queue_order
-from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler
+from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler, WrappedPlacement
+from palgym.policies.belief import Belief
 from palgym.policies.durations import CLAIRVOYANT, Durations
+from palgym.policies.slowdown import SlowdownFactors
+from palgym.policies.stragglers import migrate_stragglers
 from palgym.sim.engine import Simulator
 from palgym.sim.stall import DEFAULT_STALL_FACTOR, StallDetector
 from palgym.sim.types import FloatArray, IntArray, JobStatus
@@ -276,6 +279,24 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
     return SelectedEpisode(result, rule_rounds, choices, switches)
 
 
+class StragglerMigration(WrappedPlacement):
+    """A rule's factor-reading placement with the shared belief's stragglers migrated
+    (:func:`palgym.policies.stragglers.migrate_stragglers`), as
+    :class:`palgym.policies.belief.BeliefPlacement` does for one heuristic."""
+
+    def __init__(self, inner: PlacementPolicy, belief: Belief) -> None:
+        self.inner = inner
+        self.belief = belief
+
+    def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
+        """The inner target with the stragglers migrated."""
+        target = self.inner.place(view, order, sampler)
+        if self.belief.stragglers.size:
+            target = migrate_stragglers(view, target, self.belief.stragglers,
+                                        self.belief.values)[0]
+        return target
+
+
 class SharedBelief:
     """One belief for every rule of an episode, built as :func:`palgym.simulate.run_episode`
     builds a heuristic's (the episode's belief options, its profiling stream: child 4 of the
@@ -296,8 +317,7 @@ class SharedBelief:
 
     def __init__(self, sim: Simulator, episode: Episode, placements: Sequence[str],
                  known: Durations) -> None:
-        from palgym.policies.belief import Belief, BeliefFit
-        from palgym.policies.slowdown import SlowdownFactors
+        from palgym.policies.belief import BeliefFit
 
         seed = np.random.SeedSequence(episode.seed).spawn(5)[4]
         process = None if sim.truth is None else sim.truth.process
@@ -307,17 +327,24 @@ class SharedBelief:
         self._names = tuple(placements)
         self._config, self._known = episode.config, known
         self.placements = [self._make(name) for name in self._names]
-        self._reads = [isinstance(getattr(p, "factors", None), SlowdownFactors)
+        self._reads = [isinstance(p, StragglerMigration)
+                       or isinstance(getattr(p, "factors", None), SlowdownFactors)
                        for p in self.placements]
 
     def _make(self, name: str) -> PlacementPolicy:
-        return make_placement(name, self.fit.factors, self._config, durations=self._known)
+        placement = make_placement(name, self.fit.factors, self._config, durations=self._known)
+        if self.fit.belief.options.straggler_ratio is None or not isinstance(
+                getattr(placement, "factors", None), SlowdownFactors):
+            return placement
+        return StragglerMigration(placement, self.fit.belief)
 
     def on_event(self, sim: Simulator) -> None:
         """The driver's callback: update the belief; at a refit, remake the factor-reading
-        placements and mark an event."""
+        placements and mark an event; a round that flagged stragglers is an event too."""
         if self.fit.update(sim.view()):
             for index, reads in enumerate(self._reads):
                 if reads:
                     self.placements[index] = self._make(self._names[index])
+            sim.mark_event()
+        elif self.fit.belief.flagged_now:
             sim.mark_event()

@@ -233,6 +233,10 @@ class ClusterEnv(EnvQueries, gym.Env[dict[str, np.ndarray], np.int64]):
         self.work_conserving = check_work_conserving(work_conserving, task, self.durations)
         self.codec = replace(base_codec, reserve=self.work_conserving)
         self.belief = parse_belief(belief)
+        if self.belief.straggler_ratio is not None:
+            raise ConfigError("belief straggler_ratio: straggler migration is a heuristic "
+                              "placement's (run_episode, rule selection); in the env the agent "
+                              "places every job itself")
         self.observed_rates = observed_rates
         self.order = make_queue_order(queue_order, self.durations, self.config)
         self.sticky = sticky

@@ -34,6 +34,7 @@ factors of the last fit, so ``oracle`` is the truth as of its last fit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -41,8 +42,9 @@ from enum import Enum
 import numpy as np
 
 from palgym.errors import ConfigError, coerce_enum
-from palgym.policies.base import PlacementPolicy, WrappedPlacement
+from palgym.policies.base import PlacementPolicy, Sampler, WrappedPlacement
 from palgym.policies.slowdown import ClusterCountRule, KMeansSolver, SlowdownFactors
+from palgym.policies.stragglers import flag_stragglers, migrate_stragglers
 from palgym.sim.dynamics import VariabilityProcess
 from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
 from palgym.sim.views import SimView
@@ -74,9 +76,14 @@ class BeliefOptions:
             KMeansSolver`, or its name): ``exact`` (default) or ``sklearn`` (the profile's
             k-means, ~100 times slower). A belief equal to the profile decides on the
             profile's factors whatever the solver.
+        straggler_ratio: ``online`` only: after each round, a job observed slower than this
+            many times the largest profiled value of its GPUs is a straggler, and the
+            factor-reading placements migrate it (:mod:`palgym.policies.stragglers`); None
+            (default): no migration.
 
     Raises:
-        ConfigError: for an unknown mode or solver or an out-of-range value.
+        ConfigError: for an unknown mode or solver, an out-of-range value, or a
+            ``straggler_ratio`` that is not > 1 or is given with another mode than ``online``.
     """
 
     mode: BeliefMode = BeliefMode.ORACLE
@@ -84,6 +91,7 @@ class BeliefOptions:
     refit_tolerance: float = 0.1
     refit_interval_rounds: int = 10
     solver: KMeansSolver = KMeansSolver.EXACT
+    straggler_ratio: float | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -97,6 +105,12 @@ class BeliefOptions:
                 and self.refit_interval_rounds >= 1):
             raise ConfigError(f"belief alpha must be in (0, 1], refit_tolerance >= 0 and "
                               f"refit_interval_rounds >= 1, got {self!r}")
+        ratio = self.straggler_ratio
+        if ratio is not None and not (math.isfinite(ratio) and ratio > 1):
+            raise ConfigError(f"belief straggler_ratio must be a finite number > 1, got {ratio!r}")
+        if ratio is not None and self.mode is not BeliefMode.ONLINE:
+            raise ConfigError(f"belief straggler_ratio needs the online belief (its "
+                              f"observations), got mode {self.mode.value!r}")
 
 
 def belief_options(belief: str | BeliefMode | BeliefOptions) -> BeliefOptions:
@@ -158,6 +172,10 @@ class Belief:
 
     Attributes:
         values: float64 (C, G); for ``oracle`` the simulator's truth array itself.
+        profiled: float64 (C, G), the values at t = 0 (a copy).
+        stragglers: int64 (S,), the jobs flagged after the last round (ascending; empty
+            without ``options.straggler_ratio``).
+        flagged_now: the last :meth:`watch` was an advance that flagged stragglers.
         changes: the values can change during the episode (``online``, or ``oracle`` of a
             dynamic truth).
     """
@@ -172,6 +190,9 @@ class Belief:
                            else process.profiling_run(profiling_rng))
         self.changes = options.mode is BeliefMode.ONLINE or (
             options.mode is BeliefMode.ORACLE and process is not None)
+        self.profiled: FloatArray = self.values.copy()
+        self.stragglers: IntArray = np.empty(0, np.int64)
+        self.flagged_now = False
         self._round = sim.round_index
         self._fresh = np.empty(0, bool)
         self._gpus: IntArray = np.empty(0, np.int64)
@@ -181,13 +202,23 @@ class Belief:
     def watch(self, sim: SimView) -> bool:
         """Called after every commit and every advance: snapshot the progress before a round,
         update the values after it (``online``). Returns True after an advance."""
+        self.flagged_now = False
         if sim.round_index == self._round:
             if self.options.mode is BeliefMode.ONLINE:
                 self._snapshot(sim)
             return False
         self._round = sim.round_index
+        self.stragglers = np.empty(0, np.int64)
         if self.options.mode is BeliefMode.ONLINE and self._gpus.size:
-            self.observe(sim, *self._observations(sim))
+            starts, ends, observed = self._observations(sim)
+            if self.options.straggler_ratio is not None:
+                self.stragglers = flag_stragglers(
+                    self._owners[starts], [self._gpus[a:b] for a, b in zip(
+                        starts.tolist(), ends.tolist(), strict=True)],
+                    sim.jobs.perf_class[self._owners[starts]], observed, self.profiled,
+                    self.options.straggler_ratio)
+                self.flagged_now = bool(self.stragglers.size)
+            self.observe(sim, starts, ends, observed)
         self._gpus = np.empty(0, np.int64)
         return True
 
@@ -287,17 +318,28 @@ class BeliefPlacement(WrappedPlacement):
         self._make = make
         self.fit = BeliefFit(belief, rule, factors, profile)
         self.inner = make(self.fit.factors)
+        self.migrations = 0
 
     @property
     def refits(self) -> int:
         """Fits after the first."""
         return self.fit.refits
 
+    def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
+        """The inner placement's target, with the belief's stragglers migrated
+        (:func:`palgym.policies.stragglers.migrate_stragglers`; counted in ``migrations``)."""
+        target = self.inner.place(view, order, sampler)
+        if self.belief.stragglers.size:
+            target, moved = migrate_stragglers(view, target, self.belief.stragglers,
+                                               self.belief.values)
+            self.migrations += moved
+        return target
+
     def on_event(self, sim: SimView) -> bool:
         """The driver's per-commit and per-advance callback (:meth:`BeliefFit.update`); a
-        refit remakes the placement. True after a refit: an event for the driver (it then
-        calls the engine's ``mark_event``)."""
-        if not self.fit.update(sim):
-            return False
-        self.inner = self._make(self.fit.factors)
-        return True
+        refit remakes the placement. True after a refit or a round that flagged stragglers:
+        an event for the driver (it then calls the engine's ``mark_event``)."""
+        if self.fit.update(sim):
+            self.inner = self._make(self.fit.factors)
+            return True
+        return self.belief.flagged_now

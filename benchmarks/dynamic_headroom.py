@@ -1,0 +1,91 @@
+"""Benchmark: what the dynamic world's variability costs one rule, and what straggler
+migration takes back.
+
+Runs one rule (default ``srsf/pal+backfill``, the validation-chosen best of the 27 combinations
+in the ``dynamic-online`` world) on a split's episodes (the rule selector's episodes:
+``agents.rule_selector_runs.split_episodes``, the suite's traces plus ``--regimes``), then the
+same episodes in counterfactual worlds (parts of ``SimConfig.dynamics`` switched off: the
+references no scheduler can beat on those causes), and with straggler migration
+(``BeliefOptions.straggler_ratio``, PAL_MODEL section 10). Prints, per variant, the geomean over
+episodes of the ratio of the censored average JCT to the rule's, its range, and the unfinished
+jobs; asserts nothing. A counterfactual world is not a policy: its rows are headroom
+references, never contenders.
+
+    python benchmarks/dynamic_headroom.py --cache CACHE --regimes REGIMES [--split test]
+        [--stragglers 1.3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.rule_selector_runs import LabelledEpisode, split_episodes, with_stragglers
+from palgym.simulate import run_episode
+
+WORLDS: dict[str, dict[str, Any]] = {
+    "no outlier runs": {"run_outlier_prob": 0.0},
+    "no throttling": {"throttle": False},
+    "no run-to-run noise": {"run_sigma": 0.0},
+    "no outlier runs, no throttling": {"run_outlier_prob": 0.0, "throttle": False},
+    "no dynamics": {},
+}
+
+
+def counterfactual(episode: LabelledEpisode, parts: dict[str, Any]) -> LabelledEpisode:
+    """``episode`` with ``parts`` of its dynamics replaced (none given: no dynamics)."""
+    config = episode.episode.config
+    dynamics = None if not parts else dataclasses.replace(config.dynamics, **parts)
+    return dataclasses.replace(episode, episode=dataclasses.replace(
+        episode.episode, config=dataclasses.replace(config, dynamics=dynamics)))
+
+
+def censored(episodes: list[LabelledEpisode], rule: str) -> tuple[np.ndarray, int]:
+    """The censored average JCT (s) of each episode under ``rule``, and the unfinished jobs."""
+    order, _, placement = rule.partition("/")
+    values, unfinished = [], 0
+    for e in episodes:
+        metrics = run_episode(e.episode, placement, order, durations=e.durations).metrics
+        values.append(metrics.censored_avg_jct_s)
+        unfinished += metrics.num_jobs - metrics.num_completed
+    return np.array(values), unfinished
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", default="palgym-bench-v1")
+    parser.add_argument("--task", default="dynamic-online")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--data-dir", default=os.environ.get("PALGYM_DATA_DIR"))
+    parser.add_argument("--cache", help="palgym-bench's generated files (bench prepare)")
+    parser.add_argument("--regimes", help="a folder of `python -m traces regimes`")
+    parser.add_argument("--rule", default="srsf/pal+backfill")
+    parser.add_argument("--stragglers", nargs="*", type=float, default=[1.3])
+    args = parser.parse_args()
+    episodes = split_episodes(args.split, suite=args.suite, task=args.task,
+                              data_dir=args.data_dir, cache_dir=args.cache,
+                              regimes=args.regimes)
+    start = time.perf_counter()
+    base, unfinished = censored(episodes, args.rule)
+    print(f"{args.rule} on {len(episodes)} {args.split} episodes of {args.task}: geomean "
+          f"censored average JCT {np.exp(np.log(base).mean()) / 3600:.3f} h, {unfinished} "
+          f"unfinished ({time.perf_counter() - start:.0f} s)")
+    variants = [(f"world: {name}", [counterfactual(e, parts) for e in episodes])
+                for name, parts in WORLDS.items()]
+    variants += [(f"straggler migration, ratio {ratio:g}", with_stragglers(episodes, ratio))
+                 for ratio in args.stragglers]
+    print(f"{'variant':42s} {'geomean / rule':>14s} {'min':>7s} {'max':>7s} {'unfinished':>10s}")
+    for name, worlds in variants:
+        values, unfinished = censored(worlds, args.rule)
+        ratio = values / base
+        print(f"{name:42s} {np.exp(np.log(ratio).mean()):14.3f} {ratio.min():7.3f} "
+              f"{ratio.max():7.3f} {unfinished:10d}")
+
+
+if __name__ == "__main__":
+    main()
