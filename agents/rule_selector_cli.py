@@ -286,6 +286,11 @@ def evaluate(args: argparse.Namespace) -> int:
                           "--stragglers RATIO ...")
     field = (list(load_suite(args.suite).task(args.task).heuristic_field) if not args.field
              else [rule.strip() for rule in args.field.split(",")])
+    if not args.field and not all("/" in rule for rule in field):
+        raise ConfigError(f"evaluate: task {args.task!r}'s heuristic field {field} names "
+                          "placements under the task's fixed queue order; give --field "
+                          "ORDER/PLACEMENT,... (e.g. the 27 combinations of "
+                          "scheduling-clairvoyant)")
     check_rules(field)
     valid_eps = _episodes(args, "validation")
     test_eps = _episodes(args, "test", task=args.test_task)

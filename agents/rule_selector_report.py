@@ -41,6 +41,14 @@ class PoolGroup:
     key: dict[str, Any] = field(default_factory=dict)
 
 
+def _with_interval(values: Sequence[float]) -> str:
+    """``point [low, high]``, or ``point (no interval)`` when the interval is undefined (one
+    test trace)."""
+    point, low, high = values
+    return (f"{point:.3f} (no interval)" if math.isnan(low)
+            else f"{point:.3f} [{low:.3f}, {high:.3f}]")
+
+
 def report(entries: Sequence[Entry], best_rule: str, field_rules: Sequence[str],
            valid_eps: Sequence[LabelledEpisode], test_eps: Sequence[LabelledEpisode],
            groups: Sequence[PoolGroup], header: dict[str, Any], output: str | None) -> None:
@@ -107,11 +115,10 @@ def report(entries: Sequence[Entry], best_rule: str, field_rules: Sequence[str],
             pooled["pooled"] = found
         else:
             pooled[group.kind].append({**group.key, **found})
+        geo, iqm = (_with_interval(found[key]) for key in ("geomean", "iqm"))
         print(f"\n{group.label}, {len(group.names)} seeds x {len(test_eps)} test traces: "
-              f"geomean / best {found['geomean'][0]:.3f} [{found['geomean'][1]:.3f}, "
-              f"{found['geomean'][2]:.3f}], IQM / best {found['iqm'][0]:.3f} "
-              f"[{found['iqm'][1]:.3f}, {found['iqm'][2]:.3f}] (95% CI, whole traces "
-              "resampled with all their seeds)")
+              f"geomean / best {geo}, IQM / best {iqm} (95% CI, whole traces resampled with "
+              "all their seeds)")
     if output:
         from palgym.io.atomic import atomic_write_text
 

@@ -97,9 +97,15 @@ def with_stragglers(episodes: Sequence[LabelledEpisode], ratio: float
     Raises:
         ConfigError: ``ratio`` is not > 1, or an episode's belief is not ``online``.
     """
-    return [dataclasses.replace(e, episode=dataclasses.replace(
-                e.episode, belief=dataclasses.replace(e.episode.belief, straggler_ratio=ratio)))
-            for e in episodes]
+    moved = []
+    for e in episodes:
+        try:
+            belief = dataclasses.replace(e.episode.belief, straggler_ratio=ratio)
+        except ConfigError as error:
+            raise ConfigError(f"straggler migration on {e.label}: {error}") from None
+        moved.append(dataclasses.replace(e, episode=dataclasses.replace(e.episode,
+                                                                         belief=belief)))
+    return moved
 
 
 # ---------------------------------------------------------------------- runs (in workers)

@@ -23,8 +23,9 @@ The default was chosen on palgym-bench-v1's validation traces (scheduling-clairv
 the geometric mean of the search's avg JCT over the base's was 0.92-0.93 with ``ideal`` and
 0.98 with ``queue``.
 
-What the search knows: a rollout simulates the episode itself, so it sees the true durations
-and the arrivals still to come (as :mod:`agents.planner_search` does). It is a planner with a
+What the search knows: a rollout simulates the episode itself, so it sees the true durations,
+the arrivals still to come and, in the dynamic world, the truth's future draws (run factors,
+throttling), as :mod:`agents.planner_search` does. It is a planner with a
 model of the future, to compare with hindsight bounds and other planners; an online scheduler
 knows neither.
 
@@ -45,8 +46,12 @@ the rule played is always one whose rollout was run, and the property above hold
 Engine copies (:func:`copy_engine`): ``copy.deepcopy`` of the engine, its stall detector and
 the placements' random stream in one call, sharing what an episode never writes (the trace,
 the cluster, the configuration, the kernel parameters); the rollouts' rules are one deep copy
-of the episode's policies made at the start. The real run is not disturbed (tested: a run
-with the search equals a replay of its recorded choices).
+of the episode's policies made at the start. Under a belief that changes during the episode
+(``online``; :class:`palgym.rule_selection.SharedBelief`), each rollout copies the belief with
+the engine in the same call (its values, its fit, the placements made from it and its
+stragglers), and the copy watches the rollout's rounds as the real one watches the episode's.
+The real run is not disturbed (tested: a run with the search equals a replay of its recorded
+choices, under the oracle and the online belief).
 """
 
 from __future__ import annotations
@@ -231,6 +236,15 @@ class RolloutSearch:
         self._orders, self._placements = copy.deepcopy((context.orders, context.placements))
         self.stats = SearchStats()
 
+    def _rules_now(self) -> tuple[tuple[QueueOrder, ...], Sequence[PlacementPolicy]]:
+        """Copies of the rules as they decide now, the real ones undisturbed: made once at
+        the start, or, under a changing belief, of the belief's current placements."""
+        context = self._context
+        assert context is not None
+        if context.belief is None:
+            return self._orders, self._placements
+        return self._orders, copy.deepcopy(context.belief.placements)
+
     def base_choice(self, features: FloatArray, view: SimView) -> int:
         """The base's rule index on (features, view).
 
@@ -286,8 +300,9 @@ class RolloutSearch:
         assert context is not None
         kept: list[int] = []
         targets: list[IntArray | None] = []
+        orders, placements = self._rules_now()
         for rule in rules:
-            placement, order = self._placements[rule], self._orders[rule]
+            placement, order = placements[rule], orders[rule]
             sampler = copy.deepcopy(context.sampler)
             target = placement.place(view, order.order(view), sampler)
             if not any(_same(target, other) for other in targets):
@@ -302,13 +317,16 @@ class RolloutSearch:
         assert context is not None
         stats = self.stats
         stats.rollouts += 1
-        sim, stall, sampler = copy_engine(context.sim, context.stall, context.sampler)
+        sim, stall, sampler, belief = copy_engine(context.sim, context.stall, context.sampler,
+                                                  context.belief)
+        placements = self._placements if belief is None else belief.placements
         rollout = _Rollout(rule, self)
         first_round = sim.round_index
         try:
-            reason, *_ = drive_selector(sim, self._orders, self._placements, rollout, sampler,
+            reason, *_ = drive_selector(sim, self._orders, placements, rollout, sampler,
                                         context.durations,
-                                        _Stop(stall, rollout, self.H))  # type: ignore[arg-type]
+                                        _Stop(stall, rollout, self.H),  # type: ignore[arg-type]
+                                        None if belief is None else belief.on_event)
         except PalgymError as error:
             if type(error) is not PalgymError:  # drive_selector's "could never end"
                 raise
@@ -349,7 +367,7 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
     (:func:`palgym.rule_selection.run_selected_episode`).
 
     Args:
-        episode: from :func:`palgym.simulate.make_episode`, with the oracle belief.
+        episode: from :func:`palgym.simulate.make_episode` (any belief).
         rules, base, H, tried, estimate, prefilter: as :class:`RolloutSearch` takes them.
         durations: what the queue orders, EASY backfilling and the features know of job
             durations (the rollouts simulate the true ones).

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from agents.rule_selector_runs import LabelledEpisode, split_episodes, with_stragglers
+from palgym.errors import ConfigError
+from palgym.policies.belief import BeliefOptions
 from palgym.simulate import run_episode
 
 WORLDS: dict[str, dict[str, Any]] = {
@@ -62,11 +64,17 @@ def main() -> None:
     parser.add_argument("--task", default="dynamic-online")
     parser.add_argument("--split", default="test")
     parser.add_argument("--data-dir", default=os.environ.get("PALGYM_DATA_DIR"))
-    parser.add_argument("--cache", help="palgym-bench's generated files (bench prepare)")
+    parser.add_argument("--cache", help="palgym-bench's generated files (bench prepare): the "
+                        "suite's generated validation traces")
     parser.add_argument("--regimes", help="a folder of `python -m traces regimes`")
     parser.add_argument("--rule", default="srsf/pal+backfill")
     parser.add_argument("--stragglers", nargs="*", type=float, default=[1.3])
     args = parser.parse_args()
+    for ratio in args.stragglers:
+        try:
+            BeliefOptions("online", straggler_ratio=ratio)
+        except ConfigError as error:
+            parser.error(f"--stragglers: {error}")
     episodes = split_episodes(args.split, suite=args.suite, task=args.task,
                               data_dir=args.data_dir, cache_dir=args.cache,
                               regimes=args.regimes)

@@ -13,7 +13,8 @@ file of ``python -m agents.rule_selector_cli train`` (its own field). It asserts
     PALGYM_DATA_DIR=/path/to/data python benchmarks/selector_search.py \\
         --cache bench-cache/ --traces workload-4 sia-philly-gen-4 --H 10 30 \\
         [--base srtf/pal+backfill SELECTOR.json]
-        [--regimes regimes/] [--split test] [--output r.json]
+        [--regimes regimes/] [--split test] [--task dynamic-online --stragglers 1.3]
+        [--output r.json]
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.rule_selector import LinearSelector
-from agents.rule_selector_runs import DEFAULT_RULES, DEFAULT_SUITE, DEFAULT_TASK, split_episodes
+from agents.rule_selector_runs import (
+    DEFAULT_RULES,
+    DEFAULT_SUITE,
+    DEFAULT_TASK,
+    split_episodes,
+    with_stragglers,
+)
 from agents.rule_selector_search import DEFAULT_ESTIMATE, ESTIMATES, run_search_episode
 from palgym.errors import PalgymError
 from palgym.io.atomic import atomic_write_text
@@ -77,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="asks after the first (integers >= 0, or end)")
     parser.add_argument("--estimate", choices=ESTIMATES, default=DEFAULT_ESTIMATE)
     parser.add_argument("--no-prefilter", action="store_true")
+    parser.add_argument("--stragglers", type=float, metavar="RATIO",
+                        help="straggler migration for the base and the search (online belief; "
+                        "BeliefOptions.straggler_ratio)")
     parser.add_argument("--output", help="rows as JSON, written atomically")
     args = parser.parse_args(argv)
     try:
@@ -84,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         episodes = split_episodes(args.split, suite=args.suite, task=args.task,
                                   data_dir=args.data_dir or os.environ.get("PALGYM_DATA_DIR"),
                                   cache_dir=args.cache, regimes=args.regimes)
+        if args.stragglers is not None:
+            episodes = with_stragglers(episodes, args.stragglers)
         known = [e.label for e in episodes]
         wanted = args.traces or known
         missing = [t for t in wanted if t not in known]

@@ -38,7 +38,6 @@ from palgym.driver.rounds import play_round
 from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES, make_placement, make_queue_order
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler, WrappedPlacement
-from palgym.policies.belief import Belief
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.policies.stragglers import migrate_stragglers
@@ -85,6 +84,10 @@ class SelectorContext:
         sampler: the placements' random stream.
         durations: what the features and the rules read of job durations.
         stall: the stall detector checked after every advance (None: none).
+        belief: the rules' shared belief when it changes during the episode (its
+            ``placements`` are the ones the driver reads, replaced at refits, and its
+            ``on_event`` the driver's callback; a selector that simulates ahead copies it with
+            the engine), else None.
     """
 
     sim: Simulator
@@ -93,6 +96,7 @@ class SelectorContext:
     sampler: Sampler
     durations: Durations
     stall: StallDetector | None
+    belief: SharedBelief | None = None
 
 
 def parse_rule(rule: str) -> tuple[str, str]:
@@ -175,8 +179,8 @@ class SelectedEpisode:
 def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
                    placements: Sequence[PlacementPolicy], select: Selector, sampler: Sampler,
                    durations: Durations = CLAIRVOYANT, stall: StallDetector | None = None,
-                   on_event: Callable[[Simulator], None] | None = None
-                   ) -> tuple[str, IntArray, int, int]:
+                   on_event: Callable[[Simulator], None] | None = None,
+                   belief: SharedBelief | None = None) -> tuple[str, IntArray, int, int]:
     """Run ``sim`` to its end, rule ``select(...)`` deciding each round (module docstring).
 
     Args:
@@ -193,6 +197,8 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
             :func:`palgym.driver.drive` calls it (a changing belief: it may replace entries of
             ``placements``, which the loop reads each round, and mark an event); quiet rounds
             then run one by one.
+        belief: the shared belief behind ``placements`` and ``on_event`` when it changes
+            (handed to a ``start`` hook in :class:`SelectorContext`).
 
     Returns:
         ``(reason, rule_rounds, choices, switches)``: ``""`` if every measured job completed,
@@ -208,7 +214,8 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
     rule_rounds = np.zeros(count, np.int64)
     start = getattr(select, "start", None)
     if start is not None:
-        start(SelectorContext(sim, tuple(orders), tuple(placements), sampler, durations, stall))
+        start(SelectorContext(sim, tuple(orders), tuple(placements), sampler, durations, stall,
+                              belief))
     held, memo_valid, choices, switches, first = 0, False, 0, 0, True
     while not sim.done and not sim.truncated:
         if first or sim.events_since_commit:
@@ -254,8 +261,8 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
             durations (its errors: the episode seed's), as in ``run_episode``.
 
     Raises:
-        ConfigError: for a malformed rule, a rule that needs durations under ``unknown``
-            (naming it), or a selector with a ``start`` hook under a changing belief.
+        ConfigError: for a malformed rule or a rule that needs durations under ``unknown``
+            (naming it).
     """
     names = check_rules(rules)
     known = durations.for_seed(episode.seed)
@@ -263,19 +270,16 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
     orders = [make_queue_order(order, known, episode.config) for order, _ in parsed]
     sim = make_simulator(episode)
     belief = SharedBelief(sim, episode, [placement for _, placement in parsed], known)
-    if belief.fit.belief.changes and getattr(select, "start", None) is not None:
-        raise ConfigError(f"a selector that simulates ahead (a start hook) copies the rules' "
-                          f"placements once, but the {episode.belief.mode.value!r} belief "
-                          "changes during the episode: use a belief that does not change")
+    changes = belief.fit.belief.changes
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR, None)
     reason, rule_rounds, choices, switches = drive_selector(
         sim, orders, belief.placements, select, episode_sampler(episode), known, stall,
-        belief.on_event if belief.fit.belief.changes else None)
+        belief.on_event if changes else None, belief if changes else None)
     result = EpisodeResult(
         trace=episode.trace.name, policy="selector", queue_order="mixed",
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
         episode_hash=episode.episode_hash(), belief=episode.belief.mode.value,
-        refits=belief.fit.refits)
+        refits=belief.fit.refits, migrations=belief.migrations)
     return SelectedEpisode(result, rule_rounds, choices, switches)
 
 
@@ -284,16 +288,18 @@ class StragglerMigration(WrappedPlacement):
     (:func:`palgym.policies.stragglers.migrate_stragglers`), as
     :class:`palgym.policies.belief.BeliefPlacement` does for one heuristic."""
 
-    def __init__(self, inner: PlacementPolicy, belief: Belief) -> None:
+    def __init__(self, inner: PlacementPolicy, shared: SharedBelief) -> None:
         self.inner = inner
-        self.belief = belief
+        self.shared = shared
 
     def place(self, view: SimView, order: IntArray, sampler: Sampler) -> IntArray:
-        """The inner target with the stragglers migrated."""
+        """The inner target with the stragglers migrated (counted in the shared belief's
+        ``migrations``)."""
         target = self.inner.place(view, order, sampler)
-        if self.belief.stragglers.size:
-            target = migrate_stragglers(view, target, self.belief.stragglers,
-                                        self.belief.values)[0]
+        belief = self.shared.fit.belief
+        if belief.stragglers.size:
+            target, moved = migrate_stragglers(view, target, belief.stragglers, belief.values)
+            self.shared.migrations += moved
         return target
 
 
@@ -313,17 +319,19 @@ class SharedBelief:
     Attributes:
         placements: the rules' current placements (entries replaced at a refit).
         fit: the belief's fit (``fit.refits``: fits after the first).
+        migrations: stragglers migrated (``BeliefOptions.straggler_ratio``).
     """
 
     def __init__(self, sim: Simulator, episode: Episode, placements: Sequence[str],
                  known: Durations) -> None:
-        from palgym.policies.belief import BeliefFit
+        from palgym.policies.belief import Belief, BeliefFit
 
         seed = np.random.SeedSequence(episode.seed).spawn(5)[4]
         process = None if sim.truth is None else sim.truth.process
         belief = Belief(sim.view(), episode.belief, np.random.default_rng(seed), process)
         self.fit = BeliefFit(belief, episode.config.slowdown_clusters, slowdown_factors(episode),
                              episode.profile.perfvar)
+        self.migrations = 0
         self._names = tuple(placements)
         self._config, self._known = episode.config, known
         self.placements = [self._make(name) for name in self._names]
@@ -336,7 +344,7 @@ class SharedBelief:
         if self.fit.belief.options.straggler_ratio is None or not isinstance(
                 getattr(placement, "factors", None), SlowdownFactors):
             return placement
-        return StragglerMigration(placement, self.fit.belief)
+        return StragglerMigration(placement, self)
 
     def on_event(self, sim: Simulator) -> None:
         """The driver's callback: update the belief; at a refit, remake the factor-reading

@@ -87,6 +87,7 @@ class EpisodeResult:
         belief: the belief PAL / PM-First decided on (``oracle``, ``stale``, ``online``;
             ``none`` for a policy reading no profile).
         refits: slowdown-factor fits after the first (belief changes beyond the tolerance).
+        migrations: stragglers migrated (``BeliefOptions.straggler_ratio``; 0 without).
     """
 
     trace: str
@@ -98,6 +99,7 @@ class EpisodeResult:
     episode_hash: str
     belief: str = BeliefMode.ORACLE.value
     refits: int = 0
+    migrations: int = 0
 
 
 @dataclass(frozen=True)
@@ -296,6 +298,7 @@ def run_episode(
         metrics=final_metrics(sim, reason), records=sim.records(), num_rounds=sim.round_index,
         episode_hash=episode.episode_hash(), belief=options.mode.value if watched else "none",
         refits=watched.refits if watched else 0,
+        migrations=watched.migrations if watched else 0,
     )
 
 

@@ -5,6 +5,7 @@ is asked at events only, and its features are the documented ones, worked out by
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -173,11 +174,23 @@ def test_constant_selector_in_the_dynamic_world(belief: str) -> None:
         assert expected.refits > 0  # the case is not vacuous
 
         class Ahead:
-            def start(self, context: object) -> None:
-                raise AssertionError("not reached")
+            """A selector that simulates ahead gets the shared belief it must copy."""
+
+            context: Any = None
+
+            def start(self, context: Any) -> None:
+                self.context = context
 
             def __call__(self, features: np.ndarray, view: object) -> int:
                 return 0
 
-        with pytest.raises(ConfigError, match="changes during the episode"):
-            run_selected_episode(episode, rules, Ahead())
+        ahead = Ahead()
+        selected = run_selected_episode(episode, rules, ahead)
+        assert selected.result.metrics == run_episode(episode, "pal+backfill", "srtf").metrics
+        shared = ahead.context.belief
+        assert shared is not None and shared.fit.refits == selected.result.refits
+    else:  # a belief that never changes is not handed over
+        ahead = type("Ahead", (), {"start": lambda self, c: setattr(self, "context", c),
+                                   "__call__": lambda self, f, v: 0})()
+        run_selected_episode(episode, rules, ahead)
+        assert ahead.context.belief is None

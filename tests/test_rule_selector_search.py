@@ -142,6 +142,37 @@ def test_rollouts_do_not_disturb_the_real_run(bundled: Episode, rules: list[str]
     assert len(stats.decision_s) == stats.asks and stats.decision_max_s >= stats.decision_mean_s
 
 
+@pytest.fixture(scope="module")
+def dynamic() -> Episode:
+    """40 jobs in the dynamic world, online belief with straggler migration: the belief
+    refits and flags stragglers during the episode."""
+    from palgym.policies.belief import BeliefMode, BeliefOptions
+    from palgym.tracesets.sets import job_range
+
+    trace = job_range(split_traces("bundled", "train")[0], 0, 40, "window")
+    return make_episode(trace, config=preset("dynamic"), seed=1,
+                        belief=BeliefOptions(BeliefMode.ONLINE, straggler_ratio=1.3))
+
+
+def test_search_under_a_changing_belief(dynamic: Episode) -> None:
+    rules = ["srsf/pal+backfill", "fifo/pal+easy", "srtf/pal"]
+    base = LinearSelector.constant(rules, 0)
+    alone = run_search_episode(dynamic, rules, base, H=3, tried=[rules[0]])
+    expected = run_episode(dynamic, "pal+backfill", "srsf")
+    assert alone.selected.result.metrics == expected.metrics
+    assert alone.selected.result.refits == expected.refits > 0
+    # rollouts copy the belief with the engine: the real run equals a replay of its choices
+    out = run_search_episode(dynamic, rules, base, H=2, estimate="queue")
+    assert out.stats.rollouts > 0 and out.stats.changed > 0
+    recorded = iter(out.stats.choices)
+    replay = run_selected_episode(dynamic, rules, lambda f, v: next(recorded))
+    assert next(recorded, None) is None
+    assert replay.result.metrics == out.selected.result.metrics
+    assert replay.result.refits == out.selected.result.refits
+    np.testing.assert_array_equal(replay.result.records.completion_time_s,
+                                  out.selected.result.records.completion_time_s)
+
+
 def random_toy(seed: int) -> Episode:
     """12 jobs of 1, 2, 4 or 8 GPUs on 2 nodes x 4 GPUs, 50-600 s, submitted over 0-500 s."""
     rng = random.Random(seed)

@@ -86,6 +86,8 @@ def test_no_new_locality_penalty_and_a_moved_job_is_left_alone() -> None:
     {"mode": "online", "straggler_ratio": float("nan")},
     {"mode": "stale", "straggler_ratio": 1.5},
     {"mode": "oracle", "straggler_ratio": 1.5},
+    {"mode": "online", "straggler_ratio": "1.3"},
+    {"mode": "online", "straggler_ratio": True},
 ])
 def test_refused_options(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="straggler_ratio"):
@@ -120,32 +122,21 @@ def test_nothing_flagged_changes_nothing() -> None:
 
 
 def test_migration_acts_and_rule_selection_agrees_with_run_episode() -> None:
-    from palgym import simulate
-
     episode = dynamic_episode(1.3)
-    counted: list[int] = []
-    original = simulate._with_belief
-
-    def keep(*args: Any, **kwargs: Any) -> Any:
-        placement = original(*args, **kwargs)
-        counted.append(placement)
-        return placement
-
-    simulate._with_belief = keep
-    try:
-        alone = run_episode(episode, "pal+backfill", "srsf")
-    finally:
-        simulate._with_belief = original
-    assert counted[0].migrations > 0  # the episode exercises the swap
+    alone = run_episode(episode, "pal+backfill", "srsf")
+    assert alone.migrations > 0  # the episode exercises the swap
     plain = run_episode(dynamic_episode(None), "pal+backfill", "srsf")
+    assert plain.migrations == 0
     assert not np.array_equal(alone.records.jct_s, plain.records.jct_s, equal_nan=True)
     selected = run_selected_episode(episode, ["srsf/pal+backfill", "fifo/pal+easy"],
                                     lambda features, view: 0).result
     assert np.array_equal(alone.records.jct_s, selected.records.jct_s, equal_nan=True)
     assert alone.metrics == selected.metrics
+    assert selected.migrations == alone.migrations
 
 
-def test_command_line_rows_with_stragglers(tmp_path: Path) -> None:
+def test_command_line_rows_with_stragglers(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     from agents.rule_selector import LinearSelector
     from agents.rule_selector_cli import main
     from tests.bench_suites import tiny_suite
@@ -159,6 +150,10 @@ def test_command_line_rows_with_stragglers(tmp_path: Path) -> None:
                  "--field", ",".join(field), "--selector", str(constant), "--stragglers", "1.3",
                  "--output", str(results)]) == 0
     rows = {row["entry"]: row for row in json.loads(results.read_text())["rows"]}
+    # the task's own field names bare placements (its order is fixed): --field is required
+    assert main(["evaluate", "--suite", str(suite), "--task", "dynamic-online",
+                 "--stragglers", "1.3"]) == 2
+    assert "give --field ORDER/PLACEMENT" in capsys.readouterr().err
     best = json.loads(results.read_text())["best"]
     assert best == field[0]
     # a constant selector of the best rule plays it, with or without migration

@@ -106,7 +106,8 @@ class BeliefOptions:
             raise ConfigError(f"belief alpha must be in (0, 1], refit_tolerance >= 0 and "
                               f"refit_interval_rounds >= 1, got {self!r}")
         ratio = self.straggler_ratio
-        if ratio is not None and not (math.isfinite(ratio) and ratio > 1):
+        if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, int | float)
+                                  or not (math.isfinite(ratio) and ratio > 1)):
             raise ConfigError(f"belief straggler_ratio must be a finite number > 1, got {ratio!r}")
         if ratio is not None and self.mode is not BeliefMode.ONLINE:
             raise ConfigError(f"belief straggler_ratio needs the online belief (its "
@@ -124,7 +125,8 @@ def belief_options(belief: str | BeliefMode | BeliefOptions) -> BeliefOptions:
     try:
         return BeliefOptions(BeliefMode(belief))
     except ValueError:
-        raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)}, got {belief!r}") from None
+        raise ConfigError(f"belief must be one of {list(BELIEF_NAMES)} or a BeliefOptions, "
+                          f"got {belief!r}") from None
 
 
 def progress_snapshot(sim: SimView) -> tuple[IntArray, IntArray, FloatArray, BoolArray]:
