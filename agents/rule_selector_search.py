@@ -68,6 +68,7 @@ import numpy as np
 from agents.planner_search import ESTIMATES, state_cost
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.base import PlacementPolicy, QueueOrder
+from palgym.policies.belief import BeliefMode
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.rule_selection import (
     SelectedEpisode,
@@ -102,6 +103,18 @@ def copy_engine(sim: Simulator, *others: Any) -> tuple[Any, ...]:
     """
     shared = {id(value): value for value in (sim.trace, sim.cluster, sim.config, sim.params)}
     return tuple(copy.deepcopy((sim, *others), shared))
+
+
+def copy_context(context: SelectorContext) -> tuple[Simulator, Any, Any, Any]:
+    """``(engine, stall detector, sampler, shared belief)`` copied from ``context`` in one
+    :func:`copy_engine` call (the belief None when it does not change). An ``oracle`` belief's
+    values are a view of the engine's truth: the copy's are pointed at the copied engine's
+    truth, so the copy refits as the engine it watches changes."""
+    sim, stall, sampler, belief = copy_engine(context.sim, context.stall, context.sampler,
+                                              context.belief)
+    if belief is not None and belief.fit.belief.options.mode is BeliefMode.ORACLE:
+        belief.fit.belief.values = sim.view().perfvar
+    return sim, stall, sampler, belief
 
 
 @dataclass
@@ -317,8 +330,7 @@ class RolloutSearch:
         assert context is not None
         stats = self.stats
         stats.rollouts += 1
-        sim, stall, sampler, belief = copy_engine(context.sim, context.stall, context.sampler,
-                                                  context.belief)
+        sim, stall, sampler, belief = copy_context(context)
         placements = self._placements if belief is None else belief.placements
         rollout = _Rollout(rule, self)
         first_round = sim.round_index
@@ -386,4 +398,4 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
 
 
 __all__ = ["DEFAULT_ESTIMATE", "ESTIMATES", "HORIZON", "TIE_TOLERANCE", "RolloutSearch",
-           "SearchEpisode", "SearchStats", "copy_engine", "run_search_episode"]
+           "SearchEpisode", "SearchStats", "copy_context", "copy_engine", "run_search_episode"]

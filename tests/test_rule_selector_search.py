@@ -5,17 +5,28 @@ property with exact costs, the real run undisturbed by the rollouts, and bad opt
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
 
 from agents.rule_selector import LinearSelector
-from agents.rule_selector_search import RolloutSearch, copy_engine, run_search_episode
+from agents.rule_selector_search import (
+    RolloutSearch,
+    copy_context,
+    copy_engine,
+    run_search_episode,
+)
 from palgym import ClusterSpec, make_episode, preset
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies import make_placement, make_queue_order
 from palgym.policies.durations import CLAIRVOYANT
-from palgym.rule_selection import drive_selector, run_selected_episode, state_features
+from palgym.rule_selection import (
+    SelectorContext,
+    drive_selector,
+    run_selected_episode,
+    state_features,
+)
 from palgym.simulate import (
     Episode,
     episode_sampler,
@@ -171,6 +182,46 @@ def test_search_under_a_changing_belief(dynamic: Episode) -> None:
     assert replay.result.refits == out.selected.result.refits
     np.testing.assert_array_equal(replay.result.records.completion_time_s,
                                   out.selected.result.records.completion_time_s)
+
+
+@pytest.mark.parametrize("mode", ["oracle", "online"])
+def test_a_copy_mid_episode_continues_as_the_real_run(mode: str) -> None:
+    # what a rollout copies (copy_context) must go on exactly as the real run does, the
+    # belief's refits included: an oracle belief watches the copied engine's truth
+    import copy
+
+    from palgym.policies.belief import BeliefMode, BeliefOptions
+    from palgym.tracesets.sets import job_range
+
+    trace = job_range(split_traces("bundled", "train")[0], 0, 40, "window")
+    episode = make_episode(trace, config=preset("dynamic"), seed=1,
+                           belief=BeliefOptions(BeliefMode(mode)))
+    rules = ["srsf/pal+backfill", "fifo/pal"]
+
+    class Copier:
+        def __init__(self) -> None:
+            self.asks = 0
+            self.copied: Any = None
+
+        def start(self, context: SelectorContext) -> None:
+            self.context = context
+
+        def __call__(self, features: np.ndarray, view: object) -> int:
+            self.asks += 1
+            if self.asks == 5:
+                self.copied = (copy_context(self.context), copy.deepcopy(self.context.orders))
+            return 0
+
+    copier = Copier()
+    real = run_selected_episode(episode, rules, copier).result
+    assert copier.copied is not None
+    (sim, stall, sampler, shared), orders = copier.copied
+    assert shared is not None
+    drive_selector(sim, orders, shared.placements, fifo, sampler, CLAIRVOYANT, stall,
+                   shared.on_event)
+    np.testing.assert_array_equal(sim.records().completion_time_s,
+                                  real.records.completion_time_s)
+    assert shared.fit.refits == real.refits > 0
 
 
 def random_toy(seed: int) -> Episode:

@@ -74,6 +74,13 @@ def test_no_new_locality_penalty_and_a_moved_job_is_left_alone() -> None:
     moved, count = migrate_stragglers(view([F, 0, 0, 1], 2, [0, 0]), np.array([F, 0, 0, 1]),
                                       np.array([0]), belief)
     assert moved.tolist() == [0, F, 0, 1] and count == 1
+    # 2 nodes x 3 GPUs, the straggler spans both: job 1's GPU 0 (belief 0.8) would make job 1
+    # span nodes, so job 2's GPU 5 (0.95, beating GPU 4's 1.0) takes the place of GPU 3 (1.5)
+    belief6 = np.array([[0.8, 0.9, 1.0, 1.5, 1.0, 0.95]])
+    current = [1, 1, 0, 0, 2, 2]
+    moved, count = migrate_stragglers(view(current, 3, [0, 0, 0]), np.array(current),
+                                      np.array([0]), belief6)
+    assert moved.tolist() == [1, 1, 0, 2, 2, 0] and count == 1
     # the placement already moves (or stops) the straggler: its target stands
     for target in ([0, F, 0, 1], [F, F, F, 1]):
         moved, count = migrate_stragglers(view([0, 0, F, 1], 4, [0, 0]), np.array(target),
