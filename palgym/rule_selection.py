@@ -19,7 +19,8 @@ metrics of ``run_episode(episode, placement, order)`` (tested).
 A selector that needs the engine itself (a search that simulates ahead on copies of it) has a
 ``start`` method: :func:`drive_selector` calls ``select.start(context)`` once, before the first
 round, with a :class:`SelectorContext` (the engine, the rules, the random stream, the stall
-detector); a plain function is called as is.
+detector and, when it changes during the episode, the rules' shared belief, which a selector
+simulating ahead copies with the engine); a plain function is called as is.
 
 What a selector reads (:func:`state_features`, :data:`STATE_FEATURES`) summarises the queue
 and the cluster; the longest time queued is there because a rule that starves a job (SRTF or
