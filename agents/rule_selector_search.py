@@ -43,15 +43,15 @@ already evaluated at this ask (the base's choice first) is skipped; most asks ha
 agree. The skipped rule may have diverged later, so the filter can only miss an improvement;
 the rule played is always one whose rollout was run, and the property above holds.
 
-Engine copies (:func:`copy_engine`): ``copy.deepcopy`` of the engine, its stall detector and
-the placements' random stream in one call, sharing what an episode never writes (the trace,
-the cluster, the configuration, the kernel parameters); the rollouts' rules are one deep copy
-of the episode's policies made at the start. Under a belief that changes during the episode
-(``online``; :class:`palgym.rule_selection.SharedBelief`), each rollout copies the belief with
-the engine in the same call (its values, its fit, the placements made from it and its
-stragglers), and the copy watches the rollout's rounds as the real one watches the episode's.
-The real run is not disturbed (tested: a run with the search equals a replay of its recorded
-choices, under the oracle and the online belief).
+Engine copies (:func:`agents.engine_copies.copy_engine`): ``copy.deepcopy`` of the engine, its
+stall detector and the placements' random stream in one call, sharing what an episode never
+writes (the trace, the cluster, the configuration, the kernel parameters); the rollouts' rules
+are one deep copy of the episode's policies made at the start. Under a belief that changes
+during the episode (``online``; :class:`palgym.rule_selection.SharedBelief`), each rollout
+copies the belief with the engine in the same call (its values, its fit, the placements made
+from it and its stragglers), and the copy watches the rollout's rounds as the real one watches
+the episode's. The real run is not disturbed (tested: a run with the search equals a replay of
+its recorded choices, under the oracle and the online belief).
 """
 
 from __future__ import annotations
@@ -61,14 +61,13 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from agents.engine_copies import copy_context
 from agents.planner_search import ESTIMATES, state_cost
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.base import PlacementPolicy, QueueOrder
-from palgym.policies.belief import BeliefMode
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.rule_selection import (
     SelectedEpisode,
@@ -90,31 +89,6 @@ TIE_TOLERANCE = 1e-12
 """Relative margin by which a rule must beat the base's choice (and an earlier rule)."""
 HORIZON = "horizon"
 """The reason a rollout stopped at its horizon (the estimate is then added)."""
-
-
-def copy_engine(sim: Simulator, *others: Any) -> tuple[Any, ...]:
-    """``(sim copy, *copies of others)`` in one ``copy.deepcopy`` (objects they share stay
-    shared), the copy continuing exactly as ``sim`` would.
-
-    The trace, the cluster, the configuration and the kernel parameters are shared (never
-    written during an episode); the job table, the allocation, the counters, the arrivals'
-    cursor and random stream (background copies) and a dynamic truth are copied. ``others``
-    are e.g. the stall detector and the placements' sampler.
-    """
-    shared = {id(value): value for value in (sim.trace, sim.cluster, sim.config, sim.params)}
-    return tuple(copy.deepcopy((sim, *others), shared))
-
-
-def copy_context(context: SelectorContext) -> tuple[Simulator, Any, Any, Any]:
-    """``(engine, stall detector, sampler, shared belief)`` copied from ``context`` in one
-    :func:`copy_engine` call (the belief None when it does not change). An ``oracle`` belief's
-    values are a view of the engine's truth: the copy's are pointed at the copied engine's
-    truth, so the copy refits as the engine it watches changes."""
-    sim, stall, sampler, belief = copy_engine(context.sim, context.stall, context.sampler,
-                                              context.belief)
-    if belief is not None and belief.fit.belief.options.mode is BeliefMode.ORACLE:
-        belief.fit.belief.values = sim.view().perfvar
-    return sim, stall, sampler, belief
 
 
 @dataclass
@@ -398,4 +372,4 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
 
 
 __all__ = ["DEFAULT_ESTIMATE", "ESTIMATES", "HORIZON", "TIE_TOLERANCE", "RolloutSearch",
-           "SearchEpisode", "SearchStats", "copy_context", "copy_engine", "run_search_episode"]
+           "SearchEpisode", "SearchStats", "run_search_episode"]

@@ -6,7 +6,9 @@ in the ``dynamic-online`` world) on a split's episodes (the rule selector's epis
 ``agents.rule_selector_runs.split_episodes``, the suite's traces plus ``--regimes``), then the
 same episodes in counterfactual worlds (parts of ``SimConfig.dynamics`` switched off: the
 references no scheduler can beat on those causes), and with straggler migration
-(``BeliefOptions.straggler_ratio``, PAL_MODEL section 10). Prints, per variant, the geomean over
+(``BeliefOptions.straggler_ratio``, PAL_MODEL section 10). The worlds (:data:`WORLDS`): parts
+of the dynamics off; every GPU at its class's best profile value; the locality penalty paid
+only by jobs wider than a node; eight times the nodes. Prints, per variant, the geomean over
 episodes of the ratio of the censored average JCT to the rule's, its range, and the unfinished
 jobs; asserts nothing. A counterfactual world is not a policy: its rows are headroom
 references, never contenders.
@@ -21,6 +23,7 @@ import argparse
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,23 +31,55 @@ import numpy as np
 from agents.rule_selector_runs import LabelledEpisode, split_episodes, with_stragglers
 from palgym.errors import ConfigError
 from palgym.policies.belief import BeliefOptions
+from palgym.sim.cluster import ClusterSpec
+from palgym.sim.config import LocalityRule
 from palgym.simulate import run_episode
 
-WORLDS: dict[str, dict[str, Any]] = {
-    "no outlier runs": {"run_outlier_prob": 0.0},
-    "no throttling": {"throttle": False},
-    "no run-to-run noise": {"run_sigma": 0.0},
-    "no outlier runs, no throttling": {"run_outlier_prob": 0.0, "throttle": False},
-    "no dynamics": {},
+
+def _dynamics(**parts: Any) -> Callable[[LabelledEpisode], LabelledEpisode]:
+    """The world with ``parts`` of the dynamics replaced (none given: no dynamics)."""
+    def world(e: LabelledEpisode) -> LabelledEpisode:
+        config = e.episode.config
+        dynamics = None if not parts else dataclasses.replace(config.dynamics, **parts)
+        return _with(e, config=dataclasses.replace(config, dynamics=dynamics))
+    return world
+
+
+def _with(e: LabelledEpisode, **fields: Any) -> LabelledEpisode:
+    return dataclasses.replace(e, episode=dataclasses.replace(e.episode, **fields))
+
+
+def _local_only(e: LabelledEpisode) -> LabelledEpisode:
+    """Only a job wider than a node pays the locality penalty."""
+    config = dataclasses.replace(e.episode.config, locality_rule=LocalityRule.LARGER_THAN_NODE)
+    return _with(e, config=config)
+
+
+def _larger(e: LabelledEpisode, times: int = 8) -> LabelledEpisode:
+    """``times`` the nodes, the profile tiled: no contention for GPUs."""
+    cluster, profile = e.episode.cluster, e.episode.profile
+    return _with(e, cluster=ClusterSpec(cluster.num_nodes * times, cluster.gpus_per_node),
+                 profile=dataclasses.replace(profile, perfvar=np.tile(profile.perfvar, times)))
+
+
+def _best_gpus(e: LabelledEpisode) -> LabelledEpisode:
+    """No dynamics, and every GPU at its class's best (least) profile value."""
+    profile = e.episode.profile
+    best = np.repeat(profile.perfvar.min(axis=1, keepdims=True), profile.perfvar.shape[1], 1)
+    return _with(_dynamics()(e), profile=dataclasses.replace(profile, perfvar=best))
+
+
+WORLDS: dict[str, Callable[[LabelledEpisode], LabelledEpisode]] = {
+    "no outlier runs": _dynamics(run_outlier_prob=0.0),
+    "no throttling": _dynamics(throttle=False),
+    "no run-to-run noise": _dynamics(run_sigma=0.0),
+    "no outlier runs, no throttling": _dynamics(run_outlier_prob=0.0, throttle=False),
+    "no dynamics": _dynamics(),
+    "every GPU at its best value, no dynamics": _best_gpus,
+    "locality penalty only when wider than a node": _local_only,
+    "8x the nodes (no contention)": _larger,
 }
-
-
-def counterfactual(episode: LabelledEpisode, parts: dict[str, Any]) -> LabelledEpisode:
-    """``episode`` with ``parts`` of its dynamics replaced (none given: no dynamics)."""
-    config = episode.episode.config
-    dynamics = None if not parts else dataclasses.replace(config.dynamics, **parts)
-    return dataclasses.replace(episode, episode=dataclasses.replace(
-        episode.episode, config=dataclasses.replace(config, dynamics=dynamics)))
+"""The counterfactual worlds: each maps an episode to the same trace in that world."""
 
 
 def censored(episodes: list[LabelledEpisode], rule: str) -> tuple[np.ndarray, int]:
@@ -83,15 +118,15 @@ def main() -> None:
     print(f"{args.rule} on {len(episodes)} {args.split} episodes of {args.task}: geomean "
           f"censored average JCT {np.exp(np.log(base).mean()) / 3600:.3f} h, {unfinished} "
           f"unfinished ({time.perf_counter() - start:.0f} s)")
-    variants = [(f"world: {name}", [counterfactual(e, parts) for e in episodes])
-                for name, parts in WORLDS.items()]
+    variants = [(f"world: {name}", [world(e) for e in episodes])
+                for name, world in WORLDS.items()]
     variants += [(f"straggler migration, ratio {ratio:g}", with_stragglers(episodes, ratio))
                  for ratio in args.stragglers]
-    print(f"{'variant':42s} {'geomean / rule':>14s} {'min':>7s} {'max':>7s} {'unfinished':>10s}")
+    print(f"{'variant':52s} {'geomean / rule':>14s} {'min':>7s} {'max':>7s} {'unfinished':>10s}")
     for name, worlds in variants:
         values, unfinished = censored(worlds, args.rule)
         ratio = values / base
-        print(f"{name:42s} {np.exp(np.log(ratio).mean()):14.3f} {ratio.min():7.3f} "
+        print(f"{name:52s} {np.exp(np.log(ratio).mean()):14.3f} {ratio.min():7.3f} "
               f"{ratio.max():7.3f} {unfinished:10d}")
 
 

@@ -10,13 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agents.engine_copies import copy_context, copy_engine
 from agents.rule_selector import LinearSelector
-from agents.rule_selector_search import (
-    RolloutSearch,
-    copy_context,
-    copy_engine,
-    run_search_episode,
-)
+from agents.rule_selector_search import RolloutSearch, run_search_episode
 from palgym import ClusterSpec, make_episode, preset
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies import make_placement, make_queue_order

@@ -22,10 +22,9 @@ of a swap draw new run factors. A straggler with no such GPU keeps its set.
 
 PAL and PM-First rebuild their target from an empty cluster every round, so the next round
 often gives the straggler its old set back, with new runs again: a migration acts as a
-relaunch. Two variants measured worse on the 47 validation traces of the ``dynamic-online``
-world (``srsf/pal+backfill``, ratio 1.3; geomean average JCT against no migration): this rule
-0.953, keeping each swap while the placement would undo it 0.963, and taking only GPUs
-believed faster than the one dropped 0.958.
+relaunch. Two variants tried while building this rule measured worse on the validation traces
+of the ``dynamic-online`` world, and were not kept: keeping each swap while the placement
+would undo it, and taking only GPUs believed faster than the one dropped.
 
 The restart costs nothing where ``restart_cost_s`` is 0 (the ``dynamic`` preset); it is
 straggler mitigation by relaunch, as in MapReduce's speculative execution (Dean & Ghemawat,
