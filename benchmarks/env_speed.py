@@ -116,14 +116,22 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):8.0f} [{min(values):6.0f} - {max(values):6.0f}]"
 
 
-def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
-    """Print microseconds per decision of the env's main parts (cProfile, PAL agent)."""
+def profile_env(env: ClusterEnv | ClusterVectorEnv, decisions: int, seed: int,
+                agent: str = "pal") -> None:
+    """Print microseconds per decision of the env's main parts (cProfile; cumulative times,
+    so nested parts overlap; the batched env with the random agent, the single env with
+    ``agent``). The compiled kernel's line is the call through its entry point, argument
+    conversion included."""
     import cProfile
     import pstats
 
     env.reset(seed=seed)
     profiler = cProfile.Profile()
-    profiler.runcall(run, env, "pal", decisions, np.random.default_rng(seed))
+    if isinstance(env, ClusterVectorEnv):
+        profiler.runcall(run_batched, env, "random", decisions, np.random.default_rng(seed))
+        decisions = max(decisions // env.num_envs, 1) * env.num_envs
+    else:
+        profiler.runcall(run, env, agent, decisions, np.random.default_rng(seed))
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     parts = {
         "decision (Python + kernel)": ("decide.py", "__call__"),
@@ -133,13 +141,17 @@ def profile_env(env: ClusterEnv, decisions: int, seed: int) -> None:
         "heuristic action": ("queries.py", "heuristic_action"),
         "apply action": ("cluster_env.py", "_apply"),
         "whole step": ("cluster_env.py", "step"),
+        "batched step (rows + writes)": ("vector.py", "step"),
     }
     print("  where the time goes (us per decision, cProfile adds overhead):")
     for label, (module, function) in parts.items():
         compiled = f"{module.removesuffix('.py')}.{function}>"  # a numba dispatcher's entry
         total = sum(v[3] for (path, _, name), v in stats.items()
                     if (name == function and path.endswith(module)) or name.endswith(compiled))
-        print(f"    {label:<30} {total / decisions * 1e6:8.1f}")
+        if total:
+            print(f"    {label:<30} {total / decisions * 1e6:8.1f}")
+    everything = sum(v[2] for v in stats.values())  # the sum of own times: the whole run
+    print(f"    {'the whole run':<30} {everything / decisions * 1e6:8.1f}")
 
 
 def main() -> None:
@@ -154,7 +166,8 @@ def main() -> None:
     parser.add_argument("--batched", nargs="*", type=int, default=[], metavar="N",
                         help="also the batched env with N rows (e.g. 1 16 64), first cluster")
     parser.add_argument("--profile", action="store_true",
-                        help="also print where the time goes (cProfile, cumulative, PAL agent)")
+                        help="also print where the time goes (cProfile, cumulative; PAL agent "
+                             "for the single env, random agent for the batched env)")
     args = parser.parse_args()
     print(f"{'cluster':<8} {'GPUs':>5} {'agent':<7} {'decisions/s median [min - max]':>31} "
           f"{'env steps/s median [min - max]':>31} {'CPU us/dec median [min - max]':>31} "
@@ -182,6 +195,8 @@ def main() -> None:
                 label = f"N={num_envs}"
                 print(f"{label:<8} {cluster.num_gpus:>5} {agent:<7} {spread(rates):>31} "
                       f"{spread(env_rates):>31} {spread(cpu_us):>31} {max(episodes):>9}")
+            if args.profile:
+                profile_env(venv, args.decisions, args.seed)
 
 
 if __name__ == "__main__":
