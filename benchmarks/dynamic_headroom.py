@@ -5,8 +5,9 @@ Runs one rule (default ``srsf/pal+backfill``, the validation-chosen best of the 
 in the ``dynamic-online`` world) on a split's episodes (the rule selector's episodes:
 ``agents.rule_selector_runs.split_episodes``, the suite's traces plus ``--regimes``), then the
 same episodes in counterfactual worlds (parts of ``SimConfig.dynamics`` switched off: the
-references no scheduler can beat on those causes), and with straggler migration
-(``BeliefOptions.straggler_ratio``, PAL_MODEL section 10). The worlds (:data:`WORLDS`): parts
+references no scheduler can beat on those causes), with straggler migration
+(``BeliefOptions.straggler_ratio``, PAL_MODEL section 10), and with the oracle belief (the
+rule deciding on the truth now instead of the online estimate). The worlds (:data:`WORLDS`): parts
 of the dynamics off; every GPU at its class's best profile value; the locality penalty paid
 only by jobs wider than a node; eight times the nodes. Prints, per variant, the geomean over
 episodes of the ratio of the censored average JCT to the rule's, its range, and the unfinished
@@ -69,6 +70,14 @@ def _best_gpus(e: LabelledEpisode) -> LabelledEpisode:
     return _with(_dynamics()(e), profile=dataclasses.replace(profile, perfvar=best))
 
 
+def _oracle(episodes: list[LabelledEpisode]) -> list[LabelledEpisode]:
+    """The same episodes and world, the rule deciding on the oracle belief (the truth now,
+    refitted as the online belief is) instead of the online one: what knowing the GPUs'
+    current speeds is worth to it."""
+    return [_with(e, belief=dataclasses.replace(e.episode.belief, mode="oracle"))
+            for e in episodes]
+
+
 WORLDS: dict[str, Callable[[LabelledEpisode], LabelledEpisode]] = {
     "no outlier runs": _dynamics(run_outlier_prob=0.0),
     "no throttling": _dynamics(throttle=False),
@@ -122,6 +131,7 @@ def main() -> None:
                 for name, world in WORLDS.items()]
     variants += [(f"straggler migration, ratio {ratio:g}", with_stragglers(episodes, ratio))
                  for ratio in args.stragglers]
+    variants.append(("oracle belief (the truth now, no migration)", _oracle(episodes)))
     print(f"{'variant':52s} {'geomean / rule':>14s} {'min':>7s} {'max':>7s} {'unfinished':>10s}")
     for name, worlds in variants:
         values, unfinished = censored(worlds, args.rule)
