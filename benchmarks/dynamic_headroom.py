@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import os
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -107,7 +108,9 @@ def main() -> None:
     parser.add_argument("--suite", default="palgym-bench-v1")
     parser.add_argument("--task", default="dynamic-online")
     parser.add_argument("--split", default="test")
-    parser.add_argument("--data-dir", default=os.environ.get("PALGYM_DATA_DIR"))
+    parser.add_argument("--data-dir", default=os.environ.get("PALGYM_DATA_DIR"),
+                        help="the public data (default: $PALGYM_DATA_DIR); the suite's "
+                        "Sia-Philly workloads are read from it")
     parser.add_argument("--cache", help="palgym-bench's generated files (bench prepare): the "
                         "suite's generated validation traces")
     parser.add_argument("--regimes", help="a folder of `python -m traces regimes`")
@@ -119,9 +122,15 @@ def main() -> None:
             BeliefOptions("online", straggler_ratio=ratio)
         except ConfigError as error:
             parser.error(f"--stragglers: {error}")
-    episodes = split_episodes(args.split, suite=args.suite, task=args.task,
-                              data_dir=args.data_dir, cache_dir=args.cache,
-                              regimes=args.regimes)
+    if args.regimes is None:
+        warnings.warn("no --regimes: only the suite's own traces are run; the figures the docs "
+                      "quote are over the suite's traces plus --regimes", stacklevel=1)
+    try:
+        episodes = split_episodes(args.split, suite=args.suite, task=args.task,
+                                  data_dir=args.data_dir, cache_dir=args.cache,
+                                  regimes=args.regimes)
+    except ConfigError as error:  # missing public data or cache files included
+        parser.error(str(error))
     start = time.perf_counter()
     base, unfinished = censored(episodes, args.rule)
     print(f"{args.rule} on {len(episodes)} {args.split} episodes of {args.task}: geomean "

@@ -21,12 +21,16 @@ decisions in all, the random agent drawing one valid action per row from the bat
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from palgym.envs import ClusterEnv
+from palgym._numba import entry_point
+from palgym.envs import ClusterEnv, decide
 from palgym.envs.vector import ClusterVectorEnv
 from palgym.sim.cluster import ClusterSpec
 from traces.generate import generate_sia_philly_like
@@ -143,7 +147,9 @@ def profile_env(env: ClusterEnv | ClusterVectorEnv, decisions: int, seed: int,
         "whole step": ("cluster_env.py", "step"),
         "batched step (rows + writes)": ("vector.py", "step"),
     }
-    print("  where the time goes (us per decision, cProfile adds overhead):")
+    who = (f"batched env, N = {env.num_envs}, random agent" if isinstance(env, ClusterVectorEnv)
+           else f"single env, {agent} agent")
+    print(f"  where the time goes ({who}; us per decision, cProfile adds overhead):")
     for label, (module, function) in parts.items():
         compiled = f"{module.removesuffix('.py')}.{function}>"  # a numba dispatcher's entry
         total = sum(v[3] for (path, _, name), v in stats.items()
@@ -152,6 +158,41 @@ def profile_env(env: ClusterEnv | ClusterVectorEnv, decisions: int, seed: int,
             print(f"    {label:<30} {total / decisions * 1e6:8.1f}")
     everything = sum(v[2] for v in stats.values())  # the sum of own times: the whole run
     print(f"    {'the whole run':<30} {everything / decisions * 1e6:8.1f}")
+
+
+def kernel_share(make: Callable[[], ClusterVectorEnv], decisions: int, seed: int) -> None:
+    """Print the compiled decision kernel's wall time per decision, timed around its compiled
+    entry point (no profiler), and its share of the batched run's wall time (random agent)."""
+    spent = [0.0]
+
+    def timed_entry(function: Any, args: Any) -> Callable[..., Any]:
+        compiled = entry_point(function, args)
+
+        def call(*arguments: Any) -> Any:
+            start = time.perf_counter()
+            result = compiled(*arguments)
+            spent[0] += time.perf_counter() - start
+            return result
+        return call
+
+    original = decide.entry_point
+    decide.entry_point = timed_entry  # the envs made below take the timed entry
+    try:
+        venv = make()
+        rng = np.random.default_rng(seed)
+        venv.reset(seed=seed)
+        run_batched(venv, "random", min(200 * venv.num_envs, decisions), rng)  # warm-up
+        venv.reset(seed=seed)
+        spent[0] = 0.0
+        wall = time.perf_counter()
+        run_batched(venv, "random", decisions, rng)
+        wall = time.perf_counter() - wall
+    finally:
+        decide.entry_point = original
+    done = max(decisions // venv.num_envs, 1) * venv.num_envs
+    print(f"  compiled decision kernel, timed around its entry point (N = {venv.num_envs}, random "
+          f"agent): {spent[0] / done * 1e6:.1f} us per decision, {spent[0] / wall:.0%} of the "
+          f"wall time")
 
 
 def main() -> None:
@@ -197,6 +238,9 @@ def main() -> None:
                       f"{spread(env_rates):>31} {spread(cpu_us):>31} {max(episodes):>9}")
             if args.profile:
                 profile_env(venv, args.decisions, args.seed)
+                kernel_share(functools.partial(ClusterVectorEnv, num_envs,
+                                               trace=trace.to_trace(f"gen-{text}"),
+                                               cluster=cluster), args.decisions, args.seed)
 
 
 if __name__ == "__main__":
