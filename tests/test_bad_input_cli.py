@@ -219,6 +219,17 @@ def test_benchmark_names_a_bad_data_dir(tmp_path: Path) -> None:
             f"{tmp_path / 'bad/traces/sia_philly_pal/workload-1.csv'}") in done.stderr
 
 
+def test_dynamic_headroom_names_the_missing_workloads(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks/dynamic_headroom.py"),
+                           "--data-dir", str(tmp_path / "bad"), "--regimes", str(tmp_path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    missing = tmp_path / "bad/traces/sia_philly_pal/workload-4.csv"
+    assert f"error: suite palgym-bench-v1: missing files: {missing}" in done.stderr
+
+
 @pytest.mark.parametrize("mode", [[], ["--best-heuristic"]])
 def test_evaluate_names_an_unknown_env_id(mode: list[str], capsys) -> None:
     argv = ["--env", "bogus/Env-v0", "--quiet", *mode]
