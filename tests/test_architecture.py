@@ -207,7 +207,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L2", ("palgym.policies", "palgym.io", "palgym.bundled")),
     ("L3", ("palgym.simulate", "palgym.driver", "palgym.testing", "palgym.tracesets",
             "palgym.report", "palgym.plots", "palgym.sweep", "palgym.progress",
-            "palgym.rule_selection")),
+            "palgym.rule_selection", "palgym.headroom")),
     ("L4", ("palgym.envs",)),
     ("L5", ("palgym",)),
     ("L6", ("traces",)),
@@ -218,7 +218,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 THIRD_PARTY: dict[str, tuple[str, ...]] = {
     "L0": ("numpy", "numba"), "L1": (), "L2": ("sklearn", "threadpoolctl"),
-    "L3": ("matplotlib", "tqdm"), "L4": ("gymnasium",), "L5": ("yaml",),
+    "L3": ("matplotlib", "tqdm", "ortools"), "L4": ("gymnasium",), "L5": ("yaml",),
     "L6": ("pandas", "pyarrow", "scipy"),
     "L7": ("stable_baselines3", "sb3_contrib", "torch", "cloudpickle", "optuna", "ray"),
     "L8": (),

@@ -1,0 +1,247 @@
+"""Best-known schedules by hindsight search: a local search over job priority orders that sees
+the whole trace, the true durations and the true speeds, and uses the simulator as a black box.
+
+A candidate is a priority order over the trace's jobs (a permutation, :class:`PriorityOrder`)
+and a placement from a short list (``pal+backfill``, ``pm-first+backfill``,
+``packed-non-sticky+backfill`` by default): each round the placement walks the active jobs in
+priority order (backfilling past those that do not fit), so the order decides which jobs run
+and the placement which GPUs they get. Its value is the engine's average JCT of the episode
+played that way (:func:`palgym.simulate.run_episode`).
+
+The search (iterated local search with a seeded ``numpy`` generator; Lourenco, Martin and
+Stuetzle, "Iterated Local Search", Handbook of Metaheuristics, 2003):
+
+1. start from the best of the field's heuristics (their completion order becomes the first
+   priority order) and from the orders by submit time, by SRSF's and SRTF's initial keys;
+2. move: take one job to another position (within ``window`` places), or swap two jobs, or
+   change the placement; keep the candidate if it is no worse (ties accepted, so the search
+   walks plateaus);
+3. after ``patience`` evaluations without improvement, perturb the best order (a few random
+   moves) and continue from there;
+4. stop after ``evaluations`` candidates.
+
+The best candidate found is recorded as a :class:`~palgym.headroom.schedule.Schedule`
+(:func:`palgym.headroom.record.record_heuristic`), which replays to the same value. The search
+is a reference that knows the future, never a scheduler.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from palgym.errors import ConfigError
+from palgym.headroom.record import record_heuristic
+from palgym.headroom.schedule import Schedule
+from palgym.policies.slowdown import SlowdownFactors
+from palgym.sim.types import IntArray
+from palgym.sim.views import SimView
+from palgym.simulate import Episode, EpisodeResult, run_episode, slowdown_factors
+
+DEFAULT_PLACEMENTS: tuple[str, ...] = ("pal+backfill", "pm-first+backfill",
+                                       "packed-non-sticky+backfill")
+"""The placements a candidate may use."""
+START_FIELD: tuple[tuple[str, str], ...] = tuple(
+    (order, placement) for order in ("srsf", "srtf", "fifo") for placement in DEFAULT_PLACEMENTS)
+"""The heuristics (queue order, placement) whose best run seeds the search."""
+
+
+@dataclass(frozen=True)
+class PriorityOrder:
+    """A static queue order by a fixed priority per job (the :class:`QueueOrder` protocol).
+
+    Attributes:
+        rank: int64 (J,), the rank of each trace job (engine index); lower runs first. A
+            background copy (engine index k >= J, a copy of trace row k mod J,
+            docs/PAL_MODEL.md section 2) shares its row's rank, after the row itself.
+    """
+
+    rank: IntArray
+    name: str = "priority"
+    static: bool = True
+
+    def order(self, sim: SimView) -> IntArray:
+        """int64 (A,): active job indices by (priority class, rank, index)."""
+        active = sim.active()
+        rank = self.rank[active % self.rank.size]
+        keys = (active, rank, sim.jobs.priority[active])
+        return active[np.lexsort(keys)]
+
+
+def rank_of(order: Sequence[int] | IntArray) -> IntArray:
+    """int64 (J,): the rank array of a permutation of job indices (first = rank 0)."""
+    perm = np.asarray(order, dtype=np.int64)
+    rank = np.empty(perm.size, np.int64)
+    rank[perm] = np.arange(perm.size)
+    return rank
+
+
+@dataclass
+class SearchResult:
+    """The outcome of :func:`hindsight_search`.
+
+    Attributes:
+        avg_jct_s: the best candidate's average JCT (s), as its schedule replays.
+        order: int64 (J,), its priority order (job indices, first = highest).
+        placement: its placement name.
+        schedule: its recorded schedule.
+        start_avg_jct_s: the best start's average JCT (s).
+        start: the best start's label (``"srsf/pal+backfill"``, ``"completion order"``, ...).
+        evaluations: candidates evaluated.
+        wall_s: seconds spent.
+        history: (evaluation, best average JCT) at each improvement.
+    """
+
+    avg_jct_s: float
+    order: IntArray
+    placement: str
+    schedule: Schedule
+    start_avg_jct_s: float
+    start: str
+    evaluations: int
+    wall_s: float
+    history: list[tuple[int, float]] = field(default_factory=list)
+
+
+def _value(result: EpisodeResult) -> float:
+    metrics = result.metrics
+    return float(metrics.censored_avg_jct_s if metrics.truncated else metrics.avg_jct_s)
+
+
+def evaluate_order(episode: Episode, order: IntArray, placement: str,
+                   factors: SlowdownFactors | None = None) -> float:
+    """The average JCT (s; censored if unfinished) of ``episode`` under ``placement`` with the
+    priority ``order`` (job indices, first = highest); ``factors``: the episode's slowdown
+    factors (computed if None)."""
+    result = run_episode(episode, policy=placement, queue_order=PriorityOrder(rank_of(order)),
+                         factors=factors, driver="python")
+    return _value(result)
+
+
+def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0,
+                     placements: Sequence[str] = DEFAULT_PLACEMENTS, window: int = 8,
+                     patience: int = 200, time_limit_s: float | None = None) -> SearchResult:
+    """Search priority orders for the lowest average JCT of ``episode`` (module docstring).
+
+    Args:
+        episode: the episode (its trace's jobs are what the orders rank).
+        evaluations: candidates to evaluate (>= 1; the starts count).
+        seed: the search's ``numpy`` seed.
+        placements: the placements a candidate may use.
+        window: a job moves at most this many places.
+        patience: evaluations without improvement before a perturbation.
+        time_limit_s: stop after this many seconds as well (None: no limit; with a limit the
+            result depends on the machine's speed).
+
+    Returns:
+        The best candidate, its schedule and the search's record.
+
+    Raises:
+        ConfigError: for ``evaluations`` < 1, an empty ``placements`` or ``window`` < 1.
+    """
+    if evaluations < 1 or not placements or window < 1:
+        raise ConfigError("hindsight search: need evaluations >= 1, a placement and window >= 1")
+    started = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    factors = slowdown_factors(episode)
+    starts, count = _starts(episode, placements, factors)
+    start_value, start_label = starts[0][0], starts[0][3]
+    best_value, best_order, best_placement, count = _best_start(episode, starts, factors, count)
+    history = [(count, best_value)]
+    current_value, current_order, current_placement = best_value, best_order, best_placement
+    stale = 0
+    while count < evaluations:
+        if time_limit_s is not None and time.perf_counter() - started > time_limit_s:
+            break
+        order, placement = _neighbour(rng, current_order, current_placement, placements, window)
+        value = evaluate_order(episode, order, placement, factors)
+        count += 1
+        if value <= current_value:
+            stale = 0 if value < current_value else stale + 1
+            current_value, current_order, current_placement = value, order, placement
+            if value < best_value:
+                best_value, best_order, best_placement = value, order, placement
+                history.append((count, best_value))
+        else:
+            stale += 1
+        if stale >= patience:
+            current_order = best_order
+            for _ in range(3):
+                current_order, _ = _neighbour(rng, current_order, best_placement, (), window)
+            current_placement = best_placement
+            current_value = evaluate_order(episode, current_order, current_placement, factors)
+            count += 1
+            stale = 0
+    result, schedule = record_heuristic(episode, best_placement,
+                                        PriorityOrder(rank_of(best_order)))
+    return SearchResult(_value(result), best_order, best_placement, schedule, start_value,
+                        start_label, count, time.perf_counter() - started, history)
+
+
+Start = tuple[float, IntArray, str, str]
+"""A start: (average JCT, priority order, placement, label)."""
+
+
+def _starts(episode: Episode, placements: Sequence[str],
+            factors: SlowdownFactors) -> tuple[list[Start], int]:
+    """The search's starts, best first, and the evaluations they took: each field
+    heuristic's run (its completion order as a priority order), the submit order and the
+    order by SRSF's initial key."""
+    trace = episode.trace
+    jobs = trace.num_jobs
+    count = 0
+    starts: list[Start] = []
+    for order_name, placement in START_FIELD:
+        if placement not in placements:
+            continue
+        result = run_episode(episode, policy=placement, queue_order=order_name, factors=factors)
+        count += 1
+        completion = np.nan_to_num(result.records.completion_time_s, nan=np.inf)
+        by_completion = np.lexsort((np.arange(jobs), completion)).astype(np.int64)
+        starts.append((_value(result), by_completion, placement, f"{order_name}/{placement}"))
+    ideal_gpu_s = trace.num_gpus * trace.total_iterations * trace.iteration_time_s
+    for label, key in (("submit order", trace.submit_time_s), ("srsf key", ideal_gpu_s)):
+        order = np.lexsort((np.arange(jobs), key)).astype(np.int64)
+        value = evaluate_order(episode, order, placements[0], factors)
+        starts.append((value, order, placements[0], label))
+        count += 1
+    starts.sort(key=lambda start: start[0])
+    return starts, count
+
+
+def _best_start(episode: Episode, starts: list[Start], factors: SlowdownFactors,
+                count: int) -> tuple[float, IntArray, str, int]:
+    """The best start as a priority order (a heuristic's completion order re-evaluated)."""
+    best_value, best_order, best_placement = np.inf, starts[0][1], starts[0][2]
+    for value, order, placement, label in starts:
+        if label.endswith(placement) and "/" in label:
+            value = evaluate_order(episode, order, placement, factors)
+            count += 1
+        if value < best_value:
+            best_value, best_order, best_placement = value, order, placement
+    return best_value, best_order, best_placement, count
+
+
+def _neighbour(rng: np.random.Generator, order: IntArray, placement: str,
+               placements: Sequence[str], window: int) -> tuple[IntArray, str]:
+    """One random move: a job moved within ``window`` places, two jobs swapped, or (if more
+    than one placement) another placement."""
+    jobs = order.size
+    kind = int(rng.integers(3 if len(placements) > 1 else 2))
+    if kind == 2 or jobs < 2:
+        others = [p for p in placements if p != placement] or [placement]
+        return order, others[int(rng.integers(len(others)))]
+    i = int(rng.integers(jobs))
+    j = int(np.clip(i + rng.integers(-window, window + 1), 0, jobs - 1))
+    if i == j:
+        j = (i + 1) % jobs
+    new = order.copy()
+    if kind == 0:
+        job = new[i]
+        new = np.insert(np.delete(new, i), j, job)
+    else:
+        new[i], new[j] = new[j], new[i]
+    return new, placement

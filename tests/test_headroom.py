@@ -1,0 +1,162 @@
+"""palgym.headroom: recorded schedules replay exactly, the lower bound holds for every schedule
+palgym produces, and hand-worked toys give their optimum."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from palgym import ClusterSpec, make_episode, preset, read_sia_trace, run_episode
+from palgym.bundled import bundled_trace_paths
+from palgym.errors import ConfigError, InvalidActionError
+from palgym.headroom import Schedule, lower_bound, replay_episode
+from palgym.headroom.bound import admit_rounds, min_rounds, srpt_completions
+from palgym.headroom.record import record_heuristic
+from palgym.headroom.search import PriorityOrder, hindsight_search, rank_of
+from palgym.sim.types import FREE
+from palgym.sim.variability import VariabilityProfile
+from palgym.sim.workload import Trace
+from palgym.testing.generators import random_profile, random_trace
+
+R = 360.0
+
+
+def toy_episode(perfvar_a: list[float], jobs: list[tuple[float, int, float]], nodes: int = 1,
+                config: str = "default"):
+    """Jobs (submit s, GPUs, ideal run time s) of class A (resnet50, T_it scaled to 1 s by the
+    iteration count), on ``nodes`` nodes of len(perfvar_a) // nodes GPUs."""
+    g = len(perfvar_a)
+    perfvar = np.ones((4, g))
+    perfvar[0] = perfvar_a
+    trace = Trace.from_columns(
+        "toy", job_id=list(range(len(jobs))), submit_time_s=[j[0] for j in jobs],
+        num_gpus=[j[1] for j in jobs], total_iterations=[j[2] for j in jobs],
+        iteration_time_s=[1.0] * len(jobs), model=["resnet50"] * len(jobs))
+    return make_episode(trace, cluster=ClusterSpec(nodes, g // nodes), config=preset(config),
+                        profile=VariabilityProfile("toy", perfvar))
+
+
+def test_schedule_round_trip_and_refusals():
+    dense = np.array([[0, FREE], [0, FREE], [0, 1], [FREE, FREE]], np.int64)
+    schedule = Schedule.from_rounds(dense)
+    assert schedule.rounds.tolist() == [0, 2, 3]
+    assert [schedule.at(t).tolist() for t in range(5)] == [
+        [0, FREE], [0, FREE], [0, 1], [FREE, FREE], [FREE, FREE]]
+    again = Schedule.from_dict(schedule.as_dict())
+    assert again.num_rounds == 4 and np.array_equal(again.targets, schedule.targets)
+    bad = schedule.as_dict()
+    bad["changes"][1][1] = [0]
+    with pytest.raises(ConfigError, match=r"changes\[1\]"):
+        Schedule.from_dict(bad, "file.json")
+    bad = schedule.as_dict()
+    bad["num_rounds"] = True
+    with pytest.raises(ConfigError, match="num_rounds"):
+        Schedule.from_dict(bad)
+    with pytest.raises(ConfigError, match="ascending"):
+        Schedule(2, 5, np.array([3, 1]), np.zeros((2, 2), np.int64))
+
+
+@pytest.mark.parametrize("config", ["default", "pal-artifact"])
+def test_recorded_heuristics_replay_bit_for_bit(config):
+    path = bundled_trace_paths()["sia-philly-gen-0"]
+    episode = make_episode(read_sia_trace(path), config=preset(config))
+    for policy, order in (("pal", "fifo"), ("pal+backfill", "srtf"), ("packed-sticky", "fifo"),
+                          ("pm-first+easy", "srsf")):
+        plain = run_episode(episode, policy=policy, queue_order=order)
+        recorded, schedule = record_heuristic(episode, policy, order)
+        replayed = replay_episode(episode, schedule)
+        assert recorded.metrics == plain.metrics
+        assert replayed.metrics == plain.metrics
+        assert np.array_equal(replayed.records.completion_time_s,
+                              plain.records.completion_time_s, equal_nan=True)
+
+
+def test_replay_refuses_a_tampered_schedule_naming_the_round():
+    episode = toy_episode([1.0, 1.0], [(0.0, 2, 3 * R)])
+    _, schedule = record_heuristic(episode, "pal", "fifo")
+    targets = np.array(schedule.targets)
+    targets[0, 1] = FREE  # job 0 given 1 of its 2 GPUs
+    with pytest.raises(InvalidActionError, match="schedule round 0"):
+        replay_episode(episode, Schedule(2, schedule.num_rounds, schedule.rounds, targets))
+
+
+def test_lower_bound_of_hand_worked_toys():
+    # a lone 1-GPU job, 2.5 ideal rounds, submitted at 100 s: admitted at 360 s, 3 rounds on
+    # the 1.0 GPU, completes at 1,440 s: JCT 1,340 s
+    episode = toy_episode([1.0, 1.25], [(100.0, 1, 2.5 * R)])
+    bound = lower_bound(episode)
+    assert bound.admit_round.tolist() == [1] and bound.min_rounds.tolist() == [3]
+    assert bound.avg_jct_s == 1340.0 and bound.binding == "job"
+    assert run_episode(episode, "pal").metrics.avg_jct_s == 1340.0
+    # two 2-GPU jobs of 2 rounds at t = 0 on 2 GPUs: alone each ends at round 2 (sum 4), but
+    # the cluster holds one at a time: SRPT ends them at 4 and 8 GPU-rounds, sum 12 / 2 = 6
+    # rounds: average JCT 3 x 360 s, which FIFO attains
+    episode = toy_episode([1.0, 1.0], [(0.0, 2, 2 * R), (0.0, 2, 2 * R)])
+    bound = lower_bound(episode)
+    assert bound.job_bound_s == 2 * R and bound.capacity_bound_s == 3 * R
+    assert bound.binding == "capacity"
+    assert run_episode(episode, "pal").metrics.avg_jct_s == 3 * R
+
+
+def test_bound_pieces():
+    assert admit_rounds(np.array([0.0, 1.0, 360.0, 361.0]), R).tolist() == [0, 1, 1, 2]
+    assert min_rounds(np.array([720.0, 720.5]), np.array([1.0, 1.0]), R).tolist() == [2, 3]
+    # one machine: job 0 (work 5) at 0, job 1 (work 1) at 1 preempts it: 1 ends at 2, 0 at 6
+    assert srpt_completions(np.array([0, 1]), np.array([5, 1])).tolist() == [6, 2]
+
+
+def test_lower_bound_refuses_the_dynamic_truth():
+    path = bundled_trace_paths()["sia-philly-gen-0"]
+    episode = make_episode(read_sia_trace(path), config=preset("dynamic"))
+    with pytest.raises(ConfigError, match="dynamic truth"):
+        lower_bound(episode)
+
+
+HEURISTICS = (("pal", "fifo"), ("pal+backfill", "srtf"), ("packed-sticky", "las"),
+              ("pm-first+easy", "srsf"), ("random-non-sticky+backfill", "fifo"),
+              ("packed-non-sticky", "tiresias"), ("pal+easy", "fifo"),
+              ("random-sticky", "srtf"))
+
+
+def test_lower_bound_holds_on_1000_fuzzed_episodes():
+    """The bound never exceeds the average JCT of a finished schedule (an invariant), over
+    1,000 random small episodes of both static presets and eight heuristics in turn."""
+    rng = np.random.default_rng(2024)
+    checked = tight = 0
+    for k in range(1000):
+        cluster = ClusterSpec(int(rng.integers(1, 4)), int(rng.choice([1, 2, 4])))
+        trace = random_trace(rng, int(rng.integers(1, 9)), cluster, max_submit_s=3000.0,
+                             max_duration_s=3000.0, name=f"fuzz-{k}")
+        profile = random_profile(rng, cluster.num_gpus)
+        config = preset("default" if k % 2 else "pal-artifact", max_rounds=20_000)
+        episode = make_episode(trace, cluster=cluster, config=config, profile=profile, seed=k)
+        policy, order = HEURISTICS[k % len(HEURISTICS)]
+        result = run_episode(episode, policy=policy, queue_order=order)
+        if result.metrics.truncated:
+            continue
+        bound = lower_bound(episode).avg_jct_s
+        assert bound <= result.metrics.avg_jct_s * (1 + 1e-12), (k, policy, order)
+        checked += 1
+        tight += bound == result.metrics.avg_jct_s
+    assert checked >= 950
+    assert tight > 0  # the bound is attained on some episodes (e.g. a lone job)
+
+
+def test_priority_order_by_submit_time_plays_fifo():
+    path = bundled_trace_paths()["sia-philly-gen-0"]
+    episode = make_episode(read_sia_trace(path), config=preset("default"))
+    fifo = run_episode(episode, "packed-non-sticky+backfill", "fifo")
+    order = np.argsort(episode.trace.submit_time_s, kind="stable")
+    priority = run_episode(episode, "packed-non-sticky+backfill", PriorityOrder(rank_of(order)))
+    assert priority.metrics == fifo.metrics
+
+
+def test_hindsight_search_never_worse_than_its_start_and_replays():
+    episode = toy_episode([1.0, 2.0, 1.0, 1.0], [(0.0, 1, 2 * R), (0.0, 2, 4 * R),
+                                                   (0.0, 1, 0.5 * R), (10.0, 2, R)], nodes=2)
+    result = hindsight_search(episode, evaluations=60, seed=0)
+    assert result.avg_jct_s <= result.start_avg_jct_s
+    assert replay_episode(episode, result.schedule).metrics.avg_jct_s == result.avg_jct_s
+    assert result.avg_jct_s >= lower_bound(episode).avg_jct_s
+    again = hindsight_search(episode, evaluations=60, seed=0)
+    assert again.avg_jct_s == result.avg_jct_s and again.order.tolist() == result.order.tolist()
