@@ -21,6 +21,7 @@ import numpy as np
 from palgym.errors import ConfigError, PalgymError
 from palgym.policies import PLACEMENT_NAMES, is_placement_name, placement_name
 from palgym.policies.backfill import split_name
+from palgym.policies.guards import is_guard, parse_guard
 from palgym.policies.registry import placement_entry
 
 State = tuple[np.ndarray, ...] | None
@@ -64,6 +65,8 @@ def heuristic_env_kwargs(name: str) -> dict[str, bool]:
     Raises:
         ConfigError: for an unknown placement name.
     """
+    if is_guard(name):  # an aging guard: its base placement's traits (palgym.policies.guards)
+        name = parse_guard(name, "placement").base_placement
     name = placement_name(name) if ":" in name else name  # MODULE:CLASS: imported, registered
     if not is_placement_name(name):
         raise ConfigError(f"unknown placement {name!r}: one of {list(PLACEMENT_NAMES)}, each "
@@ -92,7 +95,7 @@ class HeuristicAgent:
 
     def __init__(self, name: str) -> None:
         self.env_kwargs = heuristic_env_kwargs(name)
-        self.name = placement_name(name) if ":" in name else name
+        self.name = placement_name(name) if ":" in name and not is_guard(name) else name
         self._env: Any = None
 
     def __repr__(self) -> str:

@@ -21,6 +21,7 @@ name everywhere palgym's own do. docs/CUSTOM_POLICY.md "Writing your own policy"
 
 import warnings
 
+from palgym import guards as guards  # hands guard names to run_episode
 from palgym.bundled import bundled_profile
 from palgym.driver import drive
 from palgym.errors import (

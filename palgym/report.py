@@ -28,6 +28,7 @@ import numpy as np
 from palgym.errors import ConfigError
 from palgym.policies import CLAIRVOYANT, PLACEMENT_NAMES, Durations, is_placement_name
 from palgym.policies.backfill import split_name
+from palgym.policies.guards import is_guard, parse_guard
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig
 from palgym.sim.metrics import censored_mean_at, geomean_improvement, improvement, jct_ratio
@@ -144,6 +145,7 @@ def reference_baselines(baseline: str) -> tuple[str, ...]:
 
 def policies_to_run(policies: Iterable[str], baseline: str = DEFAULT_BASELINE) -> tuple[str, ...]:
     """The requested placements (duplicates dropped), then each reported baseline not among them.
+    An aging guard (:mod:`palgym.policies.guards`) counts as a placement.
 
     Raises:
         ConfigError: for an unknown placement name, or a backfill suffix on a placement that
@@ -153,7 +155,10 @@ def policies_to_run(policies: Iterable[str], baseline: str = DEFAULT_BASELINE) -
     for extra in reference_baselines(baseline):
         if extra not in wanted:
             wanted.append(extra)
-    unknown = [name for name in wanted if not is_placement_name(name)]
+    for name in wanted:
+        if is_guard(name):
+            parse_guard(name, "policy")  # a malformed guard is named with its part at fault
+    unknown = [name for name in wanted if not (is_placement_name(name) or is_guard(name))]
     unsuffixed = [name for name in unknown if split_name(name)[0] in PLACEMENT_NAMES]
     if unsuffixed:
         raise ConfigError(f"placement {split_name(unsuffixed[0])[0]!r} takes no backfill mode "

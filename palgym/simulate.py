@@ -56,6 +56,7 @@ from palgym.policies.belief import (
     BeliefPlacement,
     belief_options,
 )
+from palgym.policies.guards import is_guard, parse_guard
 from palgym.policies.registry import placement_entry
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.backend import BackendName
@@ -216,6 +217,16 @@ def episode_sampler(episode: Episode) -> Sampler:
     return make_sampler(copy.deepcopy(episode.placement_rng))
 
 
+_GUARD_RUNNER: list[Callable[..., EpisodeResult]] = []
+"""The runner of guard names (:func:`palgym.guards.run_guard`), handed over by
+:mod:`palgym.guards` at import (it sits above this module: the engine's rule selection)."""
+
+
+def set_guard_runner(runner: Callable[..., EpisodeResult]) -> None:
+    """Hand :func:`run_episode` the runner of aging-guard names (:mod:`palgym.guards`)."""
+    _GUARD_RUNNER[:] = [runner]
+
+
 def run_episode(
     episode: Episode,
     policy: str | PlacementPolicy = "pal",
@@ -236,7 +247,9 @@ def run_episode(
             class of yours too, or ``MODULE:CLASS``), or a
             :class:`~palgym.policies.PlacementPolicy` object (e.g. your own; it decides on
             what it holds: ``factors``, ``durations`` and ``belief`` do not reach it, and the
-            compiled driver serves only placements registered with a compiled form).
+            compiled driver serves only placements registered with a compiled form). An
+            aging guard ``BASE+age=Hh:ALT_ORDER/ALT`` (:mod:`palgym.policies.guards`, its base
+            order ``queue_order``) runs on the engine's rule selection (:mod:`palgym.guards`).
         queue_order: queue order name (see :data:`palgym.policies.QUEUE_ORDER_NAMES`, or
             ``MODULE:CLASS``), or a
             :class:`~palgym.policies.QueueOrder` object (e.g. a
@@ -263,6 +276,8 @@ def run_episode(
         PalgymError: if the policy leaves queued jobs unplaced on an idle cluster with no
             arrivals left (the episode could never end).
     """
+    if isinstance(policy, str) and is_guard(policy):
+        return _run_guard(episode, policy, queue_order, durations, belief, driver)
     known = durations.for_seed(episode.seed)
     name = placement_name(policy) if isinstance(policy, str) else None
     if name is not None:
@@ -300,6 +315,22 @@ def run_episode(
         refits=watched.refits if watched else 0,
         migrations=watched.migrations if watched else 0,
     )
+
+
+def _run_guard(episode: Episode, policy: str, queue_order: str | QueueOrder,
+               durations: Durations, belief: object, driver: str | Driver) -> EpisodeResult:
+    """A guard name's episode (:mod:`palgym.policies.guards`), on the engine's rule selection."""
+    if not isinstance(queue_order, str):
+        raise ConfigError(f"policy {policy!r}: a guard's base order is a queue order name")
+    if belief is not None:
+        raise ConfigError(f"policy {policy!r}: a guard decides on the episode's belief "
+                          "(make_episode(..., belief=))")
+    if Driver(driver) is Driver.COMPILED:
+        raise ConfigError(f"policy {policy!r}: a guard runs on the Python loop (rule selection)")
+    if not _GUARD_RUNNER:
+        raise ConfigError("guard names need palgym.guards (import palgym)")
+    parse_guard(policy, "policy")
+    return _GUARD_RUNNER[0](episode, policy, queue_order, durations)
 
 
 def _runs_prefix(placement: PlacementPolicy) -> bool:

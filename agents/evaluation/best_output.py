@@ -49,13 +49,14 @@ def format_best(report: BestHeuristic) -> str:
     """The field table (hours) and the chosen combination with its rule."""
     measured = bool(report.evaluation_source)
     where = f", measured on {report.evaluation_source}" if measured else ""
+    width = max([36, *(len(r.label) for r in report.rows)])  # guard names are long
     lines = [f"heuristic field: chosen on {report.selection_source}{where} "
              f"(seeds {list(report.seeds)})",
-             f"{'combination':<36} {'select (h)':>11} {'eval (h)':>10} {'unfinished':>10}"]
+             f"{'combination':<{width}} {'select (h)':>11} {'eval (h)':>10} {'unfinished':>10}"]
     for r in sorted(report.rows, key=lambda r: (r.selection_geomean_avg_jct_s, r.label)):
         evaluation = f"{r.evaluation_geomean_avg_jct_s / 3600:>10.3f}" if measured else (
             f"{'-':>10}")
-        lines.append(f"{r.label:<36} {r.selection_geomean_avg_jct_s / 3600:>11.3f} "
+        lines.append(f"{r.label:<{width}} {r.selection_geomean_avg_jct_s / 3600:>11.3f} "
                      f"{evaluation} "
                      f"{r.selection_unfinished:>4}/{r.evaluation_unfinished:<5} {r.chosen}")
     lines.append(f"selection rule: {report.rule}")

@@ -9,6 +9,9 @@ column, ``--best-heuristic``'s field, side-by-side contenders, ``--reference``,
   (imported and registered, then named by its ``name``);
 - the suffix is the backfill mode (:data:`palgym.policies.backfill.SUFFIXES`): ``+backfill``
   first-fit, ``+easy`` EASY, none without backfilling (``pal+backfill``, ``pm-first+easy``);
+- an aging guard ``BASE+age=Hh:ALT_ORDER/ALT`` (:mod:`palgym.policies.guards`) is a
+  placement too: ``srtf/pal+backfill+age=32h:fifo/pal+easy`` (it runs on the engine's rule
+  selection);
 - the prefix ``ORDER/`` is the queue order (:data:`palgym.policies.QUEUE_ORDER_NAMES`, or
   ``MODULE:CLASS``), e.g.
   ``srsf/pal+backfill``, ``las/pm-first+easy``; without it the heuristic runs under the
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, placement_name, queue_order_name
 from palgym.policies.backfill import SUFFIXES, split_name, with_backfill
+from palgym.policies.guards import is_guard, parse_guard
 from palgym.policies.loader import SPEC_SEPARATOR
 from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
 
@@ -95,13 +99,15 @@ def parse_heuristic(text: str, argument: str = "heuristic") -> HeuristicName:
     order: str | None = None
     rest = text
     where = f"{argument} {text!r}".strip()
-    if ORDER_SEPARATOR in text:
+    if ORDER_SEPARATOR in text and not is_guard(text.split(ORDER_SEPARATOR, 1)[0]):
         order, rest = text.split(ORDER_SEPARATOR, 1)
         if SPEC_SEPARATOR in order:  # a user's class: imported and registered
             order = queue_order_name(order, where)
         if order not in QUEUE_ORDER_NAMES:
             raise ConfigError(f"{where}: unknown queue order {order!r}; expected "
                               f"{known_names_text()}")
+    if is_guard(rest):  # BASE+age=Hh:ALT_ORDER/ALT (palgym.policies.guards)
+        return HeuristicName(order, parse_guard(rest, where).placement, "none")
     if SPEC_SEPARATOR in rest:
         rest = placement_name(rest, where)
     placement, backfill = split_name(rest)
@@ -119,7 +125,7 @@ def heuristic_arg(argument: str, allow_best: bool = False) -> Callable[[str], st
     parsing, where an error is one line: :func:`load_user_classes`); else an
     ``argparse.ArgumentTypeError`` naming the value."""
     def check(text: str) -> str:
-        if (allow_best and text == BEST) or SPEC_SEPARATOR in text:
+        if (allow_best and text == BEST) or (SPEC_SEPARATOR in text and not is_guard(text)):
             return text  # a MODULE:CLASS is loaded after parsing (load_user_classes)
         try:
             return parse_heuristic(text, "").label

@@ -34,7 +34,7 @@ def _seeds(text: str) -> list[int]:
 def _solve_one(seed: int, time_limit_s: float, workers: int, evaluations: int,
                known: dict[str, Any] | None = None) -> dict[str, Any]:
     from palgym.headroom.bound import lower_bound
-    from palgym.headroom.exact import solve_exact
+    from palgym.headroom.exact import ExactResult, solve_exact
     from palgym.headroom.search import hindsight_search
     from palgym.headroom.small import small_instance
     from palgym.headroom.suite import split_of
@@ -42,10 +42,14 @@ def _solve_one(seed: int, time_limit_s: float, workers: int, evaluations: int,
     instance = small_instance(seed)
     episode = instance.episode()
     search = hindsight_search(episode, evaluations=evaluations, seed=0)
-    upper = search.schedule
-    if known is not None and known["optimum_avg_jct_s"] < search.avg_jct_s:
-        upper = known["schedule"]  # an earlier build's better schedule: the new hint
-    exact = solve_exact(episode, upper=upper, time_limit_s=time_limit_s, workers=workers)
+    if known is not None and known["status"] == "optimal":  # proven: no solve again
+        exact = ExactResult("optimal", known["optimum_avg_jct_s"], known["solver_lower_bound_s"],
+                            known["schedule"], known["solver_wall_s"], 0)
+    else:
+        upper = search.schedule
+        if known is not None and known["optimum_avg_jct_s"] < search.avg_jct_s:
+            upper = known["schedule"]  # an earlier build's better schedule: the new hint
+        exact = solve_exact(episode, upper=upper, time_limit_s=time_limit_s, workers=workers)
     if exact.schedule is None:
         raise PalgymError(f"{instance.name}: no schedule")
     return {
@@ -72,16 +76,11 @@ def _small(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     earlier: dict[int, dict[str, Any]] = {}
     command = "python -m palgym.headroom small " + " ".join(args.argv)
-    if args.resume is not None:  # keep its proven rows, solve the others again
+    if args.resume is not None:  # its proven optima are kept; the rest is computed again
         before = read_suite(args.resume)
         command = f"{before.get('command', '')}; then {command}"
-        for item in before["instances"]:
-            item = dict(item)
-            if item["status"] == "optimal":
-                item["schedule"] = item["schedule"].as_dict()
-                rows.append(item)
-            earlier[int(item["seed"])] = item
-    todo = [seed for seed in args.seeds if not any(r["seed"] == seed for r in rows)]
+        earlier = {int(item["seed"]): dict(item) for item in before["instances"]}
+    todo = list(args.seeds)
     head = {
         "format": SUITE_FORMAT, "preset": "default",
         "generator": "palgym.headroom.small.small_instance(seed)",
@@ -129,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     small.add_argument("--jobs", type=int, default=1,
                        help="instances solved at once (default %(default)s)")
     small.add_argument("--resume", type=Path, default=None,
-                       help="an earlier suite file: its proven instances are kept, the others "
-                       "solved again (its schedules as hints)")
+                       help="an earlier suite file: its proven optima are kept, the search "
+                       "and every unproven instance run again (its schedules as hints)")
     small.add_argument("--evaluations", type=int, default=2000,
                        help="hindsight search candidates per instance (default %(default)s)")
     args = parser.parse_args(argv)

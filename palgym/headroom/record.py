@@ -8,6 +8,7 @@ import numpy as np
 from palgym.headroom.schedule import Schedule
 from palgym.policies import CLAIRVOYANT, make_placement
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler, WrappedPlacement
+from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.types import IntArray
 from palgym.sim.views import SimView
 from palgym.simulate import Episode, EpisodeResult, run_episode, slowdown_factors
@@ -37,7 +38,8 @@ class RecordingPlacement(WrappedPlacement):
 
 
 def record_heuristic(episode: Episode, policy: str | PlacementPolicy,
-                     queue_order: str | QueueOrder = "fifo") -> tuple[EpisodeResult, Schedule]:
+                     queue_order: str | QueueOrder = "fifo",
+                     factors: SlowdownFactors | None = None) -> tuple[EpisodeResult, Schedule]:
     """Run a heuristic on ``episode`` and record its schedule.
 
     Args:
@@ -45,12 +47,13 @@ def record_heuristic(episode: Episode, policy: str | PlacementPolicy,
         policy: a placement name (made with the episode's slowdown factors and config) or
             object.
         queue_order: a queue order name or object.
+        factors: the slowdown factors a named placement decides on (None: the episode's).
 
     Returns:
         ``(result, schedule)``: the run's result and its schedule (whose replay,
         :func:`~palgym.headroom.schedule.replay_episode`, gives the same metrics).
     """
-    inner = (make_placement(policy, slowdown_factors(episode), episode.config,
+    inner = (make_placement(policy, factors or slowdown_factors(episode), episode.config,
                             durations=CLAIRVOYANT.for_seed(episode.seed))
              if isinstance(policy, str) else policy)
     recorder = RecordingPlacement(inner)

@@ -2,8 +2,9 @@
 the whole trace, the true durations and the true speeds, and uses the simulator as a black box.
 
 A candidate is a priority order over the trace's jobs (a permutation, :class:`PriorityOrder`)
-and a placement from a short list (``pal+backfill``, ``pm-first+backfill``,
-``packed-non-sticky+backfill`` by default): each round the placement walks the active jobs in
+and a placement from a short list (:data:`DEFAULT_PLACEMENTS`: PAL, PM-First and
+Packed-Non-Sticky with first-fit backfilling, PAL and PM-First also deciding on the true
+speeds, :data:`TRUE_SPEEDS`): each round the placement walks the active jobs in
 priority order (backfilling past those that do not fit), so the order decides which jobs run
 and the placement which GPUs they get. Its value is the engine's average JCT of the episode
 played that way (:func:`palgym.simulate.run_episode`).
@@ -11,7 +12,8 @@ played that way (:func:`palgym.simulate.run_episode`).
 The search (iterated local search with a seeded ``numpy`` generator; Lourenco, Martin and
 Stuetzle, "Iterated Local Search", Handbook of Metaheuristics, 2003):
 
-1. start from the best of the field's heuristics (their completion order becomes the first
+1. start from the best of the field's heuristics (``srsf``, ``srtf``, ``fifo`` x the
+   registry placements among ``placements``) (their completion order becomes the first
    priority order) and from the orders by submit time, by SRSF's and SRTF's initial keys;
 2. move: take one job to another position (within ``window`` places), or swap two jobs, or
    change the placement; keep the candidate if it is no worse (ties accepted, so the search
@@ -41,12 +43,51 @@ from palgym.sim.types import IntArray
 from palgym.sim.views import SimView
 from palgym.simulate import Episode, EpisodeResult, run_episode, slowdown_factors
 
-DEFAULT_PLACEMENTS: tuple[str, ...] = ("pal+backfill", "pm-first+backfill",
-                                       "packed-non-sticky+backfill")
+TRUE_SPEEDS = "@true-speeds"
+"""A candidate placement with this suffix decides on the true speeds (``perfvar`` itself, one
+tier per distinct value: :func:`true_speed_factors`) instead of the binned slowdown factors:
+the search sees what no scheduler sees, and a set whose slowest GPU is 0.5% faster can save a
+round."""
+DEFAULT_PLACEMENTS: tuple[str, ...] = (
+    "pal+backfill", "pm-first+backfill", "packed-non-sticky+backfill",
+    "pal+backfill" + TRUE_SPEEDS, "pm-first+backfill" + TRUE_SPEEDS)
 """The placements a candidate may use."""
 START_FIELD: tuple[tuple[str, str], ...] = tuple(
-    (order, placement) for order in ("srsf", "srtf", "fifo") for placement in DEFAULT_PLACEMENTS)
+    (order, placement) for order in ("srsf", "srtf", "fifo") for placement in DEFAULT_PLACEMENTS
+    if not placement.endswith(TRUE_SPEEDS))
 """The heuristics (queue order, placement) whose best run seeds the search."""
+
+
+def true_speed_factors(perfvar: np.ndarray) -> SlowdownFactors:
+    """Slowdown factors that are the profile itself: ``sf = perfvar`` (float64 (C, G)), each
+    distinct value its own tier (what PAL and PM-First decide on under :data:`TRUE_SPEEDS`)."""
+    sf = np.array(perfvar, dtype=np.float64)
+    labels = np.empty(sf.shape, np.int64)
+    tiers = []
+    for c in range(sf.shape[0]):
+        values, labels[c] = np.unique(sf[c], return_inverse=True)
+        tiers.append(values)
+    return SlowdownFactors(sf=sf, labels=labels, tiers=tuple(tiers))
+
+
+@dataclass(frozen=True)
+class SearchFactors:
+    """The factors a candidate placement decides on: ``fitted`` (the episode's slowdown
+    factors) or ``true`` (:func:`true_speed_factors`) for a :data:`TRUE_SPEEDS` name."""
+
+    fitted: SlowdownFactors
+    true: SlowdownFactors
+
+    @classmethod
+    def of(cls, episode: Episode) -> SearchFactors:
+        """The episode's two kinds of factors."""
+        return cls(slowdown_factors(episode), true_speed_factors(episode.profile.perfvar))
+
+    def resolve(self, placement: str) -> tuple[str, SlowdownFactors]:
+        """``(placement name, its factors)`` of a candidate placement."""
+        if placement.endswith(TRUE_SPEEDS):
+            return placement[: -len(TRUE_SPEEDS)], self.true
+        return placement, self.fitted
 
 
 @dataclass(frozen=True)
@@ -112,12 +153,13 @@ def _value(result: EpisodeResult) -> float:
 
 
 def evaluate_order(episode: Episode, order: IntArray, placement: str,
-                   factors: SlowdownFactors | None = None) -> float:
-    """The average JCT (s; censored if unfinished) of ``episode`` under ``placement`` with the
-    priority ``order`` (job indices, first = highest); ``factors``: the episode's slowdown
-    factors (computed if None)."""
-    result = run_episode(episode, policy=placement, queue_order=PriorityOrder(rank_of(order)),
-                         factors=factors, driver="python")
+                   factors: SearchFactors | None = None) -> float:
+    """The average JCT (s; censored if unfinished) of ``episode`` under ``placement`` (a name,
+    or one with :data:`TRUE_SPEEDS`) with the priority ``order`` (job indices, first =
+    highest); ``factors``: :meth:`SearchFactors.of` the episode (computed if None)."""
+    name, chosen = (factors or SearchFactors.of(episode)).resolve(placement)
+    result = run_episode(episode, policy=name, queue_order=PriorityOrder(rank_of(order)),
+                         factors=chosen, driver="python")
     return _value(result)
 
 
@@ -146,7 +188,7 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
         raise ConfigError("hindsight search: need evaluations >= 1, a placement and window >= 1")
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
-    factors = slowdown_factors(episode)
+    factors = SearchFactors.of(episode)
     starts, count = _starts(episode, placements, factors)
     start_value, start_label = starts[0][0], starts[0][3]
     best_value, best_order, best_placement, count = _best_start(episode, starts, factors, count)
@@ -175,8 +217,9 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
             current_value = evaluate_order(episode, current_order, current_placement, factors)
             count += 1
             stale = 0
-    result, schedule = record_heuristic(episode, best_placement,
-                                        PriorityOrder(rank_of(best_order)))
+    name, chosen = factors.resolve(best_placement)
+    result, schedule = record_heuristic(episode, name, PriorityOrder(rank_of(best_order)),
+                                        factors=chosen)
     return SearchResult(_value(result), best_order, best_placement, schedule, start_value,
                         start_label, count, time.perf_counter() - started, history)
 
@@ -186,7 +229,7 @@ Start = tuple[float, IntArray, str, str]
 
 
 def _starts(episode: Episode, placements: Sequence[str],
-            factors: SlowdownFactors) -> tuple[list[Start], int]:
+            factors: SearchFactors) -> tuple[list[Start], int]:
     """The search's starts, best first, and the evaluations they took: each field
     heuristic's run (its completion order as a priority order), the submit order and the
     order by SRSF's initial key."""
@@ -197,7 +240,8 @@ def _starts(episode: Episode, placements: Sequence[str],
     for order_name, placement in START_FIELD:
         if placement not in placements:
             continue
-        result = run_episode(episode, policy=placement, queue_order=order_name, factors=factors)
+        result = run_episode(episode, policy=placement, queue_order=order_name,
+                             factors=factors.fitted)
         count += 1
         completion = np.nan_to_num(result.records.completion_time_s, nan=np.inf)
         by_completion = np.lexsort((np.arange(jobs), completion)).astype(np.int64)
@@ -212,7 +256,7 @@ def _starts(episode: Episode, placements: Sequence[str],
     return starts, count
 
 
-def _best_start(episode: Episode, starts: list[Start], factors: SlowdownFactors,
+def _best_start(episode: Episode, starts: list[Start], factors: SearchFactors,
                 count: int) -> tuple[float, IntArray, str, int]:
     """The best start as a priority order (a heuristic's completion order re-evaluated)."""
     best_value, best_order, best_placement = np.inf, starts[0][1], starts[0][2]
