@@ -9,25 +9,32 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from palgym.bench.roots import CACHE_VARIABLE, data_roots
 from palgym.bench.suites import DATA_DIR_VARIABLE, DataRoots, load_suite, suite_names
 from palgym.errors import PalgymError
 from palgym.io.pipes import run_cli
 
-CACHE_VARIABLE = "PALGYM_BENCH_CACHE"
-"""The environment variable giving the default ``--cache`` folder."""
+MAX_SUBMISSION_BYTES = 1 << 20
+"""The largest ``--submission`` file read (a submission object is about 1 kB)."""
+
+
+def _non_negative(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
 
 
 def _roots(args: argparse.Namespace) -> DataRoots:
-    data = args.data_dir or os.environ.get(DATA_DIR_VARIABLE) or None
-    cache = args.cache or os.environ.get(CACHE_VARIABLE) or None
-    return DataRoots(None if data is None else Path(data), None if cache is None else Path(cache))
+    return data_roots(args.data_dir, args.cache)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", default="cpu")
     run.add_argument("--trust-model", action="store_true",
                      help="load the model zip with SB3's unpickling (trusted files only)")
-    run.add_argument("--num-threads", type=int, default=1,
+    run.add_argument("--num-threads", type=_non_negative, default=1,
                      help="torch threads of a learned agent (default 1; 0: torch's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     data_args(run)
@@ -77,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("results", nargs="+")
     check.add_argument("--suite", default=None,
                        help="suite file (default: the committed suite each file names)")
+    check.add_argument("--allow-large", action="store_true",
+                       help="lift the size limits of results files (docs/BENCH.md, 'Limits')")
     data_args(check)
     board = commands.add_parser("leaderboard", help="write the leaderboard page")
     board.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
@@ -120,12 +129,14 @@ def _submission(path: str | None, suite: str) -> dict[str, Any] | None:
 
     tests = suite_test_traces(load_suite(suite))
 
+    from palgym.io.strict_json import read_json
+
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        value = read_json(path, max_bytes=MAX_SUBMISSION_BYTES, what="a submission file")
+    except OSError as exc:
         raise PalgymError(f"--submission {path}: cannot be read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise PalgymError(f"--submission {path}: not JSON ({exc})") from None
+    except PalgymError as exc:  # strict JSON: NaN, Infinity, overflow, depth, size
+        raise PalgymError(f"--submission {exc}") from None
     check_submission(value, f"--submission {path}", tests)
     return dict(value)
 
@@ -152,7 +163,8 @@ def _validate(args: argparse.Namespace) -> int:
     from palgym.bench.replay import validate_files
 
     rejected = 0
-    for path, problems in validate_files(args.results, _roots(args), args.suite):
+    for path, problems in validate_files(args.results, _roots(args), args.suite,
+                                         args.allow_large):
         if problems:
             rejected += 1
             print(f"REJECTED {path}: {len(problems)} problem(s)")

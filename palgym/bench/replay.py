@@ -91,7 +91,7 @@ def replay_row(env: Any, row: EpisodeRow, index: int) -> dict[str, Any]:
         ``{"actions": note}`` when the actions do not make one whole episode.
     """
     _, info = env.reset(seed=row.seed, options={"trace": index})
-    actions = decode_actions(row.actions)
+    actions = decode_actions(row.actions, row.decisions)
     for step, action in enumerate(actions.tolist()):
         try:
             _, _, terminated, truncated, step_info = env.step(int(action))
@@ -146,6 +146,22 @@ class _Check:
             if task is not None:
                 for member, entry in members.items():
                     self.member(task, member, entry)
+        self.consistency()
+
+    def consistency(self) -> None:
+        """The header agrees with itself and the suite: the suite's name, the same tasks in
+        ``env_layouts`` and ``members``, and ``seeds`` the seeds of those tasks."""
+        header, suite = self.results.header, self.suite
+        if header.suite != suite.name and header.suite != str(suite.path):
+            self.add(1, "suite", suite.name, header.suite, f"the suite of {suite.path}")
+        if sorted(header.members) != sorted(header.env_layouts):
+            self.add(1, "members", sorted(header.env_layouts), sorted(header.members),
+                     "the tasks of env_layouts")
+        names = {t.name for t in suite.tasks}
+        seeds = sorted({s for t in suite.tasks if t.name in header.env_layouts and t.name in names
+                        for s in t.seeds})
+        if header.seeds != seeds:
+            self.add(1, "seeds", seeds, header.seeds, "the seeds of the header's tasks")
 
     def selector(self, task: Task, field: str, entry: dict[str, Any]) -> bool:
         """A selector member: its ``selector`` object, no env kwargs, a task it can run
@@ -218,6 +234,9 @@ def check_rows(check: _Check) -> None:
                 if (task_name, split, member) not in groups:
                     check.add(None, "record", f"{split} episodes of {member} on {task_name}",
                               "none")
+    for line, row in check.results.episodes:
+        if row.seed not in header.seeds:
+            check.add(line, "seed", f"one of the header's seeds {header.seeds}", row.seed)
     for (task_name, split, member), rows in groups.items():
         entry = header.members.get(task_name, {}).get(member)
         if entry is None or split not in splits or task_name not in [t.name for t in
@@ -325,7 +344,8 @@ def _geomean(values: Sequence[float | None]) -> float:
 
 
 def validate_files(paths: Sequence[str | Path], roots: DataRoots,
-                   suite_file: str | Path | None = None) -> Iterator[tuple[Path, list[Problem]]]:
+                   suite_file: str | Path | None = None, allow_large: bool = False
+                   ) -> Iterator[tuple[Path, list[Problem]]]:
     """Validate each results file (see the module docstring).
 
     Args:
@@ -333,6 +353,8 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
         roots: where the suites' public and generated files are.
         suite_file: the suite file to check against (None: the committed suite each header
             names).
+        allow_large: lift the size limits of the results files
+            (:func:`palgym.bench.results.read_results`).
 
     Yields:
         ``(path, problems)`` per file, in order (no problem: the file is valid).
@@ -344,7 +366,7 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
     files: list[ResultsFile | Problem] = []
     for path in paths:
         try:
-            files.append(read_results(path))
+            files.append(read_results(path, allow_large))
         except ResultsError as exc:
             files.append(Problem(exc.path, exc.line, exc.field, "a valid results file",
                                  str(exc).split(": ", 1)[-1]))

@@ -36,7 +36,7 @@ from palgym.bench.results import (
     EpisodeRow,
     Row,
     finite_or_none,
-    write_results,
+    write_results_or_recover,
 )
 from palgym.bench.suites import (
     TRACES_COMMAND,
@@ -357,7 +357,7 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     members: dict[str, dict[str, dict[str, Any]]] = {}
     for unit in units:
         members.setdefault(unit.task, {}).update(_members(plan, unit))
-    write_results(request.output, plan.header(members), rows)
+    write_results_or_recover(request.output, plan.header(members), rows)
     episodes = sum(1 for r in rows if isinstance(r, EpisodeRow))
     return request.output, episodes, time.perf_counter() - started
 
