@@ -149,7 +149,19 @@ def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = Non
                           regimes=args.regimes, per_regime=per_regime)
 
 
+def _selector_task(args: argparse.Namespace) -> None:
+    """Refuse a ``--task`` that ``bench run --agent selector:FILE`` refuses (a task of the
+    fixed queue-order regime), before anything runs."""
+    from palgym.bench.selector_entry import check_selector_task, selector_tasks
+    from palgym.bench.suites import load_suite
+
+    suite = load_suite(args.suite)
+    check_selector_task(suite.task(args.task), f"{args.command} --task {args.task}",
+                        selector_tasks(suite))
+
+
 def train(args: argparse.Namespace) -> int:
+    _selector_task(args)
     rules = tuple(r.strip() for r in args.rules.split(","))
     selector_rules = LinearSelector.constant(rules).rules  # checks them
     for name, value in (("--iterations", args.iterations), ("--population", args.population),
@@ -205,6 +217,7 @@ def distill(args: argparse.Namespace) -> int:
     """``distill``: :func:`agents.rule_selector_distill.distill` on the task's episodes."""
     from agents.rule_selector_distill import distill as run
 
+    _selector_task(args)
     check_positive("--workers", args.workers)
     run(args.base, _episodes(args, "train", args.per_regime), _episodes(args, "validation"),
         H=args.H, grid=args.C, workers=args.workers, output=args.output,

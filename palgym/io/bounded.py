@@ -6,8 +6,11 @@ one chunk, whatever the input claims.
 
 from __future__ import annotations
 
+import io
+import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 
 CHUNK = 1 << 16
 """Compressed bytes fed to the decompressor at a time."""
@@ -64,4 +67,39 @@ def count_bounded(chunks: Iterable[bytes], max_bytes: int) -> int:
     return total
 
 
-__all__ = ["CHUNK", "InflateLimitError", "count_bounded", "inflate"]
+
+
+def check_zip_entries(raw: bytes, ceiling: Callable[[str], int]) -> dict[str, int]:
+    """Check every entry of the zip ``raw`` against its ceiling in bytes (``ceiling(name)``):
+    first the size the zip declares, then, since a declared size can lie, the bytes the entry
+    actually inflates to, streamed in chunks of :data:`CHUNK` and stopped past the ceiling.
+
+    Returns:
+        ``{name: size}`` of every entry.
+
+    Raises:
+        InflateLimitError: naming the entry, its declared or inflated size and the ceiling.
+        zipfile.BadZipFile: for bytes that are not a zip, or an entry whose CRC or length does
+            not match (what a lying declared size produces).
+    """
+    sizes: dict[str, int] = {}
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        infos = archive.infolist()
+        for info in infos:
+            limit = ceiling(info.filename)
+            if info.file_size > limit:
+                raise InflateLimitError(f"entry {info.filename!r} declares {info.file_size} "
+                                        f"bytes, past its ceiling of {limit} bytes", limit)
+        for info in infos:
+            limit = ceiling(info.filename)
+            with archive.open(info) as entry:
+                try:
+                    sizes[info.filename] = count_bounded(iter(partial(entry.read, CHUNK),
+                                                              b""), limit)
+                except InflateLimitError:
+                    raise InflateLimitError(f"entry {info.filename!r} inflates past its "
+                                            f"ceiling of {limit} bytes", limit) from None
+    return sizes
+
+
+__all__ = ["CHUNK", "InflateLimitError", "check_zip_entries", "count_bounded", "inflate"]
