@@ -16,8 +16,9 @@ parameter, 8 bytes), ``pytorch_variables.pth`` and two short text entries. The c
   64 KiB; any other entry: 1 MiB.
 
 Each is checked from the size the zip declares and again while streaming the entry
-(:func:`palgym.io.bounded.check_zip_entries`), since a declared size can lie; the whole file
-may not pass the sum of the ceilings. ``PALGYM_ALLOW_LARGE_MODEL=1`` multiplies every ceiling
+(:func:`palgym.io.bounded.check_zip_entries`), since a declared size can lie; the file and the
+entries in all may not pass the sum of the four largest ceilings + 4 MiB, and a zip has at
+most 64 entries. ``PALGYM_ALLOW_LARGE_MODEL=1`` multiplies every ceiling
 by :data:`LARGE_FACTOR`, for a model larger than these on purpose.
 """
 
@@ -83,7 +84,7 @@ def read_bounded_zip(path: str | Path, env: Any = None) -> bytes:
                                            "pytorch_variables.pth")) + 4 * MIB
     try:
         raw = read_bounded(path, total, "a model zip", LIFT)
-        check_zip_entries(raw, ceiling)
+        check_zip_entries(raw, ceiling, total)
     except StrictJsonError as exc:
         raise ConfigError(str(exc)) from None
     except InflateLimitError as exc:

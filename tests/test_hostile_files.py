@@ -141,6 +141,25 @@ def test_actions_and_decisions_must_agree(tmp_path: Path) -> None:
         read_results(path)
 
 
+def test_a_repeated_row_is_refused_where_it_repeats(tmp_path: Path) -> None:
+    lines = _lines(PAL_LITE)
+    path = _write_lines(tmp_path / "repeated.jsonl", [lines[0], *[lines[1]] * 1000])
+    row = lines[1]
+    with pytest.raises(ResultsError, match=rf"line 3: episode \('{row['task']}', "
+                                           rf"'{row['trace']}', {row['seed']}\) repeats line 2"):
+        read_results(path)
+
+
+def test_a_line_past_its_limit_is_refused(tmp_path: Path) -> None:
+    from palgym.bench.jsonlines import MAX_LINE_BYTES
+
+    lines = _lines(PAL_LITE)
+    path = _write_lines(tmp_path / "long.jsonl",
+                        [lines[0], {**lines[1], "member": "x" * MAX_LINE_BYTES}])
+    with pytest.raises(ResultsError, match="line 2: a line longer than the limit of 4 MiB"):
+        read_results(path)
+
+
 def test_a_results_file_past_its_limit_is_refused_by_validate_at_once(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     big = tmp_path / "big.jsonl"
@@ -190,6 +209,18 @@ def test_a_model_zip_bomb_is_refused_from_its_declared_size(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match=r"entry 'data' declares 83886080 bytes, past its "
                                           r"ceiling of 67108864 bytes .*PALGYM_ALLOW_LARGE"):
         read_model_zip(bomb)
+
+
+def test_a_model_zip_of_many_entries_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
+    from agents.model_zip import read_model_zip
+
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for index in range(65):
+            archive.writestr(f"entry{index}", b"")
+    with pytest.raises(ConfigError, match="65 entries, more than 64"):
+        read_model_zip(path)
 
 
 def test_a_model_zip_that_lies_about_its_size_is_refused_while_streaming(

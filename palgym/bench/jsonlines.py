@@ -8,6 +8,7 @@ and the field (:class:`ResultsError`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ MAX_RESULTS_BYTES = 64 * MIB
 1.3 MB); ``allow_large`` (``--allow-large``) raises it to :data:`LARGE_RESULTS_BYTES`."""
 LARGE_RESULTS_BYTES = 16 * 1024 * MIB
 """The limit under ``allow_large``."""
+MAX_LINE_BYTES = 4 * MIB
+"""The longest line of a results file (the committed files' longest, an episode of 333,467
+decisions, is 47 kB); ``allow_large`` multiplies it by 64."""
 ALLOW_LARGE = "--allow-large"
 """The option that lifts the size limits of ``python -m palgym.bench``."""
 
@@ -38,29 +42,34 @@ def results_limit(allow_large: bool) -> int:
     return LARGE_RESULTS_BYTES if allow_large else MAX_RESULTS_BYTES
 
 
-def json_objects(file: Path, allow_large: bool = False) -> list[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for the file's lines (at least one), read strictly
-    (module docstring).
+def json_objects(file: Path, allow_large: bool = False
+                 ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for the file's lines (at least one), read strictly and one
+    line at a time (module docstring), so that the caller can refuse a line before the next
+    is read.
 
     Raises:
         ResultsError: naming the file, the line and the field.
         OSError: if the file cannot be read.
     """
-    objects = []
+    found = False
     try:
         for number, value in json_lines(file, max_bytes=results_limit(allow_large),
-                                        what="a results file", option=ALLOW_LARGE):
+                                        what="a results file", option=ALLOW_LARGE,
+                                        max_line_bytes=MAX_LINE_BYTES * (
+                                            64 if allow_large else 1)):
             if not isinstance(value, dict):
                 raise ResultsError("not a JSON object", file, number)
-            objects.append((number, value))
+            found = True
+            yield number, value
     except ResultsError:
         raise
     except StrictJsonError as exc:
         raise ResultsError(exc.reason, exc.path, exc.line, exc.field) from None
-    if not objects:
+    if not found:
         raise ResultsError("empty file (line 1 must be the header)", file)
-    return objects
 
 
-__all__ = ["ALLOW_LARGE", "LARGE_RESULTS_BYTES", "MAX_RESULTS_BYTES", "ResultsError",
+__all__ = ["ALLOW_LARGE", "LARGE_RESULTS_BYTES", "MAX_LINE_BYTES", "MAX_RESULTS_BYTES",
+           "ResultsError",
            "json_objects", "results_limit"]

@@ -336,19 +336,24 @@ def _check_schema(header: Header, file: Path) -> None:
 
 
 MAX_FILE_ACTIONS = 1 << 26
-"""The most actions (the sum of the rows' ``decisions``) a results file may hold: 256 MiB of
-int32 once inflated, one row at a time (the committed full-suite ``field`` file holds 12
-million); ``allow_large`` multiplies it by 64."""
+"""The most actions (the sum of the rows' ``decisions``) a results file may hold (the
+committed full-suite ``field`` file holds 8.1 million); ``allow_large`` multiplies it by 64."""
+MAX_ROW_ACTIONS = 1 << 22
+"""The most actions one row may hold: 16 MiB of int32 once inflated (the committed files'
+longest episode has 333,467); ``allow_large`` multiplies it by 64."""
 
 
-def _episode(value: dict[str, Any], file: Path, number: int, budget: int) -> EpisodeRow:
+def _episode(value: dict[str, Any], file: Path, number: int, budget: int,
+             scale: int) -> EpisodeRow:
     """An episode line, its actions decodable into exactly its ``decisions`` actions, which
-    must fit in what is left of the file's budget of actions (``budget``)."""
+    must fit in the row limit and in what is left of the file's budget (``budget``)."""
     row: EpisodeRow = _checked(EpisodeRow, value, file, number)
-    if not 0 <= row.decisions <= budget:
-        raise ResultsError(f"must be in [0, {budget}] (the file holds at most "
-                           f"{MAX_FILE_ACTIONS} actions in all; --allow-large lifts the "
-                           f"limit), got {row.decisions}", file, number, "decisions")
+    limit = min(budget, MAX_ROW_ACTIONS * scale)
+    if not 0 <= row.decisions <= limit:
+        raise ResultsError(f"must be in [0, {limit}] (a row holds at most "
+                           f"{MAX_ROW_ACTIONS * scale} actions, a file "
+                           f"{MAX_FILE_ACTIONS * scale} in all; --allow-large lifts the "
+                           f"limits), got {row.decisions}", file, number, "decisions")
     try:
         size = decode_actions(row.actions, row.decisions).size
     except ValueError as exc:
@@ -368,15 +373,15 @@ def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
             overflows a float, or nests too deep), a file past its size limit
             (:data:`palgym.bench.jsonlines.MAX_RESULTS_BYTES`; ``allow_large`` lifts it), an
             unknown ``schema`` or ``record``, a missing, unknown or mistyped field, an unknown
-            ``entry_kind``, or ``actions`` that do not decode into the row's ``decisions``
+            ``entry_kind``, ``actions`` that do not decode into the row's ``decisions``
             actions (decoded with a ceiling, :func:`decode_actions`; at most
-            :data:`MAX_FILE_ACTIONS` in all).
+            :data:`MAX_ROW_ACTIONS` per row and :data:`MAX_FILE_ACTIONS` in all), or an
+            episode that repeats an earlier line's (task, split, trace, seed, member).
         OSError: if the file cannot be read.
     """
     file = Path(path)
-    numbered = json_objects(file, allow_large)
-    objects = [value for _, value in numbered]
-    first = objects[0]
+    lines = json_objects(file, allow_large)
+    first = next(lines)[1]
     if first.get("record") != "header":
         raise ResultsError(f"must be 'header' on line 1, got {first.get('record')!r}", file,
                            1, "record")
@@ -391,11 +396,19 @@ def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
         raise ResultsError(f"must be one of {list(ENTRY_KINDS)}, got {header.entry_kind!r}",
                            file, 1, "entry_kind")
     episodes, choices = [], []
-    budget = MAX_FILE_ACTIONS * (64 if allow_large else 1)
-    for number, value in numbered[1:]:
+    scale = 64 if allow_large else 1
+    budget = MAX_FILE_ACTIONS * scale
+    seen: dict[tuple[str, str, str, int, str], int] = {}
+    for number, value in lines:
         record = value.get("record")
         if record == "episode":
-            row = _episode(value, file, number, budget)
+            row = _episode(value, file, number, budget, scale)
+            key = (row.task, row.split, row.trace, row.seed, row.member)
+            if key in seen:
+                raise ResultsError(f"episode {(row.task, row.trace, row.seed)!r} repeats "
+                                   f"line {seen[key]} (split {row.split}, member "
+                                   f"{row.member})", file, number)
+            seen[key] = number
             budget -= row.decisions
             episodes.append((number, row))
         elif record == "choice":
@@ -409,7 +422,7 @@ def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
     return ResultsFile(file, header, tuple(episodes), tuple(choices))
 
 
-__all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "MAX_FILE_ACTIONS", "METRIC_FIELDS",
+__all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "MAX_FILE_ACTIONS", "MAX_ROW_ACTIONS", "METRIC_FIELDS",
            "OPTIONAL_FIELDS", "READ_SCHEMAS",
            "SCHEMA", "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
            "decode_actions", "encode_actions", "finite_or_none", "read_results", "recovery_path",

@@ -24,7 +24,7 @@ class InflateLimitError(ValueError):
         super().__init__(message)
 
 
-def inflate(data: bytes, max_bytes: int) -> bytes:
+def inflate(data: bytes, max_bytes: int) -> bytearray:
     """zlib-decompress ``data`` into at most ``max_bytes`` bytes.
 
     Raises:
@@ -48,7 +48,7 @@ def inflate(data: bytes, max_bytes: int) -> bytes:
         raise zlib.error("incomplete or truncated stream")
     if decompressor.unused_data:
         raise zlib.error(f"{len(decompressor.unused_data)} bytes after the end of the stream")
-    return bytes(out)
+    return out
 
 
 def count_bounded(chunks: Iterable[bytes], max_bytes: int) -> int:
@@ -69,10 +69,12 @@ def count_bounded(chunks: Iterable[bytes], max_bytes: int) -> int:
 
 
 
-def check_zip_entries(raw: bytes, ceiling: Callable[[str], int]) -> dict[str, int]:
-    """Check every entry of the zip ``raw`` against its ceiling in bytes (``ceiling(name)``):
-    first the size the zip declares, then, since a declared size can lie, the bytes the entry
-    actually inflates to, streamed in chunks of :data:`CHUNK` and stopped past the ceiling.
+def check_zip_entries(raw: bytes, ceiling: Callable[[str], int], max_total: int,
+                      max_entries: int = 64) -> dict[str, int]:
+    """Check every entry of the zip ``raw`` against its ceiling in bytes (``ceiling(name)``)
+    and all of them against ``max_total``: first the sizes the zip declares, then, since a
+    declared size can lie, the bytes each entry actually inflates to, streamed in chunks of
+    :data:`CHUNK` and stopped past the ceiling. At most ``max_entries`` entries.
 
     Returns:
         ``{name: size}`` of every entry.
@@ -85,6 +87,13 @@ def check_zip_entries(raw: bytes, ceiling: Callable[[str], int]) -> dict[str, in
     sizes: dict[str, int] = {}
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         infos = archive.infolist()
+        if len(infos) > max_entries:
+            raise InflateLimitError(f"{len(infos)} entries, more than {max_entries}",
+                                    max_entries)
+        declared = sum(info.file_size for info in infos)
+        if declared > max_total:
+            raise InflateLimitError(f"the entries declare {declared} bytes in all, past the "
+                                    f"ceiling of {max_total} bytes", max_total)
         for info in infos:
             limit = ceiling(info.filename)
             if info.file_size > limit:

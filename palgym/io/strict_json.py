@@ -256,21 +256,29 @@ def read_json(path: str | Path, *, max_bytes: int, what: str, option: str = "",
 
 
 def json_lines(path: str | Path, *, max_bytes: int, what: str, option: str = "",
-               max_depth: int = MAX_DEPTH) -> Iterator[tuple[int, Any]]:
+               max_depth: int = MAX_DEPTH, max_line_bytes: int | None = None
+               ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each line of a JSON Lines file (a blank line is no JSON),
-    read strictly and bounded (module docstring); the file is read line by line.
+    read strictly and bounded (module docstring); the file is read and parsed line by line, and
+    no line may pass ``max_line_bytes`` (default: ``max_bytes``).
 
     Raises:
         StrictJsonError: naming the file, the line and the field (or the size limit).
         OSError: if the file cannot be read.
     """
     read, line = 0, 0
+    longest = max_bytes if max_line_bytes is None else min(max_line_bytes, max_bytes)
     with open(path, "rb") as handle:
         _check_size(handle, max_bytes, path, what, option)
-        while raw := handle.readline(max_bytes - read + 1):
+        while raw := handle.readline(min(max_bytes - read, longest) + 1):
             read, line = read + len(raw), line + 1
             if read > max_bytes:
                 raise StrictJsonError(too_large(what, max_bytes, option), path)
+            if len(raw) > longest:
+                raise StrictJsonError(f"a line longer than the limit of "
+                                      f"{format_bytes(longest)} for {what}"
+                                      + (f"; {option} lifts the limit" if option else ""),
+                                      path, line)
             yield line, loads(decode_utf8(raw, path), path, line=line, max_depth=max_depth)
 
 
