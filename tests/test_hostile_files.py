@@ -576,3 +576,28 @@ def test_sigterm_marks_the_run_interrupted(tmp_path: Path,
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler was restored
     with pytest.raises(ConfigError, match="the run was interrupted"):
         model_path(run)
+
+
+def test_validate_never_reads_a_suite_path_a_header_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(PAL_LITE)
+    suite = tmp_path / "evil.yaml"
+    suite.write_text((REPO / "palgym" / "bench" / "suites" / "palgym-bench-v1-lite.yaml")
+                     .read_text())
+    path = _write_lines(tmp_path / "r.jsonl", [{**lines[0], "suite": str(suite)}, *lines[1:]])
+    assert bench_main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}, line 1, field 'suite': expected \"one of the committed suites" in out
+
+
+@pytest.mark.parametrize(("command", "why"), [
+    ("python -m traces bundle --output-dir /tmp/x", "must run one of"),
+    ("python -m traces generate --num-jobs 10 --output /etc/x", "must not give --output"),
+])
+def test_a_suite_command_writes_only_its_own_file(tmp_path: Path, command: str,
+                                                  why: str) -> None:
+    files = lite_data()["files"]
+    first = next(k for k, v in files.items() if v["source"] == "generated")
+    path = _suite(tmp_path, files={**files, first: {**files[first], "command": command}})
+    with pytest.raises(ConfigError, match=why):
+        load_suite(path)

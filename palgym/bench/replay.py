@@ -53,6 +53,7 @@ from palgym.bench.suites import (
     load_suite,
     split_env_kwargs,
     split_traces,
+    suite_names,
     suite_test_traces,
 )
 from palgym.errors import PalgymError
@@ -375,6 +376,11 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
     for item in files:
         if isinstance(item, Problem):
             yield Path(item.path), [item]
+            continue
+        if suite_file is None and item.header.suite not in suite_names():
+            yield item.path, [Problem(str(item.path), 1, "suite", f"one of the committed "
+                                      f"suites {suite_names()}", item.header.suite,
+                                      "or pass --suite FILE: a header never names a path")]
             continue
         suite = load_suite(suite_file or item.header.suite)
         check = _Check(item, suite, roots)

@@ -33,6 +33,9 @@ DATA_DIR_VARIABLE = "PALGYM_DATA_DIR"
 """The environment variable that locates the public data (``--data-dir`` overrides it)."""
 TRACES_COMMAND = "python -m traces "
 """How every ``generated`` file's command starts."""
+GENERATING_COMMANDS: tuple[str, ...] = ("generate", "model-profile", "profile")
+"""The ``python -m traces`` commands a ``generated`` file may run: each writes one file, which
+``prepare`` puts at the file's path in the cache (``--output`` is prepare's to give)."""
 MAX_SUITE_WINDOW = 1_000_000
 """The largest ``window`` (jobs per episode) a suite may set; a window is also refused when it
 is larger than a trace of its split (:func:`palgym.bench.suites.split_traces`), since such an
@@ -185,6 +188,14 @@ class SuiteReader:
         if command is not None and not self.text(command, f"{where}.command").startswith(
                 TRACES_COMMAND):
             self.fail(f"{where}.command", f"must start with {TRACES_COMMAND.strip()!r}")
+        if command is not None and (command[len(TRACES_COMMAND):].split() or [""])[0] \
+                not in GENERATING_COMMANDS:
+            self.fail(f"{where}.command", f"must run one of {list(GENERATING_COMMANDS)} (the "
+                      f"commands that write one --output file), got {command!r}")
+        if command is not None and any(token.startswith(("--output", "--output-dir"))
+                                       for token in command.split()):
+            self.fail(f"{where}.command", "must not give --output: prepare writes the file "
+                      "into the cache at the file's path")
         return SuiteFile(fid, source, path, digest, command)
 
     def relative_path(self, path: str, field: str) -> None:
