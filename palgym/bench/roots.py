@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from palgym.bench.suite_schema import DATA_DIR_VARIABLE
-from palgym.bench.suites import DataRoots
+
+if TYPE_CHECKING:
+    from palgym.bench.suites import DataRoots
 
 CACHE_VARIABLE = "PALGYM_BENCH_CACHE"
 """The environment variable giving the default ``--cache`` folder."""
@@ -30,6 +33,8 @@ def from_environment(flag: str | Path | None, variable: str) -> str | None:
 def data_roots(data_dir: str | Path | None, cache: str | Path | None) -> DataRoots:
     """The :class:`palgym.bench.suites.DataRoots` of ``--data-dir`` and ``--cache``, each
     defaulting to its variable (:func:`from_environment`)."""
+    from palgym.bench.suites import DataRoots
+
     data = from_environment(data_dir, DATA_DIR_VARIABLE)
     folder = from_environment(cache, CACHE_VARIABLE)
     return DataRoots(None if data is None else Path(data),
