@@ -64,6 +64,20 @@ def results_repeated(folder: Path) -> list[str]:
     return [sys.executable, "-m", "palgym.bench", "validate", str(path)]
 
 
+def results_distinct(folder: Path) -> list[str]:
+    """A results file just under the 16 MiB limit: the header, then distinct rows (another
+    trace name each), every one read and checked."""
+    lines = _lines()
+    path = folder / "distinct.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps(lines[0]) + "\n")
+        index = 0
+        while handle.tell() < 16 * MIB - 4096:
+            handle.write(json.dumps({**lines[1], "trace": f"t{index}"}) + "\n")
+            index += 1
+    return [sys.executable, "-m", "palgym.bench", "validate", str(path)]
+
+
 def model_data(folder: Path) -> list[str]:
     """A model zip of about 1 MB whose ``data`` entry holds 1 GiB."""
     path = folder / "model-bomb.zip"
@@ -98,6 +112,7 @@ def deep_submission(folder: Path) -> list[str]:
 
 BOMBS: dict[str, Callable[[Path], list[str]]] = {
     "results-actions": results_actions, "results-repeated": results_repeated,
+    "results-distinct": results_distinct,
     "model-data": model_data, "model-empty": model_empty, "deep-submission": deep_submission}
 
 

@@ -168,7 +168,7 @@ def test_a_results_file_past_its_limit_is_refused_by_validate_at_once(
         handle.truncate(MAX_RESULTS_BYTES + 1)
     assert bench_main(["validate", str(big)]) == 1
     out = capsys.readouterr().out
-    assert f"REJECTED {big}" in out and "larger than the limit of 64 MiB for a results file; "\
+    assert f"REJECTED {big}" in out and "larger than the limit of 16 MiB for a results file; "\
         "--allow-large lifts the limit" in out
 
 
@@ -430,6 +430,15 @@ def test_bench_run_refuses_a_negative_thread_count(
                     "o.jsonl", "--num-threads", "-3"])
     assert caught.value.code == 2
     assert "--num-threads: must be an integer >= 0, got '-3'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", ["0", "100000"])
+def test_bench_run_bounds_its_local_processes(workers: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_main(["run", "--suite", "palgym-bench-v1-lite", "--agent", "pal", "--output",
+                       "never.jsonl", "--workers", workers]) == 2
+    _one_error(capsys.readouterr().err, "--workers must be in [1, 256]", workers)
+    assert not Path("never.jsonl").exists()
 
 
 def test_an_underscore_number_in_a_trace_csv_is_refused(tmp_path: Path) -> None:

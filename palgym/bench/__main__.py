@@ -18,6 +18,8 @@ from palgym.bench.suites import DATA_DIR_VARIABLE, DataRoots, load_suite, suite_
 from palgym.errors import PalgymError
 from palgym.io.pipes import run_cli
 
+MAX_WORKERS = 256
+"""The most local processes ``run --workers`` starts (more: ``--ray`` on a cluster)."""
 MAX_SUBMISSION_BYTES = 1 << 20
 """The largest ``--submission`` file read (a submission object is about 1 kB)."""
 
@@ -145,8 +147,9 @@ def _run(args: argparse.Namespace) -> list[str]:
     from palgym.bench.runner import RunRequest, run_entry
     from palgym.io.atomic import check_destination
 
-    if args.workers < 1:
-        raise PalgymError(f"--workers must be >= 1, got {args.workers}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise PalgymError(f"--workers must be in [1, {MAX_WORKERS}] (local processes; a "
+                          f"cluster: --ray), got {args.workers}")
     if args.workers > 1 and args.ray is not None:
         raise PalgymError("give --workers or --ray, not both")
     output = check_destination(args.output, "--output")

@@ -14,9 +14,10 @@ from typing import Any
 
 from palgym.io.strict_json import MIB, StrictJsonError, json_lines
 
-MAX_RESULTS_BYTES = 64 * MIB
+MAX_RESULTS_BYTES = 16 * MIB
 """The largest results file read (the committed full-suite ``field`` file, 600 episodes, is
-1.3 MB); ``allow_large`` (``--allow-large``) raises it to :data:`LARGE_RESULTS_BYTES`."""
+1.3 MB; 16 MiB of rows are read and checked in seconds); ``allow_large`` (``--allow-large``)
+raises it to :data:`LARGE_RESULTS_BYTES`."""
 LARGE_RESULTS_BYTES = 16 * 1024 * MIB
 """The limit under ``allow_large``."""
 MAX_LINE_BYTES = 4 * MIB
