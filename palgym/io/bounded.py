@@ -90,15 +90,15 @@ def check_zip_entries(raw: bytes, ceiling: Callable[[str], int], max_total: int,
         if len(infos) > max_entries:
             raise InflateLimitError(f"{len(infos)} entries, more than {max_entries}",
                                     max_entries)
-        declared = sum(info.file_size for info in infos)
-        if declared > max_total:
-            raise InflateLimitError(f"the entries declare {declared} bytes in all, past the "
-                                    f"ceiling of {max_total} bytes", max_total)
         for info in infos:
             limit = ceiling(info.filename)
             if info.file_size > limit:
                 raise InflateLimitError(f"entry {info.filename!r} declares {info.file_size} "
                                         f"bytes, past its ceiling of {limit} bytes", limit)
+        declared = sum(info.file_size for info in infos)
+        if declared > max_total:
+            raise InflateLimitError(f"the entries declare {declared} bytes in all, past the "
+                                    f"ceiling of {max_total} bytes", max_total)
         for info in infos:
             limit = ceiling(info.filename)
             with archive.open(info) as entry:
