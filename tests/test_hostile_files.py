@@ -96,6 +96,16 @@ def test_a_file_past_its_size_limit_is_refused_before_it_is_read(tmp_path: Path)
         read_json(big, max_bytes=1 << 20, what="a test file", option="--flag")
 
 
+def test_a_path_that_is_no_regular_file_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer
+    for path in (fifo, tmp_path, Path("/dev/zero")):
+        with pytest.raises(StrictJsonError, match="not a regular file"):
+            read_json(path, max_bytes=1 << 20, what="a test file")
+
+
 def test_a_loaded_tree_is_checked_with_an_alias_budget() -> None:
     shared: list[Any] = [1.0] * 10
     for _ in range(6):  # each level refers 10 times to the one below: 10**7 values reached

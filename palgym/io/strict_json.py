@@ -12,8 +12,8 @@ The reader here (:func:`loads`, :func:`read_json`, :func:`json_lines`) refuses, 
   >= 2**1024, e.g. a 400-digit integer; :data:`MAX_INT_DIGITS`);
 - nesting deeper than ``max_depth`` (default :data:`MAX_DEPTH`), checked on the text before it
   is parsed, by a scan of its brackets that does not recurse (:func:`check_depth`);
-- a file larger than its ``max_bytes`` (the file is never read past the limit, so a FIFO or
-  ``/dev/zero`` is refused too);
+- a file larger than its ``max_bytes`` (the file is never read past the limit), and a path
+  that is not a regular file (a FIFO, ``/dev/zero``, a folder);
 - text that is not UTF-8 or not JSON.
 
 The typed getters (:func:`number`, :func:`integer`, :func:`boolean`, :func:`text`) keep
@@ -29,6 +29,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -175,8 +176,8 @@ def loads(text: str, path: str | Path, *, line: int | None = None,
 
 
 def read_bounded(path: str | Path, max_bytes: int, what: str, option: str = "") -> bytes:
-    """The bytes of a file of at most ``max_bytes`` (never reading further: a FIFO or a device
-    that never ends is refused too).
+    """The bytes of a regular file of at most ``max_bytes`` (never reading further; a FIFO, a
+    device or a folder is refused).
 
     Args:
         path: the file.
@@ -188,12 +189,26 @@ def read_bounded(path: str | Path, max_bytes: int, what: str, option: str = "") 
         StrictJsonError: naming the file and the limit, for a larger file.
         OSError: if it cannot be read.
     """
+    _check_regular(path, what)
     with open(path, "rb") as handle:
         _check_size(handle, max_bytes, path, what, option)
         data = _read_at_most(handle, max_bytes + 1)
     if len(data) > max_bytes:
         raise StrictJsonError(too_large(what, max_bytes, option), path)
     return data
+
+
+def _check_regular(path: str | Path, what: str) -> None:
+    """Refuse a path that is not a regular file (a folder, a FIFO that would block the read, a
+    device) before opening it.
+
+    Raises:
+        StrictJsonError: naming the file.
+        OSError: for a path that does not exist.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise StrictJsonError(f"not a regular file (a folder, a FIFO or a device), expected "
+                              f"{what}", path)
 
 
 def _check_size(handle: BinaryIO, max_bytes: int, path: str | Path, what: str,
@@ -268,6 +283,7 @@ def json_lines(path: str | Path, *, max_bytes: int, what: str, option: str = "",
     """
     read, line = 0, 0
     longest = max_bytes if max_line_bytes is None else min(max_line_bytes, max_bytes)
+    _check_regular(path, what)
     with open(path, "rb") as handle:
         _check_size(handle, max_bytes, path, what, option)
         while raw := handle.readline(min(max_bytes - read, longest) + 1):
