@@ -620,3 +620,24 @@ def test_a_suite_command_writes_only_its_own_file(tmp_path: Path, command: str,
     path = _suite(tmp_path, files={**files, first: {**files[first], "command": command}})
     with pytest.raises(ConfigError, match=why):
         load_suite(path)
+
+
+def test_a_finished_run_leaves_no_marker_and_ctrl_c_in_training_marks_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
+    import agents.training as training
+    from agents.learned import model_path
+
+    settings = training.TrainSettings(trace="sia-philly-gen-0", window=10, n_timesteps=64,
+                                      eval_freq=0, references=(), verbose=0,
+                                      log_folder=str(tmp_path / "runs"),
+                                      hyperparams={"n_steps": 32, "batch_size": 32})
+    monkeypatch.setattr(training, "learn", lambda *_: False)  # finished
+    first = training.train(settings).run_dir
+    assert (first / "model.zip").is_file()
+    assert [p.name for p in first.iterdir() if p.name.isupper()] == []
+    monkeypatch.setattr(training, "learn", lambda *_: True)  # Ctrl-C inside the loop
+    second = training.train(settings).run_dir
+    assert (second / "model.zip").is_file() and not (second / "RUNNING").exists()
+    assert (second / "INTERRUPTED").read_text().startswith("interrupted at 0 of 64 timesteps")
+    assert model_path(second) == second / "model.zip"  # loaded, with a warning
