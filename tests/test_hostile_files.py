@@ -221,6 +221,18 @@ def test_a_model_zip_bomb_is_refused_from_its_declared_size(tmp_path: Path) -> N
         read_model_zip(bomb)
 
 
+def test_evaluate_refuses_a_model_zip_bomb_with_one_error_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
+    from tests.test_bad_input_cli import load_script
+
+    bomb = _model_zip(tmp_path / "bomb.zip", 80 << 20)
+    evaluate = load_script("evaluate")
+    assert evaluate.main(["--agent", str(bomb), "--trace", "sia-philly-gen-0", "--window",
+                          "10"]) == 2
+    _one_error(capsys.readouterr().err, str(bomb), "entry 'data' declares 83886080 bytes")
+
+
 def test_a_model_zip_of_many_entries_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
     from agents.model_zip import read_model_zip
