@@ -379,6 +379,19 @@ def test_validate_rejects_a_header_whose_seeds_contradict_its_rows(
     assert f"{path}, line 1, field 'seeds': expected [0, 1], found [0]" in out
 
 
+@pytest.mark.parametrize("kwargs", [{"max_tiers": 10**9}, {"num_slots": 10**9},
+                                    {"num_slots": 1024, "max_tiers": 1024}])
+def test_a_member_cannot_make_validate_build_a_huge_env(
+        tmp_path: Path, kwargs: dict[str, int], capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(PAL_LITE)
+    members = json.loads(json.dumps(lines[0]["members"]))
+    members["placement-default"]["pal"]["env_kwargs"] = kwargs
+    path = _write_lines(tmp_path / "huge.jsonl", [{**lines[0], "members": members}, *lines[1:]])
+    assert bench_main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "field 'members.placement-default.pal.env_kwargs'" in out and "at most" in out
+
+
 def test_validate_rejects_a_header_whose_members_name_other_tasks(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = _lines(PAL_LITE)
