@@ -666,3 +666,50 @@ def test_a_finished_run_leaves_no_marker_and_ctrl_c_in_training_marks_it(
     assert (second / "model.zip").is_file() and not (second / "RUNNING").exists()
     assert (second / "INTERRUPTED").read_text().startswith("interrupted at 0 of 64 timesteps")
     assert model_path(second) == second / "model.zip"  # loaded, with a warning
+
+
+# ---------------------------------------------------------------- names that would import code
+def _trap(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A module ``trapmod`` on the path that leaves ``imported`` in ``folder`` when imported."""
+    marker = folder / "imported"
+    (folder / "trapmod.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                       "class X:\n    pass\n")
+    monkeypatch.syspath_prepend(str(folder))
+    return marker
+
+
+def test_validate_imports_no_module_a_header_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    marker = _trap(tmp_path, monkeypatch)
+    lines = [line for line in _lines(PAL_LITE)
+             if line.get("task", "scheduling-clairvoyant") == "scheduling-clairvoyant"]
+    header = lines[0]
+    members = {"scheduling-clairvoyant": json.loads(json.dumps(
+        header["members"]["scheduling-clairvoyant"]))}
+    members["scheduling-clairvoyant"]["pal"]["env_kwargs"]["queue_order"] = "trapmod:X"
+    path = _write_lines(tmp_path / "trap.jsonl", [
+        {**header, "members": members,
+         "env_layouts": {"scheduling-clairvoyant": header["env_layouts"][
+             "scheduling-clairvoyant"]}}, *lines[1:]])
+    assert bench_main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "module 'trapmod' not imported: validate imports no module a results file names" \
+        in out and "field 'members.scheduling-clairvoyant.pal.env_kwargs'" in out
+    assert not marker.exists()
+
+
+def test_a_selector_file_imports_no_module_without_trust(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
+    from agents.rule_selector import LinearSelector
+
+    marker = _trap(tmp_path, monkeypatch)
+    path = LinearSelector.constant(["fifo/pal", "srtf/pal+backfill"]).save(tmp_path / "s.json")
+    path.write_text(path.read_text().replace('"srtf/pal+backfill"', '"srtf/trapmod:X"'))
+    assert bench_main(["run", "--suite", "palgym-bench-v1-lite", "--agent", f"selector:{path}",
+                       "--tasks", "scheduling-clairvoyant", "--output",
+                       str(tmp_path / "o.jsonl")]) == 2
+    _one_error(capsys.readouterr().err, "module 'trapmod' not imported", "--trust-model")
+    assert not marker.exists()

@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "started for the run when no address is given")
     run.add_argument("--device", default="cpu")
     run.add_argument("--trust-model", action="store_true",
-                     help="load the model zip with SB3's unpickling (trusted files only)")
+                     help="load the model zip with SB3's unpickling, and import the modules "
+                          "a selector file's rules name (trusted files only)")
     run.add_argument("--num-threads", type=_non_negative, default=1,
                      help="torch threads of a learned agent (default 1; 0: torch's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="suite file (default: the committed suite each file names)")
     check.add_argument("--allow-large", action="store_true",
                        help="lift the size limits of results files (docs/BENCH.md, 'Limits')")
+    check.add_argument("--trust-modules", action="store_true",
+                       help="import the modules a header's MODULE:CLASS names (a member's "
+                            "own queue order, a selector's rule): runs their code")
     data_args(check)
     board = commands.add_parser("leaderboard", help="write the leaderboard page")
     board.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
@@ -167,7 +171,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     rejected = 0
     for path, problems in validate_files(args.results, _roots(args), args.suite,
-                                         args.allow_large):
+                                         args.allow_large, args.trust_modules):
         if problems:
             rejected += 1
             print(f"REJECTED {path}: {len(problems)} problem(s)")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from palgym.bench.suites import (
     suite_test_traces,
 )
 from palgym.errors import PalgymError
+from palgym.policies.loader import no_user_imports
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,13 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
     wanted = {(label, s) for label in labels for s in task.seeds}
     seen: set[tuple[str, int]] = set()
     kwargs = {**split_env_kwargs(suite, task, split, check.roots), **own}
-    env = gym.make(task.env_id, **kwargs, trace=split_traces(suite, task, split, check.roots))
+    traces = split_traces(suite, task, split, check.roots)
+    try:
+        env = gym.make(task.env_id, **kwargs, trace=traces)
+    except PalgymError as exc:  # e.g. a member's own queue order that cannot be made
+        check.add(1, f"members.{task.name}.{member}.env_kwargs", "kwargs the env takes", own,
+                  str(exc))
+        return
     try:
         for line, row in rows:
             key = (row.trace, row.seed)
@@ -344,9 +352,15 @@ def _geomean(values: Sequence[float | None]) -> float:
     return float(np.exp(np.mean(np.log(np.asarray(values, dtype=np.float64)))))
 
 
+NO_IMPORT = ("validate imports no module a results file names (importing a module runs its "
+             "code); pass --trust-modules if you trust the file and the module")
+"""Why ``validate`` refuses a ``MODULE:CLASS`` name of a header (a member's own queue order,
+a selector's rule) without ``--trust-modules``."""
+
+
 def validate_files(paths: Sequence[str | Path], roots: DataRoots,
-                   suite_file: str | Path | None = None, allow_large: bool = False
-                   ) -> Iterator[tuple[Path, list[Problem]]]:
+                   suite_file: str | Path | None = None, allow_large: bool = False,
+                   trust_modules: bool = False) -> Iterator[tuple[Path, list[Problem]]]:
     """Validate each results file (see the module docstring).
 
     Args:
@@ -356,6 +370,8 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
             names).
         allow_large: lift the size limits of the results files
             (:func:`palgym.bench.results.read_results`).
+        trust_modules: import the modules a header's ``MODULE:CLASS`` names need (else each
+            such name is a problem, :data:`NO_IMPORT`, and no module is imported).
 
     Yields:
         ``(path, problems)`` per file, in order (no problem: the file is valid).
@@ -384,11 +400,12 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
             continue
         suite = load_suite(suite_file or item.header.suite)
         check = _Check(item, suite, roots)
-        check.header()
-        if not check.problems:
-            check_rows(check)
-            check_choices(check, [f for f in field_files if f is not item])
+        with nullcontext() if trust_modules else no_user_imports(NO_IMPORT):
+            check.header()
+            if not check.problems:
+                check_rows(check)
+                check_choices(check, [f for f in field_files if f is not item])
         yield item.path, check.problems
 
 
-__all__ = ["Problem", "replay_row", "validate_files"]
+__all__ = ["NO_IMPORT", "Problem", "replay_row", "validate_files"]

@@ -337,8 +337,15 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     started = time.perf_counter()
     plan = plan_entry(request)
     if plan.kind == "selector":  # on the engine, not the env: palgym/bench/selector_entry.py
+        from contextlib import nullcontext
+
         from agents.rule_selector_entry import run_entry as run_selector
-        return run_selector(plan, started)
+        from palgym.policies.loader import no_user_imports
+
+        with nullcontext() if request.trust_model else no_user_imports(
+                "a selector file's rules import no module (importing a module runs its code); "
+                "pass --trust-model if you trust the file and the module"):
+            return run_selector(plan, started)
     units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []
