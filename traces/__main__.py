@@ -119,13 +119,15 @@ def _allow_large(parser: argparse.ArgumentParser) -> None:
                              f"{MAX_GENERATED_JOBS}, --num-gpus {MAX_PROFILE_GPUS})")
 
 
-def check_size(args: argparse.Namespace, option: str, value: int, limit: int) -> None:
+def check_size(args: argparse.Namespace, option: str, value: int | None, limit: int) -> None:
     """``value`` of ``option`` is an integer in [1, limit] (x :data:`LARGE_FACTOR` under
-    ``--allow-large``).
+    ``--allow-large``); None (the command has no such option) passes.
 
     Raises:
         ConfigError: naming the option, the limit and how to lift it.
     """
+    if value is None:
+        return
     allowed = limit * (LARGE_FACTOR if getattr(args, "allow_large", False) else 1)
     if value < 1:
         raise ConfigError(f"{option} must be >= 1, got {value}")
@@ -151,13 +153,12 @@ def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[s
     """
     if args.command in DATA_COMMANDS:
         return run_data_command(args, argv_text)
-    if args.command == "regimes":
-        check_size(args, "--num-jobs", args.num_jobs, MAX_GENERATED_JOBS)
-        return run_regimes(args)
+    check_size(args, "--num-jobs", getattr(args, "num_jobs", None), MAX_GENERATED_JOBS)
     if args.command in ("profile", "model-profile"):
-        check_size(args, "--num-gpus", args.num_gpus, MAX_PROFILE_GPUS)
+        check_size(args, "--num-gpus", getattr(args, "num_gpus", None), MAX_PROFILE_GPUS)
+    if args.command == "regimes":
+        return run_regimes(args)
     if args.command == "generate":
-        check_size(args, "--num-jobs", args.num_jobs, MAX_GENERATED_JOBS)
         return [f"wrote {_generate(args)}"]
     if args.command == "model-profile":
         return [f"wrote {write_model_profile(args.output, args.num_gpus, args.seed)}"]
