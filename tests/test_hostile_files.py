@@ -447,6 +447,15 @@ def test_a_suite_window_past_the_limit_is_refused(
     _one_error(capsys.readouterr().err, "tasks[0].world.window", "at most 1000000 jobs")
 
 
+@pytest.mark.parametrize(("cluster", "why"), [("100000x1000", "at most 100000 GPUs"),
+                                               ("16 by 4", "must look like '16x4'")])
+def test_a_suite_cluster_is_bounded(tmp_path: Path, cluster: str, why: str) -> None:
+    data = lite_data()
+    tasks = [{**data["tasks"][0], "world": {**data["tasks"][0]["world"], "cluster": cluster}}]
+    with pytest.raises(ConfigError, match=why):
+        load_suite(_suite(tmp_path, tasks=tasks))
+
+
 def test_a_window_larger_than_a_trace_is_refused_not_run_whole(tmp_path: Path) -> None:
     data = lite_data()
     tasks = [{**data["tasks"][0], "world": {**data["tasks"][0]["world"], "window": 161}}]

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from palgym.bundled import BUNDLED_PROFILES
 from palgym.errors import ConfigError
+from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 
 SUITE_FORMAT = "palgym-bench-suite/1"
@@ -36,6 +37,8 @@ TRACES_COMMAND = "python -m traces "
 GENERATING_COMMANDS: tuple[str, ...] = ("generate", "model-profile", "profile")
 """The ``python -m traces`` commands a ``generated`` file may run: each writes one file, which
 ``prepare`` puts at the file's path in the cache (``--output`` is prepare's to give)."""
+MAX_SUITE_GPUS = 100_000
+"""The most GPUs a suite's ``cluster`` may have (the paper's largest cluster has 512)."""
 MAX_SUITE_WINDOW = 1_000_000
 """The largest ``window`` (jobs per episode) a suite may set; a window is also refused when it
 is larger than a trace of its split (:func:`palgym.bench.suites.split_traces`), since such an
@@ -243,6 +246,14 @@ class SuiteReader:
 
     def world(self, value: Any, field: str) -> dict[str, Any]:
         world = self.mapping(value, field, WORLD_KEYS) if value is not None else {}
+        if "cluster" in world:
+            try:
+                gpus = ClusterSpec.parse(self.text(world["cluster"], f"{field}.cluster")).num_gpus
+            except ConfigError as exc:
+                self.fail(f"{field}.cluster", str(exc))
+            if gpus > MAX_SUITE_GPUS:
+                self.fail(f"{field}.cluster", f"must have at most {MAX_SUITE_GPUS} GPUs, got "
+                          f"{world['cluster']} ({gpus})")
         if "window" in world:
             window = self.integer(world["window"], f"{field}.window", 1)
             if window > MAX_SUITE_WINDOW:
