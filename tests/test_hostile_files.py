@@ -392,6 +392,20 @@ def test_a_member_cannot_make_validate_build_a_huge_env(
     assert "field 'members.placement-default.pal.env_kwargs'" in out and "at most" in out
 
 
+def test_validate_builds_no_env_per_member_of_a_flood(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = _lines(PAL_LITE)
+    members = json.loads(json.dumps(lines[0]["members"]))
+    one = members["placement-default"]["pal"]
+    members["placement-default"] = {f"m{i}": one for i in range(20_000)}  # under 4 MiB
+    path = _write_lines(tmp_path / "flood.jsonl", [{**lines[0], "members": members},
+                                                   *lines[1:]])
+    field = len(load_suite("palgym-bench-v1-lite").task("placement-default").heuristic_field)
+    assert bench_main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"field 'members.placement-default': expected 'at most {field} members" in out
+
+
 def test_validate_rejects_a_header_whose_members_name_other_tasks(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lines = _lines(PAL_LITE)

@@ -145,11 +145,22 @@ class _Check:
                 self.add(1, f"env_layouts.{name}", current, recorded,
                          f"the current {task.env_id} layout (the suite's: {task.env_layout})")
         for name, members in header.members.items():
-            task = self.task(name, 1, f"members.{name}")
-            if task is not None:
-                for member, entry in members.items():
-                    self.member(task, member, entry)
+            self.members(name, members)
         self.consistency()
+
+    def members(self, name: str, members: Mapping[str, Any]) -> None:
+        """The members of task ``name``: at most one per entry (a field entry: one per field
+        member), since each builds an env, then each one's kwargs and layout."""
+        task = self.task(name, 1, f"members.{name}")
+        if task is None:
+            return
+        most = max(1, len(task.heuristic_field))
+        if len(members) > most:
+            self.add(1, f"members.{name}", f"at most {most} members (one per entry; a field "
+                     "entry: one per field member)", len(members))
+            return
+        for member, entry in members.items():
+            self.member(task, member, entry)
 
     def consistency(self) -> None:
         """The header agrees with itself and the suite: the suite's name, the same tasks in
