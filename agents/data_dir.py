@@ -12,7 +12,6 @@ about to be used.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,11 @@ KWARG_SECTIONS: tuple[str, ...] = ("env_kwargs", "eval_env_kwargs")
 
 
 def data_dir() -> str | None:
-    """The value of ``PALGYM_DATA_DIR`` (None when unset or empty)."""
-    return os.environ.get(DATA_DIR_VARIABLE) or None
+    """The value of ``PALGYM_DATA_DIR`` (None when unset or empty), read as every command line
+    reads it (:func:`palgym.bench.roots.from_environment`)."""
+    from palgym.bench.roots import from_environment
+
+    return from_environment(None, DATA_DIR_VARIABLE)
 
 
 def portable_path(value: Any, root: str | None) -> Any:

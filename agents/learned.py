@@ -25,6 +25,7 @@ from agents.hyperparams import ALGO_NAMES
 from agents.ids import canonical_env_id
 from agents.layouts import check_env_layout
 from agents.model_zip import TRUST_HINT, algo_of, load_model, policy_module, read_model_zip
+from agents.run_markers import check_run_folder
 from agents.runs import read_yaml
 from palgym.errors import ConfigError
 
@@ -106,6 +107,7 @@ def model_path(path: str | Path) -> Path:
     candidate = Path(path)
     if candidate.is_dir():
         candidate = candidate / MODEL_FILE
+    check_run_folder(candidate.parent, candidate)  # RUNNING / INTERRUPTED / FAILED markers
     if not candidate.is_file():
         raise ConfigError(f"no saved model at {str(path)!r} (expected a .zip or a run folder)")
     return candidate

@@ -33,7 +33,9 @@ from agents.model_entries import (
     EntryContext,
     UnsuppliedError,
 )
+from agents.model_limits import read_bounded_zip
 from palgym.errors import ConfigError
+from palgym.io.strict_json import MAX_DEPTH, check_depth
 
 TRUST_HINT = ("a model zip can run code: pass --trust-model to load it with "
               "stable-baselines3's unpickling, only if you trust the file")
@@ -69,17 +71,22 @@ class ModelZip:
         return tuple(k for k, v in self.data.items() if isinstance(v, dict) and PICKLED in v)
 
 
-def read_model_zip(path: str | Path) -> ModelZip:
-    """Read a model zip's bytes and its ``data`` JSON (as SB3 reads it), unpickling nothing.
+def read_model_zip(path: str | Path, env: Any = None) -> ModelZip:
+    """Read a model zip's bytes and its ``data`` JSON (as SB3 reads it), unpickling nothing;
+    each entry within its ceiling (:mod:`agents.model_limits`; ``env``: the env the model
+    will act in, whose observation size bounds ``data``).
 
     Raises:
-        ConfigError: if the file is not a zip with a JSON object ``data``.
+        ConfigError: if the file is not a zip with a JSON object ``data``, or an entry passes
+            its ceiling.
         OSError: if it cannot be read.
     """
-    raw = Path(path).read_bytes()
+    raw = read_bounded_zip(path, env)
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
-            data = json.loads(archive.read("data").decode())
+            text = archive.read("data").decode()
+            check_depth(text, MAX_DEPTH, path)
+            data = json.loads(text)
     except (zipfile.BadZipFile, KeyError, ValueError, RuntimeError, NotImplementedError) as exc:
         raise ConfigError(f"{path} is not a stable-baselines3 model zip: {exc}") from None
     if not isinstance(data, dict):
@@ -172,7 +179,7 @@ def load_model(
         ConfigError: for a file that is not a model zip, or one that does not load as ``algo``
             (weights that do not fit the policy, spaces that do not fit ``env``).
     """
-    model = read_model_zip(path)
+    model = read_model_zip(path, env)
     objects = None if trust_model else safe_objects(model, algo, hyperparams=hyperparams,
                                                     for_training=for_training)
     cls = model_class if model_class is not None else algo_class(algo)

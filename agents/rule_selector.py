@@ -34,6 +34,7 @@ import numpy as np
 
 from palgym.errors import ConfigError
 from palgym.io.atomic import atomic_write_text
+from palgym.io.selector_json import read_selector_json
 from palgym.rule_selection import STATE_FEATURES, check_rules
 from palgym.sim.types import FloatArray
 from palgym.sim.views import SimView
@@ -173,12 +174,14 @@ class LinearSelector:
 
         Raises:
             ConfigError: naming the file and the field, for a file that is not a selector of
-                :data:`FORMAT`, features other than :data:`STATE_FEATURES`, or bad weights.
+                :data:`FORMAT`, features other than :data:`STATE_FEATURES`, or bad weights
+                (:func:`palgym.io.selector_json.read_selector_json`: strict JSON, weights
+                JSON numbers of magnitude <= 1e12).
         """
         where = str(path)
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            data = read_selector_json(path)  # strict JSON, bounded, numbers as numbers
+        except OSError as error:
             raise ConfigError(f"{where}: not a readable JSON selector ({error})") from None
         if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
             found = data.get("format") if isinstance(data, dict) else type(data).__name__

@@ -14,7 +14,6 @@ Commands and measured results: agents/pretrained/README.md, "The rule selector".
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -41,6 +40,7 @@ from agents.rule_selector_runs import (
     with_stragglers,
 )
 from palgym.errors import ConfigError, PalgymError
+from palgym.io.selector_json import read_selector_json
 from palgym.rule_selection import check_rules
 
 
@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "duration knowledge and splits are used (default %(default)s); one "
                          "episode per trace, episode seed 0")
         sub.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
-        sub.add_argument("--cache", help="palgym-bench's generated files (bench prepare)")
+        sub.add_argument("--cache", help="palgym-bench's generated files (bench prepare; "
+                         "default $PALGYM_BENCH_CACHE)")
         sub.add_argument("--regimes", help="a folder of `python -m traces regimes`: its "
                          "split's traces join the suite's")
         sub.add_argument("--workers", type=int, default=1, help="processes (default 1)")
@@ -140,14 +141,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = None,
               task: str | None = None) -> list[LabelledEpisode]:
-    import os
+    from palgym.bench.roots import data_roots
 
-    data_dir = args.data_dir or os.environ.get("PALGYM_DATA_DIR")
-    return split_episodes(split, suite=args.suite, task=task or args.task, data_dir=data_dir,
-                          cache_dir=args.cache, regimes=args.regimes, per_regime=per_regime)
+    roots = data_roots(args.data_dir, args.cache)  # --data-dir, --cache or their variables
+    return split_episodes(split, suite=args.suite, task=task or args.task,
+                          data_dir=roots.data_dir, cache_dir=roots.cache_dir,
+                          regimes=args.regimes, per_regime=per_regime)
+
+
+def _selector_task(args: argparse.Namespace) -> None:
+    """Refuse a ``--task`` that ``bench run --agent selector:FILE`` refuses (a task of the
+    fixed queue-order regime), before anything runs."""
+    from palgym.bench.selector_entry import check_selector_task, selector_tasks
+    from palgym.bench.suites import load_suite
+
+    suite = load_suite(args.suite)
+    check_selector_task(suite.task(args.task), f"{args.command} --task {args.task}",
+                        selector_tasks(suite))
 
 
 def train(args: argparse.Namespace) -> int:
+    _selector_task(args)
     rules = tuple(r.strip() for r in args.rules.split(","))
     selector_rules = LinearSelector.constant(rules).rules  # checks them
     for name, value in (("--iterations", args.iterations), ("--population", args.population),
@@ -203,6 +217,7 @@ def distill(args: argparse.Namespace) -> int:
     """``distill``: :func:`agents.rule_selector_distill.distill` on the task's episodes."""
     from agents.rule_selector_distill import distill as run
 
+    _selector_task(args)
     check_positive("--workers", args.workers)
     run(args.base, _episodes(args, "train", args.per_regime), _episodes(args, "validation"),
         H=args.H, grid=args.C, workers=args.workers, output=args.output,
@@ -235,7 +250,7 @@ def add_floor(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.selector}: field floor: it already has one "
                           f"({selector.floor.describe(selector.rules)}); start from the file "
                           "without a floor")
-    data = json.loads(Path(args.selector).read_text(encoding="utf-8"))
+    data = read_selector_json(args.selector)
     meta = {key: value for key, value in data.items() if key not in selector.to_dict()}
     floored = selector.with_floor(_floor(selector.rules, args.hours, args.rule,
                                          "--hours/--rule", args.selector))

@@ -9,7 +9,8 @@ A run that fails (an error after its folder was claimed, or Ctrl-C outside the t
 leaves ``FAILED`` in its folder (:func:`recording_failure`): the error on its first line, then
 the traceback. The folder is kept, since its ``config.yml``, ``args.yml`` and logs show what was
 attempted; a fresh run's folder then has no ``model.zip``, a resume's keeps the model from
-before the attempt. A later successful resume of the folder removes ``FAILED``.
+before the attempt. A later successful resume of the folder removes ``FAILED``. ``RUNNING``
+and ``INTERRUPTED`` mark a run that has not finished or was stopped (:mod:`agents.run_markers`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ import numpy as np
 
 from agents.data_dir import resolve_config
 from agents.ids import canonical_env_id
+from agents.run_markers import (
+    INTERRUPTED_FILE,
+    RUNNING_FILE,
+    mark,
+    sigterm_as_interrupt,
+)
 from palgym.errors import ConfigError
 from palgym.io import atomic_write_text
 
@@ -124,11 +131,18 @@ def recording_failure(run_dir: Path, resume: bool) -> Iterator[None]:
         run_dir: the run folder (exists).
         resume: the body resumes the folder's model (its ``model.zip`` is from before).
     """
+    mark(run_dir, RUNNING_FILE, "the run has not finished")
+    (run_dir / INTERRUPTED_FILE).unlink(missing_ok=True)
     try:
-        yield
+        with sigterm_as_interrupt():
+            yield
     except BaseException as exc:
+        (run_dir / RUNNING_FILE).unlink(missing_ok=True)
         kept = ("model.zip is the model from before this resume" if resume
                 else "no model.zip was written")
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM outside the training loop
+            mark(run_dir, INTERRUPTED_FILE, f"interrupted ({exc or 'Ctrl-C'}); {kept}")
+            raise
         text = (f"{type(exc).__name__}: {exc}\n"
                 f"this training run failed ({kept}); the traceback follows\n\n"
                 + "".join(traceback.format_exception(exc)))
@@ -139,6 +153,7 @@ def recording_failure(run_dir: Path, resume: bool) -> Iterator[None]:
         logger.warning("the run failed: see %s", run_dir / FAILED_FILE)
         raise
     (run_dir / FAILED_FILE).unlink(missing_ok=True)
+    (run_dir / RUNNING_FILE).unlink(missing_ok=True)
 
 
 def read_evaluations(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -190,6 +205,7 @@ def claim_run_dir(log_folder: str | Path, env_id: str, algo: str) -> Path:
             run_dir.mkdir()
         except FileExistsError:
             continue
+        mark(run_dir, RUNNING_FILE, "claimed; the run has not finished")
         return run_dir
 
 

@@ -66,6 +66,7 @@ from agents.factory import (
 from agents.input_driven import load_or_make_input_driven
 from agents.model_zip import load_model
 from agents.rollout import heuristic_outcomes
+from agents.run_markers import INTERRUPTED_FILE, mark
 from agents.runs import (
     check_evaluation_set,
     claim_run_dir,
@@ -269,6 +270,9 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
                                        references)
             interrupted = learn(model, config["n_timesteps"], callbacks, settings.resume)
             save_model(model, run_dir / "model.zip")
+            if interrupted:  # agents/run_markers.py
+                mark(run_dir, INTERRUPTED_FILE, f"interrupted at {model.num_timesteps} of "
+                     f"{config['n_timesteps']} timesteps; model.zip holds the model then")
             if settings.curriculum is not None:
                 write_yaml(run_dir / "curriculum.yml", {"floor": settings.curriculum,
                                                         "envs": venv.env_method("summary")})

@@ -125,7 +125,7 @@ def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
     ('"seeds": [0, 1]', '"seeds": [0, Infinity]', 1, "seeds[1]",
      "Infinity is not a JSON number"),
     ('"seed": 1', f'"seed": {"9" * 5000}', 2, "seed",
-     "an integer of 5000 digits is too long to convert"),
+     "an integer of 5000 digits overflows float64"),
 ])
 def test_a_number_that_is_not_finite_is_named_with_its_line_and_field(
         tmp_path: Path, old: str, new: str, line: int, field: str, problem: str) -> None:

@@ -181,7 +181,8 @@ def test_a_tampered_choice_is_rejected_naming_the_fields(files: dict[str, Path],
                           (choices[:-1], f"more than the file's {len(choices) - 1} times"),
                           ([*choices[:-1], 2], f"choice {len(choices) - 1} refused")):
         path = _write(tmp_path / "bad.jsonl",
-                      [lines[0], {**row, "actions": encode_actions(actions)}, *lines[2:]])
+                      [lines[0], {**row, "actions": encode_actions(actions),
+                                  "decisions": len(actions)}, *lines[2:]])
         [problem] = _problems(path, suite)
         assert (problem.line, problem.field) == (2, "actions") and note in problem.found
 

@@ -201,7 +201,8 @@ def test_floor_overrides_the_scores_by_hand(tmp_path: Path) -> None:
     assert LinearSelector.load(tmp_path / "old.json").floor is None
     for floor, match in (({"hours": 2.0, "rule": "las/pal"}, "field floor"),
                          ({"hours": -1.0, "rule": RULES[0]}, "finite number > 0"),
-                         ({"hours": True, "rule": RULES[0]}, "field floor"),
+                         ({"hours": True, "rule": RULES[0]},
+                          "field .floor.hours.: must be a number"),
                          ({"hours": 2.0}, "field floor")):
         bad = tmp_path / "bad-floor.json"
         bad.write_text(json.dumps({**data, "floor": floor}))

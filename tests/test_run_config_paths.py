@@ -92,4 +92,5 @@ def test_training_writes_the_relative_form(tmp_path: Path, monkeypatch) -> None:
     run = tmp_path / "runs" / "palgym_PALPlacement-v0_maskable_ppo_0"
     written = yaml.safe_load((run / "config.yml").read_text(encoding="utf-8"))
     assert written["env_kwargs"]["profile"] == "$PALGYM_DATA_DIR/profiles/flat.csv"
-    assert (run / "FAILED").read_text(encoding="utf-8").startswith("KeyboardInterrupt")
+    assert (run / "INTERRUPTED").read_text(encoding="utf-8").startswith("interrupted")
+    assert not (run / "RUNNING").exists() and not (run / "FAILED").exists()

@@ -191,7 +191,7 @@ def test_arbitrary_bytes_never_crash(data: bytes) -> None:
 
 def test_found_by_fuzzing_huge_integers_and_python_floats(tmp_path: Path) -> None:
     """Regressions: a 23-digit job id was an OverflowError in palgym's reader; ``1_000`` (which
-    ``float()`` reads) was rejected by the canonical loader only."""
+    ``float()`` reads as 1000) is refused by both readers."""
     header = HEADERS["sia"]
     huge = tmp_path / "huge.csv"
     huge.write_text(f"{header}\n99999999999999999999999,1,0,1,vgg19\n")
@@ -202,11 +202,12 @@ def test_found_by_fuzzing_huge_integers_and_python_floats(tmp_path: Path) -> Non
             assert (error.line, error.field) == (2, "job_id")
         else:
             raise AssertionError("a 23-digit job id was accepted")
-    underscore = tmp_path / "underscore.csv"
+    underscore = tmp_path / "underscore.csv"  # both readers refuse it alike (not a number)
     underscore.write_text(f"{header}\n0,1,1_000,1,vgg19\n")
-    trace = load_canonical(underscore, "sia")
-    assert trace.jobs["submit_time_s"].tolist() == [1000.0]
-    assert read_sia_trace(underscore).submit_time_s.tolist() == [1000.0]
+    for read in (read_sia_trace, lambda p: load_canonical(p, "sia")):
+        with pytest.raises(TraceFormatError, match="'1_000'") as caught:
+            read(underscore)
+        assert (caught.value.line, caught.value.field) == (2, "submit_time")
 
 
 RUNS_ROW = st.tuples(cell(st.sampled_from(["g1", "g2", "g3"])), cell(POSITIVE),

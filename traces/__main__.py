@@ -41,6 +41,16 @@ from traces.profiles import ProfileSampling, write_longhorn_profile
 from traces.sia_philly_fit import SIA_PHILLY_JOBS_PER_HOUR, SiaPhillyParams
 from traces.synthetic import GENERATOR_KINDS, generate_gavel, generate_philly_poisson
 
+MAX_GENERATED_JOBS = 1_000_000
+"""The most jobs ``generate --num-jobs`` writes without ``--allow-large`` (the public Philly
+trace has about 100,000 jobs; palgym's bundled traces have 160)."""
+MAX_PROFILE_GPUS = 100_000
+"""The most GPUs ``profile`` and ``model-profile --num-gpus`` draw without ``--allow-large``
+(the largest cluster of the paper has 512 GPUs)."""
+LARGE_FACTOR = 1000
+"""``--allow-large`` multiplies the limits by this (and no further: a size that would not fit
+in memory still gets a clear error)."""
+
 COMMANDS: tuple[str, ...] = ("generate", "convert", "describe", "split", "regimes", "bundle",
                              "profile", "model-profile")
 """The subcommands (:func:`build_parser`)."""
@@ -71,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="sia-philly: draw the model from the model mix, independently of the GPU count",
     )
     generate.add_argument("--output", required=True, help="file to write")
+    _allow_large(generate)
     add_knob_arguments(generate)
     add_regimes_command(commands)
     bundle = commands.add_parser("bundle", help="regenerate the files bundled in palgym/data")
@@ -91,13 +102,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=None, help="default: 42 for single-run, 0 for gpu-median"
     )
     profile.add_argument("--output", required=True, help="CSV file to write")
+    _allow_large(profile)
     model = commands.add_parser(
         "model-profile", help="draw a profile from the fitted Longhorn variability model"
     )
     model.add_argument("--num-gpus", type=int, required=True)
     model.add_argument("--seed", type=int, default=0)
     model.add_argument("--output", required=True, help="CSV file to write")
+    _allow_large(model)
     return parser
+
+
+def _allow_large(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-large", action="store_true",
+                        help=f"allow sizes up to {LARGE_FACTOR}x the limits (--num-jobs "
+                             f"{MAX_GENERATED_JOBS}, --num-gpus {MAX_PROFILE_GPUS})")
+
+
+def check_size(args: argparse.Namespace, option: str, value: int | None, limit: int) -> None:
+    """``value`` of ``option`` is an integer in [1, limit] (x :data:`LARGE_FACTOR` under
+    ``--allow-large``); None (the command has no such option) passes.
+
+    Raises:
+        ConfigError: naming the option, the limit and how to lift it.
+    """
+    if value is None:
+        return
+    allowed = limit * (LARGE_FACTOR if getattr(args, "allow_large", False) else 1)
+    if value < 1:
+        raise ConfigError(f"{option} must be >= 1, got {value}")
+    if value > allowed:
+        lift = ("" if getattr(args, "allow_large", False)
+                else f"; --allow-large allows up to {limit * LARGE_FACTOR}")
+        raise ConfigError(f"{option} {value} is larger than the limit of {allowed}{lift}")
 
 
 def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[str]:
@@ -116,10 +153,13 @@ def run(args: argparse.Namespace, argv_text: str = "python -m traces") -> list[s
     """
     if args.command in DATA_COMMANDS:
         return run_data_command(args, argv_text)
-    if args.command == "generate":
-        return [f"wrote {_generate(args)}"]
+    check_size(args, "--num-jobs", getattr(args, "num_jobs", None), MAX_GENERATED_JOBS)
+    if args.command in ("profile", "model-profile"):
+        check_size(args, "--num-gpus", getattr(args, "num_gpus", None), MAX_PROFILE_GPUS)
     if args.command == "regimes":
         return run_regimes(args)
+    if args.command == "generate":
+        return [f"wrote {_generate(args)}"]
     if args.command == "model-profile":
         return [f"wrote {write_model_profile(args.output, args.num_gpus, args.seed)}"]
     if args.command == "bundle":
@@ -170,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         messages = run(args, command_text(arguments))
     except (PalgymError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # a size under --allow-large that does not fit in memory
+        print(f"error: out of memory ({type(exc).__name__}: {exc}); use smaller sizes",
+              file=sys.stderr)
         return 2
     for message in messages:
         print(message)

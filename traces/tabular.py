@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from palgym.errors import TraceFormatError, _FileError
+from palgym.io.csvutil import plain_number
 from palgym.sim.types import BoolArray, FloatArray, IntArray
 
 MAX_EXACT_INT: int = 2**53
@@ -172,7 +173,7 @@ def parse_numbers(
     )
     empty = empty_mask(table, field)
     for row in np.flatnonzero(np.isnan(values) & ~empty).tolist():
-        values[row] = _python_float(raw[row])  # what float() accepts, e.g. "1_000", as palgym
+        values[row] = _python_float(raw[row])  # what float() accepts but "1_000", as palgym
     checks: list[tuple[BoolArray, str]] = [
         (np.isnan(values) & ~empty, "not a number"),
         (np.isinf(values), "not a finite number"),
@@ -190,7 +191,7 @@ def parse_numbers(
 
 def _python_float(text: str) -> float:
     try:
-        return float(text)
+        return float(plain_number(text))
     except ValueError:
         return float("nan")
 

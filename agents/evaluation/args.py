@@ -8,6 +8,7 @@ the ``train`` extra.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,20 @@ def _bounded(kind: type, name: str, low: float, strict: bool = False) -> Any:
                 f"{low:g}, got {text!r}") from None
         if not (value > low if strict else value >= low):
             raise argparse.ArgumentTypeError(f"{name}must be {relation} {low:g}, got {text}")
+        return value
+
+    return parse
+
+
+def open_unit_interval(name: str) -> Any:
+    """An argparse type: a number in (0, 1), refused by argparse whatever else runs."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be a number in (0, 1), got {text!r}")
         return value
 
     return parse
@@ -280,8 +295,10 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--summary-output", type=Path, metavar="CSV", help="per-policy summary CSV")
     add("--json", type=Path, metavar="FILE",
         help="everything as JSON (also for the heuristic table)")
-    add("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="bootstrap interval level")
-    add("--bootstrap-resamples", type=int, default=DEFAULT_RESAMPLES, metavar="B")
+    add("--confidence", type=open_unit_interval("--confidence"), default=DEFAULT_CONFIDENCE,
+        help="bootstrap interval level, in (0, 1)")
+    add("--bootstrap-resamples", type=positive_int("--bootstrap-resamples"),
+        default=DEFAULT_RESAMPLES, metavar="B")
     add("--bootstrap-seed", type=int, default=DEFAULT_BOOTSTRAP_SEED, metavar="N")
     add("--bootstrap-unit", choices=BOOTSTRAP_UNITS, default=BOOTSTRAP_UNITS[0],
         help="resample episodes (default) or whole traces with all their seeds")

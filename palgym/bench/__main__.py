@@ -9,25 +9,34 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from palgym.bench.roots import CACHE_VARIABLE, data_roots
 from palgym.bench.suites import DATA_DIR_VARIABLE, DataRoots, load_suite, suite_names
 from palgym.errors import PalgymError
 from palgym.io.pipes import run_cli
 
-CACHE_VARIABLE = "PALGYM_BENCH_CACHE"
-"""The environment variable giving the default ``--cache`` folder."""
+MAX_WORKERS = 256
+"""The most local processes ``run --workers`` starts (more: ``--ray`` on a cluster)."""
+MAX_SUBMISSION_BYTES = 1 << 20
+"""The largest ``--submission`` file read (a submission object is about 1 kB)."""
+
+
+def _non_negative(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
 
 
 def _roots(args: argparse.Namespace) -> DataRoots:
-    data = args.data_dir or os.environ.get(DATA_DIR_VARIABLE) or None
-    cache = args.cache or os.environ.get(CACHE_VARIABLE) or None
-    return DataRoots(None if data is None else Path(data), None if cache is None else Path(cache))
+    return data_roots(args.data_dir, args.cache)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "started for the run when no address is given")
     run.add_argument("--device", default="cpu")
     run.add_argument("--trust-model", action="store_true",
-                     help="load the model zip with SB3's unpickling (trusted files only)")
-    run.add_argument("--num-threads", type=int, default=1,
+                     help="load the model zip with SB3's unpickling, and import the modules "
+                          "a selector file's rules name (trusted files only)")
+    run.add_argument("--num-threads", type=_non_negative, default=1,
                      help="torch threads of a learned agent (default 1; 0: torch's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     data_args(run)
@@ -77,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("results", nargs="+")
     check.add_argument("--suite", default=None,
                        help="suite file (default: the committed suite each file names)")
+    check.add_argument("--allow-large", action="store_true",
+                       help="lift the size limits of results files (docs/BENCH.md, 'Limits')")
+    check.add_argument("--trust-modules", action="store_true",
+                       help="import the modules a header's MODULE:CLASS names (a member's "
+                            "own queue order, a selector's rule): runs their code")
     data_args(check)
     board = commands.add_parser("leaderboard", help="write the leaderboard page")
     board.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
@@ -120,12 +135,14 @@ def _submission(path: str | None, suite: str) -> dict[str, Any] | None:
 
     tests = suite_test_traces(load_suite(suite))
 
+    from palgym.io.strict_json import read_json
+
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        value = read_json(path, max_bytes=MAX_SUBMISSION_BYTES, what="a submission file")
+    except OSError as exc:
         raise PalgymError(f"--submission {path}: cannot be read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise PalgymError(f"--submission {path}: not JSON ({exc})") from None
+    except PalgymError as exc:  # strict JSON: NaN, Infinity, overflow, depth, size
+        raise PalgymError(f"--submission {exc}") from None
     check_submission(value, f"--submission {path}", tests)
     return dict(value)
 
@@ -134,8 +151,9 @@ def _run(args: argparse.Namespace) -> list[str]:
     from palgym.bench.runner import RunRequest, run_entry
     from palgym.io.atomic import check_destination
 
-    if args.workers < 1:
-        raise PalgymError(f"--workers must be >= 1, got {args.workers}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise PalgymError(f"--workers must be in [1, {MAX_WORKERS}] (local processes; a "
+                          f"cluster: --ray), got {args.workers}")
     if args.workers > 1 and args.ray is not None:
         raise PalgymError("give --workers or --ray, not both")
     output = check_destination(args.output, "--output")
@@ -152,7 +170,8 @@ def _validate(args: argparse.Namespace) -> int:
     from palgym.bench.replay import validate_files
 
     rejected = 0
-    for path, problems in validate_files(args.results, _roots(args), args.suite):
+    for path, problems in validate_files(args.results, _roots(args), args.suite,
+                                         args.allow_large, args.trust_modules):
         if problems:
             rejected += 1
             print(f"REJECTED {path}: {len(problems)} problem(s)")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,11 @@ from palgym.bench.suites import (
     load_suite,
     split_env_kwargs,
     split_traces,
+    suite_names,
     suite_test_traces,
 )
 from palgym.errors import PalgymError
+from palgym.policies.loader import no_user_imports
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def replay_row(env: Any, row: EpisodeRow, index: int) -> dict[str, Any]:
         ``{"actions": note}`` when the actions do not make one whole episode.
     """
     _, info = env.reset(seed=row.seed, options={"trace": index})
-    actions = decode_actions(row.actions)
+    actions = decode_actions(row.actions, row.decisions)
     for step, action in enumerate(actions.tolist()):
         try:
             _, _, terminated, truncated, step_info = env.step(int(action))
@@ -142,10 +145,37 @@ class _Check:
                 self.add(1, f"env_layouts.{name}", current, recorded,
                          f"the current {task.env_id} layout (the suite's: {task.env_layout})")
         for name, members in header.members.items():
-            task = self.task(name, 1, f"members.{name}")
-            if task is not None:
-                for member, entry in members.items():
-                    self.member(task, member, entry)
+            self.members(name, members)
+        self.consistency()
+
+    def members(self, name: str, members: Mapping[str, Any]) -> None:
+        """The members of task ``name``: at most one per entry (a field entry: one per field
+        member), since each builds an env, then each one's kwargs and layout."""
+        task = self.task(name, 1, f"members.{name}")
+        if task is None:
+            return
+        most = max(1, len(task.heuristic_field))
+        if len(members) > most:
+            self.add(1, f"members.{name}", f"at most {most} members (one per entry; a field "
+                     "entry: one per field member)", len(members))
+            return
+        for member, entry in members.items():
+            self.member(task, member, entry)
+
+    def consistency(self) -> None:
+        """The header agrees with itself and the suite: the suite's name, the same tasks in
+        ``env_layouts`` and ``members``, and ``seeds`` the seeds of those tasks."""
+        header, suite = self.results.header, self.suite
+        if header.suite != suite.name and header.suite != str(suite.path):
+            self.add(1, "suite", suite.name, header.suite, f"the suite of {suite.path}")
+        if sorted(header.members) != sorted(header.env_layouts):
+            self.add(1, "members", sorted(header.env_layouts), sorted(header.members),
+                     "the tasks of env_layouts")
+        names = {t.name for t in suite.tasks}
+        seeds = sorted({s for t in suite.tasks if t.name in header.env_layouts and t.name in names
+                        for s in t.seeds})
+        if header.seeds != seeds:
+            self.add(1, "seeds", seeds, header.seeds, "the seeds of the header's tasks")
 
     def selector(self, task: Task, field: str, entry: dict[str, Any]) -> bool:
         """A selector member: its ``selector`` object, no env kwargs, a task it can run
@@ -218,6 +248,9 @@ def check_rows(check: _Check) -> None:
                 if (task_name, split, member) not in groups:
                     check.add(None, "record", f"{split} episodes of {member} on {task_name}",
                               "none")
+    for line, row in check.results.episodes:
+        if row.seed not in header.seeds:
+            check.add(line, "seed", f"one of the header's seeds {header.seeds}", row.seed)
     for (task_name, split, member), rows in groups.items():
         entry = header.members.get(task_name, {}).get(member)
         if entry is None or split not in splits or task_name not in [t.name for t in
@@ -241,7 +274,13 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
     wanted = {(label, s) for label in labels for s in task.seeds}
     seen: set[tuple[str, int]] = set()
     kwargs = {**split_env_kwargs(suite, task, split, check.roots), **own}
-    env = gym.make(task.env_id, **kwargs, trace=split_traces(suite, task, split, check.roots))
+    traces = split_traces(suite, task, split, check.roots)
+    try:
+        env = gym.make(task.env_id, **kwargs, trace=traces)
+    except PalgymError as exc:  # e.g. a member's own queue order that cannot be made
+        check.add(1, f"members.{task.name}.{member}.env_kwargs", "kwargs the env takes", own,
+                  str(exc))
+        return
     try:
         for line, row in rows:
             key = (row.trace, row.seed)
@@ -324,8 +363,15 @@ def _geomean(values: Sequence[float | None]) -> float:
     return float(np.exp(np.mean(np.log(np.asarray(values, dtype=np.float64)))))
 
 
+NO_IMPORT = ("validate imports no module a results file names (importing a module runs its "
+             "code); pass --trust-modules if you trust the file and the module")
+"""Why ``validate`` refuses a ``MODULE:CLASS`` name of a header (a member's own queue order,
+a selector's rule) without ``--trust-modules``."""
+
+
 def validate_files(paths: Sequence[str | Path], roots: DataRoots,
-                   suite_file: str | Path | None = None) -> Iterator[tuple[Path, list[Problem]]]:
+                   suite_file: str | Path | None = None, allow_large: bool = False,
+                   trust_modules: bool = False) -> Iterator[tuple[Path, list[Problem]]]:
     """Validate each results file (see the module docstring).
 
     Args:
@@ -333,6 +379,10 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
         roots: where the suites' public and generated files are.
         suite_file: the suite file to check against (None: the committed suite each header
             names).
+        allow_large: lift the size limits of the results files
+            (:func:`palgym.bench.results.read_results`).
+        trust_modules: import the modules a header's ``MODULE:CLASS`` names need (else each
+            such name is a problem, :data:`NO_IMPORT`, and no module is imported).
 
     Yields:
         ``(path, problems)`` per file, in order (no problem: the file is valid).
@@ -344,7 +394,7 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
     files: list[ResultsFile | Problem] = []
     for path in paths:
         try:
-            files.append(read_results(path))
+            files.append(read_results(path, allow_large))
         except ResultsError as exc:
             files.append(Problem(exc.path, exc.line, exc.field, "a valid results file",
                                  str(exc).split(": ", 1)[-1]))
@@ -354,13 +404,19 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
         if isinstance(item, Problem):
             yield Path(item.path), [item]
             continue
+        if suite_file is None and item.header.suite not in suite_names():
+            yield item.path, [Problem(str(item.path), 1, "suite", f"one of the committed "
+                                      f"suites {suite_names()}", item.header.suite,
+                                      "or pass --suite FILE: a header never names a path")]
+            continue
         suite = load_suite(suite_file or item.header.suite)
         check = _Check(item, suite, roots)
-        check.header()
-        if not check.problems:
-            check_rows(check)
-            check_choices(check, [f for f in field_files if f is not item])
+        with nullcontext() if trust_modules else no_user_imports(NO_IMPORT):
+            check.header()
+            if not check.problems:
+                check_rows(check)
+                check_choices(check, [f for f in field_files if f is not item])
         yield item.path, check.problems
 
 
-__all__ = ["Problem", "replay_row", "validate_files"]
+__all__ = ["NO_IMPORT", "Problem", "replay_row", "validate_files"]

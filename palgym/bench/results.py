@@ -32,6 +32,8 @@ import base64
 import binascii
 import json
 import math
+import os
+import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -43,6 +45,7 @@ import numpy as np
 from palgym.bench.jsonlines import ResultsError, json_objects
 from palgym.errors import ConfigError
 from palgym.io.atomic import atomic_write_text
+from palgym.io.bounded import InflateLimitError, inflate
 
 SCHEMA = "palgym-bench-results/2"
 """The ``schema`` of the header line this palgym writes."""
@@ -178,14 +181,26 @@ def encode_actions(actions: Sequence[int] | np.ndarray) -> str:
     return base64.b64encode(zlib.compress(data, 9)).decode("ascii")
 
 
-def decode_actions(text: str) -> np.ndarray:
+def decode_actions(text: str, max_actions: int | None = None) -> np.ndarray:
     """The actions :func:`encode_actions` wrote: int32 (N,) array.
 
+    Args:
+        text: the encoding.
+        max_actions: the most actions the text may hold (a row's ``decisions``); the
+            decompression is streamed and stops past ``4 * max_actions`` bytes, so a small
+            text that inflates to gigabytes costs no more than the ceiling (None: no ceiling,
+            for text this palgym wrote).
+
     Raises:
-        ValueError: for text that is not such an encoding.
+        ValueError: for text that is not such an encoding, or holds more than ``max_actions``.
     """
     try:
-        data = zlib.decompress(base64.b64decode(text.encode("ascii"), validate=True))
+        compressed = base64.b64decode(text.encode("ascii"), validate=True)
+        data = (zlib.decompress(compressed) if max_actions is None
+                else inflate(compressed, 4 * max_actions))
+    except InflateLimitError:
+        raise ValueError(f"holds more than {max_actions} actions (the row's decisions): the "
+                         "decompression stopped there") from None
     except (binascii.Error, zlib.error, UnicodeEncodeError) as exc:
         raise ValueError(f"not base64 of zlib-compressed int32 actions ({exc})") from None
     if len(data) % 4:
@@ -215,6 +230,50 @@ def write_results(path: str | Path, header: Header, rows: Sequence[Row]) -> Path
         OSError: if the file cannot be written.
     """
     return atomic_write_text(path, results_text(header, rows))
+
+
+def write_results_or_recover(path: str | Path, header: Header, rows: Sequence[Row]) -> Path:
+    """:func:`write_results`, and if it fails, the rows already computed are not lost: they go
+    to a recovery file next to ``path`` (``<name>.recovery-<pid>.jsonl``; in the system's
+    temporary folder when that folder cannot be written), as written by :func:`results_text`
+    but with any value that is not finite kept as ``NaN`` / ``Infinity`` (so the file is not a
+    valid results file; it keeps what the run measured), and the error says where.
+
+    Raises:
+        ConfigError: naming why ``path`` could not be written and the recovery file (or both
+            failures, when the recovery could not be written either).
+    """
+    try:
+        return write_results(path, header, rows)
+    except (ValueError, OSError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    recovery = recovery_path(path)
+    for target in (recovery, Path(tempfile.gettempdir()) / recovery.name):
+        try:
+            atomic_write_text(target, _lenient_text(header, rows))
+        except OSError as exc:
+            last = f"{target}: {exc}"
+            continue
+        raise ConfigError(f"could not write the results file {path} ({reason}); the "
+                          f"{len(rows)} rows computed are in the recovery file {target} "
+                          "(not a valid results file: fix the cause and run again, or repair "
+                          "it by hand)")
+    raise ConfigError(f"could not write the results file {path} ({reason}), nor a recovery "
+                      f"file ({last})")
+
+
+def recovery_path(path: str | Path) -> Path:
+    """Where :func:`write_results_or_recover` puts the rows of a results file it could not
+    write: ``<name>.recovery-<pid>.jsonl`` beside it."""
+    target = Path(path)
+    return target.with_name(f"{target.stem}.recovery-{os.getpid()}.jsonl")
+
+
+def _lenient_text(header: Header, rows: Sequence[Row]) -> str:
+    """:func:`results_text` where a value that is not finite is written as ``NaN`` /
+    ``Infinity`` instead of refused."""
+    return "".join(json.dumps(asdict(row), ensure_ascii=False, default=str) + "\n"
+                   for row in [header, *rows])
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -276,30 +335,54 @@ def _check_schema(header: Header, file: Path) -> None:
                                    f"members.{task}.{member}.selector")
 
 
-def _episode(value: dict[str, Any], file: Path, number: int) -> EpisodeRow:
-    """An episode line, its actions decodable."""
+MAX_FILE_ACTIONS = 1 << 24
+"""The most actions (the sum of the rows' ``decisions``) a results file may hold (the
+committed full-suite ``field`` file holds 8.1 million, 64 MiB of int32 once inflated, one row
+at a time); ``allow_large`` multiplies it by 64."""
+MAX_ROW_ACTIONS = 1 << 22
+"""The most actions one row may hold: 16 MiB of int32 once inflated (the committed files'
+longest episode has 333,467); ``allow_large`` multiplies it by 64."""
+
+
+def _episode(value: dict[str, Any], file: Path, number: int, budget: int,
+             scale: int) -> EpisodeRow:
+    """An episode line, its actions decodable into exactly its ``decisions`` actions, which
+    must fit in the row limit and in what is left of the file's budget (``budget``)."""
     row: EpisodeRow = _checked(EpisodeRow, value, file, number)
+    limit = min(budget, MAX_ROW_ACTIONS * scale)
+    if not 0 <= row.decisions <= limit:
+        raise ResultsError(f"must be in [0, {limit}] (a row holds at most "
+                           f"{MAX_ROW_ACTIONS * scale} actions, a file "
+                           f"{MAX_FILE_ACTIONS * scale} in all; --allow-large lifts the "
+                           f"limits), got {row.decisions}", file, number, "decisions")
     try:
-        decode_actions(row.actions)
+        size = decode_actions(row.actions, row.decisions).size
     except ValueError as exc:
         raise ResultsError(str(exc), file, number, "actions") from None
+    if size != row.decisions:
+        raise ResultsError(f"holds {size} actions, the row's decisions are {row.decisions}",
+                           file, number, "actions")
     return row
 
 
-def read_results(path: str | Path) -> ResultsFile:
+def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
     """Read and check a results file (see the module docstring).
 
     Raises:
         ResultsError: naming the file, the line and the field, for a file that is not UTF-8,
             a line that is not a JSON object (or holds ``NaN``, ``Infinity`` or a number that
-            overflows a float), an unknown
-            ``schema`` or ``record``, a missing, unknown or mistyped field,
-            an unknown ``entry_kind``, or undecodable ``actions``.
+            overflows a float, or nests too deep), a file past its size limit
+            (:data:`palgym.bench.jsonlines.MAX_RESULTS_BYTES`; ``allow_large`` lifts it), an
+            unknown ``schema`` or ``record``, a missing, unknown or mistyped field, an unknown
+            ``entry_kind``, ``actions`` that do not decode into the row's ``decisions``
+            actions (decoded with a ceiling, :func:`decode_actions`; at most
+            :data:`MAX_ROW_ACTIONS` per row and :data:`MAX_FILE_ACTIONS` in all), or an
+            episode that repeats an earlier line's (task, split, trace, seed, member).
         OSError: if the file cannot be read.
     """
     file = Path(path)
-    objects = json_objects(file)
-    first = objects[0]
+    lines = json_objects(file, allow_large)
+    first = next(lines)[1]
     if first.get("record") != "header":
         raise ResultsError(f"must be 'header' on line 1, got {first.get('record')!r}", file,
                            1, "record")
@@ -314,10 +397,21 @@ def read_results(path: str | Path) -> ResultsFile:
         raise ResultsError(f"must be one of {list(ENTRY_KINDS)}, got {header.entry_kind!r}",
                            file, 1, "entry_kind")
     episodes, choices = [], []
-    for number, value in enumerate(objects[1:], start=2):
+    scale = 64 if allow_large else 1
+    budget = MAX_FILE_ACTIONS * scale
+    seen: dict[tuple[str, str, str, int, str], int] = {}
+    for number, value in lines:
         record = value.get("record")
         if record == "episode":
-            episodes.append((number, _episode(value, file, number)))
+            row = _episode(value, file, number, budget, scale)
+            key = (row.task, row.split, row.trace, row.seed, row.member)
+            if key in seen:
+                raise ResultsError(f"episode {(row.task, row.trace, row.seed)!r} repeats "
+                                   f"line {seen[key]} (split {row.split}, member "
+                                   f"{row.member})", file, number)
+            seen[key] = number
+            budget -= row.decisions
+            episodes.append((number, row))
         elif record == "choice":
             choice: ChoiceRow = _checked(ChoiceRow, value, file, number)
             _check_values(choice.validation_geomean_avg_jct_s, (float, int, type(None)),
@@ -329,7 +423,9 @@ def read_results(path: str | Path) -> ResultsFile:
     return ResultsFile(file, header, tuple(episodes), tuple(choices))
 
 
-__all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "METRIC_FIELDS", "OPTIONAL_FIELDS", "READ_SCHEMAS",
+__all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "MAX_FILE_ACTIONS", "MAX_ROW_ACTIONS", "METRIC_FIELDS",
+           "OPTIONAL_FIELDS", "READ_SCHEMAS",
            "SCHEMA", "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
-           "decode_actions", "encode_actions", "finite_or_none", "read_results",
+           "decode_actions", "encode_actions", "finite_or_none", "read_results", "recovery_path",
+           "write_results_or_recover",
            "results_text", "row_metrics", "write_results"]

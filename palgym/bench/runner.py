@@ -36,7 +36,7 @@ from palgym.bench.results import (
     EpisodeRow,
     Row,
     finite_or_none,
-    write_results,
+    write_results_or_recover,
 )
 from palgym.bench.suites import (
     TRACES_COMMAND,
@@ -337,8 +337,15 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     started = time.perf_counter()
     plan = plan_entry(request)
     if plan.kind == "selector":  # on the engine, not the env: palgym/bench/selector_entry.py
+        from contextlib import nullcontext
+
         from agents.rule_selector_entry import run_entry as run_selector
-        return run_selector(plan, started)
+        from palgym.policies.loader import no_user_imports
+
+        with nullcontext() if request.trust_model else no_user_imports(
+                "a selector file's rules import no module (importing a module runs its code); "
+                "pass --trust-model if you trust the file and the module"):
+            return run_selector(plan, started)
     units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []
@@ -357,7 +364,7 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     members: dict[str, dict[str, dict[str, Any]]] = {}
     for unit in units:
         members.setdefault(unit.task, {}).update(_members(plan, unit))
-    write_results(request.output, plan.header(members), rows)
+    write_results_or_recover(request.output, plan.header(members), rows)
     episodes = sum(1 for r in rows if isinstance(r, EpisodeRow))
     return request.output, episodes, time.perf_counter() - started
 

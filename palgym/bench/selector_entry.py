@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from palgym.bench.entries import Plan, Unit, episode_rows
-from palgym.bench.results import Row, decode_actions, row_metrics, write_results
+from palgym.bench.results import Row, decode_actions, row_metrics, write_results_or_recover
 from palgym.bench.suites import DataRoots, Suite, Task, split_env_kwargs, split_traces
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.durations import Durations
@@ -284,7 +284,7 @@ def run_selector_entry(plan: Plan, selector: LoadedSelector, started: float
     finally:
         bar.close()
     header = replace(plan.header(members), entry_kind=HEADER_KIND)
-    write_results(request.output, header, rows)
+    write_results_or_recover(request.output, header, rows)
     return request.output, len(rows), time.perf_counter() - started
 
 
@@ -318,7 +318,7 @@ def replay_selector_row(env: Any, row: Any, index: int, rules: Sequence[str]
         episode (the selector asked more or fewer times than recorded, or a choice is
         refused).
     """
-    choices = decode_actions(row.actions).tolist()
+    choices = decode_actions(row.actions, row.decisions).tolist()
     episode, durations = env_episode(env, row.seed, index)
     recorded = _RecordedChoices(choices)
     try:

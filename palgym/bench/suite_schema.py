@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from palgym.bundled import BUNDLED_PROFILES
 from palgym.errors import ConfigError
+from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import preset
 
 SUITE_FORMAT = "palgym-bench-suite/1"
@@ -33,6 +34,15 @@ DATA_DIR_VARIABLE = "PALGYM_DATA_DIR"
 """The environment variable that locates the public data (``--data-dir`` overrides it)."""
 TRACES_COMMAND = "python -m traces "
 """How every ``generated`` file's command starts."""
+GENERATING_COMMANDS: tuple[str, ...] = ("generate", "model-profile", "profile")
+"""The ``python -m traces`` commands a ``generated`` file may run: each writes one file, which
+``prepare`` puts at the file's path in the cache (``--output`` is prepare's to give)."""
+MAX_SUITE_GPUS = 100_000
+"""The most GPUs a suite's ``cluster`` may have (the paper's largest cluster has 512)."""
+MAX_SUITE_WINDOW = 1_000_000
+"""The largest ``window`` (jobs per episode) a suite may set; a window is also refused when it
+is larger than a trace of its split (:func:`palgym.bench.suites.split_traces`), since such an
+episode would silently run the whole trace."""
 
 
 class SuiteError(ConfigError):
@@ -173,14 +183,32 @@ class SuiteReader:
         digest = self.text(spec.get("sha256"), f"{where}.sha256")
         if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             self.fail(f"{where}.sha256", f"must be 64 lowercase hex digits, got {digest!r}")
+        path = self.text(spec.get("path"), f"{where}.path")
+        self.relative_path(path, f"{where}.path")
         command = spec.get("command")
         if (source == "generated") != (command is not None):
             self.fail(f"{where}.command", "a generated file has a command, no other file has")
         if command is not None and not self.text(command, f"{where}.command").startswith(
                 TRACES_COMMAND):
             self.fail(f"{where}.command", f"must start with {TRACES_COMMAND.strip()!r}")
-        return SuiteFile(fid, source, self.text(spec.get("path"), f"{where}.path"), digest,
-                         command)
+        if command is not None and (command[len(TRACES_COMMAND):].split() or [""])[0] \
+                not in GENERATING_COMMANDS:
+            self.fail(f"{where}.command", f"must run one of {list(GENERATING_COMMANDS)} (the "
+                      f"commands that write one --output file), got {command!r}")
+        if command is not None and any(token.startswith(("--output", "--output-dir"))
+                                       for token in command.split()):
+            self.fail(f"{where}.command", "must not give --output: prepare writes the file "
+                      "into the cache at the file's path")
+        return SuiteFile(fid, source, path, digest, command)
+
+    def relative_path(self, path: str, field: str) -> None:
+        """A file's path stays inside its source's folder: relative, ``/``-separated, with no
+        ``..``, ``.`` or empty part and no backslash or NUL."""
+        parts = path.split("/")
+        if (path.startswith(("/", "~")) or "\\" in path or "\0" in path or ":" in parts[0]
+                or any(part in ("", ".", "..") for part in parts)):
+            self.fail(field, f"must be a relative path inside the source's folder (no '..', "
+                      f"'.', empty or absolute part), got {path!r}")
 
     def trace_ref(self, value: Any, field: str, files: Mapping[str, SuiteFile]) -> TraceRef:
         if isinstance(value, dict):
@@ -217,7 +245,21 @@ class SuiteReader:
         return {kind: ids}
 
     def world(self, value: Any, field: str) -> dict[str, Any]:
-        return self.mapping(value, field, WORLD_KEYS) if value is not None else {}
+        world = self.mapping(value, field, WORLD_KEYS) if value is not None else {}
+        if "cluster" in world:
+            try:
+                gpus = ClusterSpec.parse(self.text(world["cluster"], f"{field}.cluster")).num_gpus
+            except ConfigError as exc:
+                self.fail(f"{field}.cluster", str(exc))
+            if gpus > MAX_SUITE_GPUS:
+                self.fail(f"{field}.cluster", f"must have at most {MAX_SUITE_GPUS} GPUs, got "
+                          f"{world['cluster']} ({gpus})")
+        if "window" in world:
+            window = self.integer(world["window"], f"{field}.window", 1)
+            if window > MAX_SUITE_WINDOW:
+                self.fail(f"{field}.window", f"must be at most {MAX_SUITE_WINDOW} jobs (leave "
+                          f"the window out to run whole traces), got {window}")
+        return world
 
     def split(self, name: str, value: Any, field: str, files: Mapping[str, SuiteFile],
               preset_name: str) -> Split:

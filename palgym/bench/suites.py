@@ -37,6 +37,7 @@ from typing import Any
 
 from palgym.bench.suite_schema import (
     DATA_DIR_VARIABLE,
+    MAX_SUITE_WINDOW,
     SOURCES,
     SPLIT_NAMES,
     SUITE_FORMAT,
@@ -52,6 +53,7 @@ from palgym.bench.suite_schema import (
 )
 from palgym.errors import ConfigError
 from palgym.io.sia import read_sia_trace
+from palgym.io.strict_json import MAX_DEPTH, StrictJsonError, check_tree, read_bounded
 from palgym.sim.workload import Trace
 from palgym.tracesets import job_range
 
@@ -64,11 +66,27 @@ class DataRoots:
     cache_dir: Path | None = None
 
     def path(self, file: SuiteFile) -> Path | None:
-        """The file's path, or None when its source folder was not given."""
+        """The file's path, or None when its source folder was not given.
+
+        Raises:
+            SuiteDataError: for a path that resolves outside its source's folder (through
+                ``..`` or a link), naming the file and the folder.
+        """
         if file.source == "bundled":
-            return Path(str(resources.files("palgym").joinpath("data", *file.path.split("/"))))
-        root = self.data_dir if file.source == "data" else self.cache_dir
-        return None if root is None else root / file.path
+            root: Path | None = Path(str(resources.files("palgym").joinpath("data")))
+        else:
+            root = self.data_dir if file.source == "data" else self.cache_dir
+        if root is None:
+            return None
+        path = root.joinpath(*file.path.split("/"))
+        if not path.resolve().is_relative_to(root.resolve()):
+            raise SuiteDataError(f"file {file.id!r}: {file.path!r} resolves to "
+                                 f"{path.resolve()}, outside its {file.source} folder {root}")
+        return path
+
+
+MAX_SUITE_BYTES = 1 << 20
+"""The largest suite file read (the committed suites are about 10 kB)."""
 
 
 def suite_folder() -> Path:
@@ -111,9 +129,14 @@ def load_suite(name_or_path: str | Path) -> Suite:
     import yaml
 
     path = suite_path(name_or_path)
-    raw = path.read_bytes()
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        raw = read_bounded(path, MAX_SUITE_BYTES, "a suite file")
+        text = raw.decode("utf-8")
+        _check_yaml_depth(text, path)
+        data = yaml.safe_load(text)
+        check_tree(data, path)
+    except StrictJsonError as exc:
+        raise SuiteError(str(exc)) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: not a YAML file ({exc})") from None
     reader = SuiteReader(path)
@@ -132,6 +155,28 @@ def load_suite(name_or_path: str | Path) -> Suite:
                                                                      "version"),
                  str(doc.get("description") or ""), path, hashlib.sha256(raw).hexdigest(),
                  files, tasks)
+
+
+def _check_yaml_depth(text: str, path: Path) -> None:
+    """Refuse YAML nested deeper than :data:`palgym.io.strict_json.MAX_DEPTH`, from the
+    parser's event stream (which does not recurse), before the document is composed (which
+    does).
+
+    Raises:
+        StrictJsonError: naming the file and the line.
+    """
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else None
+                raise StrictJsonError(f"nested deeper than {MAX_DEPTH} mappings/lists", path,
+                                      line)
+        elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent):
+            depth -= 1
 
 
 def split_variability(task: Task, split: str) -> Mapping[str, Any]:
@@ -214,20 +259,29 @@ def split_traces(suite: Suite, task: Task, split: str, roots: DataRoots) -> list
 
     Raises:
         SuiteDataError: as :func:`check_files`.
+        SuiteError: for a ``window`` larger than a trace of the split.
         TraceFormatError: for a malformed trace file.
     """
     check_files(suite, split_files(suite, task, split), roots)
     traces = []
+    window = {**task.world, **task.splits[split].world}.get("window")
     for ref in task.splits[split].traces:
         path = roots.path(suite.files[ref.file])
         trace = read_sia_trace(str(path), name=ref.file)
-        traces.append(trace if ref.jobs is None else
-                      job_range(trace, ref.jobs[0], ref.jobs[1], ref.label))
+        trace = (trace if ref.jobs is None else
+                 job_range(trace, ref.jobs[0], ref.jobs[1], ref.label))
+        if window is not None and window > trace.num_jobs:
+            raise SuiteError(f"{suite.path}, field 'tasks.{task.name}.world.window': a window "
+                             f"of {window} jobs is larger than trace {ref.label!r} of split "
+                             f"{split} ({trace.num_jobs} jobs): its episodes would run the "
+                             "whole trace (leave the window out to run whole traces)")
+        traces.append(trace)
     return traces
 
 
 __all__ = [
-    "DATA_DIR_VARIABLE", "SOURCES", "SPLIT_NAMES", "SUITE_FORMAT", "TRACES_COMMAND", "DataRoots",
+    "DATA_DIR_VARIABLE", "MAX_SUITE_BYTES", "MAX_SUITE_WINDOW",
+    "SOURCES", "SPLIT_NAMES", "SUITE_FORMAT", "TRACES_COMMAND", "DataRoots",
     "Split", "Suite", "SuiteDataError", "SuiteError", "SuiteFile", "Task", "TraceRef",
     "check_files", "file_sha256", "load_suite", "split_env_kwargs", "split_files",
     "split_traces", "split_variability", "suite_names", "suite_path", "suite_test_traces",

@@ -22,6 +22,15 @@ import numpy as np
 from palgym.errors import ConfigError, InvalidActionError
 
 _INTEGERS = (int, np.integer)
+MAX_SLOTS = 1024
+"""The most job slots (``num_slots``) an env takes (the default is 16)."""
+MAX_TIERS = 1024
+"""The most slowdown tiers (``max_tiers``) an env takes (the default is 4; a cluster of G GPUs
+has at most G distinct factors)."""
+MAX_SLOT_ACTIONS = 1 << 15
+"""The most slot actions K * (2T + 2) an env takes: the masks, candidates and observation grow
+with it (K = 1024 slots of T = 15 tiers builds an env in 150 MB; K = T = 256, 131,584 actions,
+took 275 MB), so a results file or run configuration cannot make palgym build a huge env."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,9 @@ class ActionCodec:
         RANDOM: 2T + 1, the candidate index of the Random candidate.
 
     Raises:
-        ConfigError: ``num_slots`` or ``max_tiers`` is not an int >= 1 (naming it and its value).
+        ConfigError: ``num_slots`` or ``max_tiers`` is not an int in [1, :data:`MAX_SLOTS`] /
+            [1, :data:`MAX_TIERS`], or K * (2T + 2) passes :data:`MAX_SLOT_ACTIONS` (naming it
+            and its value).
     """
 
     num_slots: int
@@ -57,11 +68,16 @@ class ActionCodec:
     RANDOM: int = field(init=False)  # noqa: N815
 
     def __post_init__(self) -> None:
-        for name in ("num_slots", "max_tiers"):
+        for name, most in (("num_slots", MAX_SLOTS), ("max_tiers", MAX_TIERS)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, _INTEGERS) or value < 1:
                 raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
+            if value > most:
+                raise ConfigError(f"{name} must be at most {most}, got {value!r}")
         candidates = 2 * int(self.max_tiers) + 2
+        if int(self.num_slots) * candidates > MAX_SLOT_ACTIONS:
+            raise ConfigError(f"num_slots x (2 max_tiers + 2) must be at most "
+                              f"{MAX_SLOT_ACTIONS}, got {self.num_slots} x {candidates}")
         object.__setattr__(self, "num_candidates", candidates)
         object.__setattr__(self, "END_ROUND", int(self.num_slots) * candidates)
         if not isinstance(self.reserve, bool):

@@ -21,12 +21,12 @@ pagerank) and ``aggregated_data/sim/{resnet,bert,pagerank}-longhorn-agg.csv``.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from palgym.errors import ProfileError
+from palgym.io.strict_json import StrictJsonError, read_json
 
 CLASS_NAMES: tuple[str, str, str, str] = ("A", "B", "C", "D")
 """Perf class letters, in class order."""
@@ -145,13 +145,13 @@ def _problem(folder: Path, index: int, found: list[Path]) -> str:
 
 def _read_mapping(path: Path) -> tuple[Path, dict[str, Path]]:
     """The measurement folder and the class -> file entries of a mapping file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    try:  # strict JSON, at most 1 MiB (palgym/io/strict_json.py)
+        data = read_json(path, max_bytes=1 << 20, what="a class mapping")
     except OSError as exc:
         raise ProfileError(f"cannot read the class mapping: {exc}", path=path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise ProfileError(f"not valid JSON: {exc}", path=path, line=line) from None
+    except StrictJsonError as exc:
+        raise ProfileError(f"not valid JSON: {exc.reason}", path=path, line=exc.line,
+                           field=exc.field) from None
     if not isinstance(data, dict):
         raise ProfileError("a class mapping must be a JSON object such as "
                            '{"A": "resnet.csv", "B": "bert.csv", ...}', path=path)

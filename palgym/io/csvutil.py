@@ -89,6 +89,19 @@ def _header(reader: Any, path: Path, error: type[E]) -> tuple[list[str], int]:
 T = TypeVar("T", int, float)
 
 
+def plain_number(text: str) -> str:
+    """``text`` when it is written as a number in a CSV file is: ASCII, without the ``_``
+    digit separators Python's ``int()`` and ``float()`` accept (``"1_000"`` is refused, not read
+    as 1000).
+
+    Raises:
+        ValueError: for such text.
+    """
+    if "_" in text or not text.isascii():
+        raise ValueError(f"not a plain number: {text!r}")
+    return text
+
+
 def parse_number(
     text: str,
     kind: Callable[[float], T],
@@ -103,12 +116,13 @@ def parse_number(
     """Parse one numeric cell; integers also accept ``"12.0"``.
 
     Raises:
-        error: for an empty, non-numeric, non-finite, fractional (int), negative or zero cell.
+        error: for an empty, non-numeric (``1_000`` included: :func:`plain_number`),
+            non-finite, fractional (int), negative or zero cell.
     """
     if text == "":
         raise error("empty value", path=path, line=line, field=field)
     try:
-        number = float(text)
+        number = float(plain_number(text))
     except ValueError:
         raise error(f"not a number: {text!r}", path=path, line=line, field=field) from None
     if not math.isfinite(number):

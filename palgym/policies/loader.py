@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from palgym.errors import ConfigError
@@ -220,6 +222,21 @@ def load_origins(origins: Iterable[str]) -> None:
             queue_order_name(origin, where)
 
 
+_NO_IMPORT: ContextVar[str] = ContextVar("palgym_no_user_import", default="")
+
+
+@contextmanager
+def no_user_imports(why: str) -> Iterator[None]:
+    """Within the block, a ``MODULE:CLASS`` name that is not registered yet is refused instead
+    of imported (importing a module runs its code): for names that come from a file, e.g. a
+    results file's header in ``python -m palgym.bench validate``. ``why`` ends the error."""
+    token = _NO_IMPORT.set(why)
+    try:
+        yield
+    finally:
+        _NO_IMPORT.reset(token)
+
+
 # ----------------------------------------------------------------------------- internals
 def _import(spec: str, where: str) -> type:
     """The class ``MODULE:QUALNAME`` names.
@@ -231,6 +248,9 @@ def _import(spec: str, where: str) -> type:
     module_name, _, qualname = spec.partition(SPEC_SEPARATOR)
     if not module_name or not qualname or SPEC_SEPARATOR in qualname:
         raise ConfigError(f"{where}: expected MODULE:CLASS (e.g. mypkg.mymodule:MyPlacement)")
+    if _NO_IMPORT.get():
+        raise ConfigError(f"{where}: module {module_name!r} not imported: "
+                          f"{_NO_IMPORT.get()}")
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is named

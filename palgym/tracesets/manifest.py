@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from palgym.io.atomic import atomic_write_text
+from palgym.io.strict_json import StrictJsonError, read_json
 from palgym.sim.workload import Trace
 from palgym.tracesets.sets import (
     MANIFEST_FORMAT,
@@ -109,10 +110,12 @@ def read_manifest(path: str | Path, verify: bool = True) -> TraceSet:
             changed member file, or overlapping splits.
     """
     file = Path(path)
-    try:
-        content = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:  # strict JSON, at most 16 MiB (palgym/io/strict_json.py)
+        content = read_json(file, max_bytes=16 << 20, what="a trace-set manifest")
+    except OSError as exc:
         raise TraceSetError(f"{file}: cannot read the trace-set manifest: {exc}") from None
+    except StrictJsonError as exc:
+        raise TraceSetError(f"cannot read the trace-set manifest: {exc}") from None
     if _field(content, "format", str, str(file)) != MANIFEST_FORMAT:
         raise TraceSetError(f"{file}: field 'format' must be {MANIFEST_FORMAT!r}")
     items = _field(content, "members", list, str(file))
