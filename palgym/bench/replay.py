@@ -10,7 +10,10 @@ with the row's seed on the row's trace, steps the row's actions, and every field
 ``decision_time_s`` is recomputed from the env (``episode_hash`` from the reset, the metrics
 from the final step) and compared bit for bit. A rule selector's row (a member with a
 ``selector`` object) is replayed on the episode that env builds, by the engine's rule selection
-with the recorded choices (:func:`palgym.bench.selector_entry.replay_selector_row`). The file
+with the recorded choices (:func:`palgym.bench.selector_entry.replay_selector_row`), and a
+user's placement's row (a member with a ``schedule`` object) on that episode by its recorded
+schedule, without the user's module (:func:`palgym.bench.module_entry.replay_schedule_row`).
+The file
 must hold every (trace, seed) of the splits it runs exactly once per member; a ``best`` entry's
 choice must be the lowest of its validation geomeans (and, when a ``field`` file of the same
 suite is validated with it, those geomeans must be the field's, recomputed from its validation
@@ -30,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from palgym.bench.module_entry import replay_schedule_row, schedule_object_problem
 from palgym.bench.results import (
     AGENT_KWARGS,
     METRIC_FIELDS,
@@ -164,6 +168,18 @@ class _Check:
                 self.add(1, field, "a task a selector runs", task.name, str(exc))
         return len(self.problems) == before
 
+    def schedule(self, task: Task, field: str, entry: dict[str, Any]) -> bool:
+        """A recorded schedule's member: its ``schedule`` object, no env kwargs (False: a
+        problem was added)."""
+        problem = schedule_object_problem(entry["schedule"], task.queue_order,
+                                          task.queue_order_regime)
+        if problem:
+            self.add(1, f"{field}.schedule", problem, entry["schedule"])
+        elif entry["env_kwargs"] != {}:
+            self.add(1, f"{field}.env_kwargs", {}, entry["env_kwargs"],
+                     "a recorded schedule adds no env kwarg")
+        return not problem and entry["env_kwargs"] == {}
+
     def task(self, name: str, line: int, field: str) -> Task | None:
         names = [t.name for t in self.suite.tasks]
         if name not in names or name not in self.results.header.env_layouts:
@@ -176,11 +192,14 @@ class _Check:
 
         field = f"members.{task.name}.{member}"
         keys = {"env_kwargs", "env_layout"}
-        if not isinstance(entry, dict) or set(entry) - {"selector"} != keys:
+        if (not isinstance(entry, dict) or set(entry) - {"selector", "schedule"} != keys
+                or {"selector", "schedule"} <= set(entry)):
             self.add(1, field, "{'env_kwargs': {...}, 'env_layout': HASH}", entry)
             return
         own = entry["env_kwargs"]
         if "selector" in entry and not self.selector(task, field, entry):
+            return
+        if "schedule" in entry and not self.schedule(task, field, entry):
             return
         allowed = [k for k in AGENT_KWARGS if k != "queue_order"
                    or task.queue_order_regime == "free"]
@@ -254,8 +273,13 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
             if row.trace_sha256 != suite.files[ref.file].sha256:
                 check.add(line, "trace_sha256", suite.files[ref.file].sha256, row.trace_sha256)
             index = labels.index(row.trace)
-            _compare(check, line, row, replay_row(env, row, index) if rules is None
-                     else replay_selector_row(env, row, index, rules))
+            if "schedule" in entry:
+                replayed = replay_schedule_row(env, row, index)
+            elif rules is not None:
+                replayed = replay_selector_row(env, row, index, rules)
+            else:
+                replayed = replay_row(env, row, index)
+            _compare(check, line, row, replayed)
     finally:
         env.close()
     for trace, seed in sorted(wanted - seen):

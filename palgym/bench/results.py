@@ -14,8 +14,11 @@ replayed without the agent (:mod:`palgym.bench.replay`). A rule selector's membe
 ``selector`` object there (its rules and the SHA-256 of its file); its rows' ``actions`` are
 its choices of rule (:mod:`palgym.bench.selector_entry`).
 
-Schema versions (:data:`READ_SCHEMAS`): ``/2`` adds the members' ``selector`` object to ``/1``,
-which had none; a ``/1`` file reads as it always did, and a ``/1`` file with a ``selector``
+Schema versions (:data:`READ_SCHEMAS`): ``/3`` adds the members' ``schedule`` object (a user's
+placement run on the engine, its rows' ``actions`` a schedule record:
+:mod:`palgym.bench.module_entry`; only such a file is written as ``/3``, every other as
+``/2``); ``/2`` adds the members' ``selector`` object to ``/1``, which had none; a ``/1``
+file reads as it always did, and a ``/1`` file with a ``selector``
 object is refused. A change that a reader of the previous version would misread bumps the
 number; the reader keeps reading every earlier version.
 
@@ -46,7 +49,9 @@ from palgym.io.atomic import atomic_write_text
 
 SCHEMA = "palgym-bench-results/2"
 """The ``schema`` of the header line this palgym writes."""
-READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA)
+SCHEDULE_SCHEMA = "palgym-bench-results/3"
+"""The ``schema`` of a file with a ``schedule`` member (module docstring)."""
+READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA, SCHEDULE_SCHEMA)
 """The schemas this palgym reads (module docstring)."""
 ENTRY_KINDS: tuple[str, ...] = ("heuristic", "learned", "planner", "module", "best", "field")
 """What an entry is (the header's ``entry_kind``)."""
@@ -265,12 +270,17 @@ def _check_values(mapping: Mapping[str, Any], kinds: tuple[type, ...], file: Pat
 
 
 def _check_schema(header: Header, file: Path) -> None:
-    """A header of an earlier schema holds nothing it lacked: no ``selector`` member."""
-    if header.schema == SCHEMA:
+    """A header of an earlier schema holds nothing it lacked: no ``selector`` member before
+    ``/2``, no ``schedule`` member before ``/3``."""
+    if header.schema == SCHEDULE_SCHEMA:
         return
     for task, members in header.members.items():
         for member, entry in members.items():
-            if isinstance(entry, dict) and "selector" in entry:
+            if isinstance(entry, dict) and "schedule" in entry:
+                raise ResultsError(f"a schedule member needs schema {SCHEDULE_SCHEMA!r}, the "
+                                   f"file has {header.schema!r}", file, 1,
+                                   f"members.{task}.{member}.schedule")
+            if header.schema != SCHEMA and isinstance(entry, dict) and "selector" in entry:
                 raise ResultsError(f"a selector member needs schema {SCHEMA!r}, the file has "
                                    f"{header.schema!r}", file, 1,
                                    f"members.{task}.{member}.selector")
@@ -330,6 +340,7 @@ def read_results(path: str | Path) -> ResultsFile:
 
 
 __all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "METRIC_FIELDS", "OPTIONAL_FIELDS", "READ_SCHEMAS",
+           "SCHEDULE_SCHEMA",
            "SCHEMA", "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
            "decode_actions", "encode_actions", "finite_or_none", "read_results",
            "results_text", "row_metrics", "write_results"]
