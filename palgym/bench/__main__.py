@@ -1,4 +1,4 @@
-"""``python -m palgym.bench list|prepare|run|validate|leaderboard`` (docs/BENCH.md).
+"""``python -m palgym.bench list|prepare|run|show|validate|leaderboard`` (docs/BENCH.md).
 
 Exit codes: 0 on success; ``validate``: 1 when a results file is rejected (each problem named
 with file, line, field, expected and found value); 2 for a usage error (bad arguments, an
@@ -73,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="torch threads of a learned agent (default 1; 0: torch's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     data_args(run)
+    shown = commands.add_parser("show", help="results files' per-task tables (leaderboard "
+                                "columns)")
+    shown.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
+    shown.add_argument("--csv", default=None, metavar="OUT",
+                       help="also write the rows as CSV to OUT ('-': stdout, no table)")
+    shown.add_argument("--references", default=None, metavar="DIR",
+                       help="folder of <suite>/*.jsonl results ranked with them (default: "
+                            "the checkout's benchmarks/leaderboard)")
     check = commands.add_parser("validate", help="replay and check results files")
     check.add_argument("results", nargs="+")
     check.add_argument("--suite", default=None,
@@ -145,7 +153,29 @@ def _run(args: argparse.Namespace) -> list[str]:
                          _submission(args.submission, args.suite), args.ray)
     path, episodes, wall_s = run_entry(request)
     where = f"workers {args.workers}" if args.ray is None else f"ray {args.ray or 'local'}"
-    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s ({where})"]
+    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s ({where})", *_table([path])]
+
+
+def _table(paths: Sequence[str | Path]) -> list[str]:
+    """The per-task tables of ``paths`` (:mod:`palgym.bench.show`)."""
+    from palgym.bench.show import render_text, show_tasks
+
+    return render_text(show_tasks(paths))
+
+
+def _show(args: argparse.Namespace) -> list[str]:
+    from palgym.bench.show import render_csv, render_text, show_tasks
+    from palgym.io.atomic import atomic_write_text, check_destination
+
+    references = None if args.references is None else Path(args.references)
+    tasks = show_tasks(args.results, references)
+    if args.csv == "-":
+        return [render_csv(tasks).rstrip("\n")]
+    lines = render_text(tasks)
+    if args.csv is not None:
+        written = atomic_write_text(check_destination(args.csv, "--csv"), render_csv(tasks))
+        lines.append(f"wrote {written}")
+    return lines
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -185,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines = prepare(args.suite, roots.cache_dir, tuple(args.tasks or ()))
         elif args.command == "run":
             lines = _run(args)
+        elif args.command == "show":
+            lines = _show(args)
         else:
             lines = _leaderboard(args)
     except (PalgymError, OSError) as exc:
