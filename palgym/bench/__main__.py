@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("results", nargs="+")
     check.add_argument("--suite", default=None,
                        help="suite file (default: the committed suite each file names)")
+    check.add_argument("--quiet", action="store_true", help="no progress")
     data_args(check)
     board = commands.add_parser("leaderboard", help="write the leaderboard page")
     board.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
@@ -180,16 +181,29 @@ def _show(args: argparse.Namespace) -> list[str]:
 
 def _validate(args: argparse.Namespace) -> int:
     from palgym.bench.replay import validate_files
+    from palgym.bench.results import ResultsError, read_results
+    from palgym.progress import SweepProgress
 
+    total = 0
+    for name in args.results:
+        try:
+            total += len(read_results(name).episodes)
+        except (ResultsError, OSError):
+            pass  # reported by validate_files
+    bar = SweepProgress(total, enabled=not args.quiet, desc="rows replayed")
     rejected = 0
-    for path, problems in validate_files(args.results, _roots(args), args.suite):
-        if problems:
-            rejected += 1
-            print(f"REJECTED {path}: {len(problems)} problem(s)")
-            for problem in problems:
-                print(f"  {problem}")
-        else:
-            print(f"valid {path}")
+    try:
+        for path, problems in validate_files(args.results, _roots(args), args.suite,
+                                             bar.update):
+            if problems:
+                rejected += 1
+                print(f"REJECTED {path}: {len(problems)} problem(s)")
+                for problem in problems:
+                    print(f"  {problem}")
+            else:
+                print(f"valid {path}", flush=True)
+    finally:
+        bar.close()
     return 1 if rejected else 0
 
 

@@ -26,7 +26,7 @@ and the found value; the file is rejected when there is any.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,8 +113,10 @@ def replay_row(env: Any, row: EpisodeRow, index: int) -> dict[str, Any]:
 class _Check:
     """The problems of one file."""
 
-    def __init__(self, results: ResultsFile, suite: Suite, roots: DataRoots) -> None:
+    def __init__(self, results: ResultsFile, suite: Suite, roots: DataRoots,
+                 on_row: Callable[[int], None] | None = None) -> None:
         self.results, self.suite, self.roots = results, suite, roots
+        self.on_row = on_row
         self.problems: list[Problem] = []
 
     def add(self, line: int | None, field: str | None, expected: Any, found: Any,
@@ -280,6 +282,8 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
             else:
                 replayed = replay_row(env, row, index)
             _compare(check, line, row, replayed)
+            if check.on_row is not None:
+                check.on_row(1)
     finally:
         env.close()
     for trace, seed in sorted(wanted - seen):
@@ -349,7 +353,9 @@ def _geomean(values: Sequence[float | None]) -> float:
 
 
 def validate_files(paths: Sequence[str | Path], roots: DataRoots,
-                   suite_file: str | Path | None = None) -> Iterator[tuple[Path, list[Problem]]]:
+                   suite_file: str | Path | None = None,
+                   on_row: Callable[[int], None] | None = None
+                   ) -> Iterator[tuple[Path, list[Problem]]]:
     """Validate each results file (see the module docstring).
 
     Args:
@@ -357,6 +363,7 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
         roots: where the suites' public and generated files are.
         suite_file: the suite file to check against (None: the committed suite each header
             names).
+        on_row: called with 1 after each episode row is replayed (a progress count).
 
     Yields:
         ``(path, problems)`` per file, in order (no problem: the file is valid).
@@ -379,7 +386,7 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
             yield Path(item.path), [item]
             continue
         suite = load_suite(suite_file or item.header.suite)
-        check = _Check(item, suite, roots)
+        check = _Check(item, suite, roots, on_row)
         check.header()
         if not check.problems:
             check_rows(check)
