@@ -33,7 +33,7 @@ results file stores (:mod:`palgym.bench.module_entry`, int32 in the ``actions`` 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -261,23 +261,72 @@ def replay_schedule(episode: Episode, record: ScheduleRecord, name: str = "recor
             with jobs queued and no arrival left (it could never end); each names the commit
             and its round.
     """
+    commits = record.commits
+    targets = [(c.round_index, c) for c in commits]
+    result, _ = _run_commits(episode, targets, name, lambda c, before: c.target(before), True)
+    return result
+
+
+def schedule_of_targets(episode: Episode,
+                        targets: Sequence[tuple[int, IntArray]] | Mapping[int, IntArray],
+                        name: str = "recorded") -> tuple[EpisodeResult, ScheduleRecord]:
+    """Run ``episode`` on whole target allocations and record them compactly: at each given
+    round index (ascending) the target (int64 (G,), job index per GPU or FREE) is committed,
+    at every other round the allocation is kept. A target equal to the allocation it meets
+    is no commit (the record leaves it out). E.g. a search that found a schedule round by
+    round records it so, and :func:`replay_schedule` gives the same result from the record.
+
+    Returns:
+        ``(result, record)``: the episode's result (as :func:`replay_schedule` gives it) and
+        the record of the commits that changed the allocation.
+
+    Raises:
+        ScheduleError: for a target the engine refuses, one at a round the episode does not
+            reach, rounds out of order, or an episode left idle with jobs queued (naming the
+            target's position and round).
+    """
+    pairs = sorted(targets.items()) if isinstance(targets, Mapping) else list(targets)
+    return _run_commits(episode, pairs, name,
+                        lambda target, _before: np.asarray(target, dtype=np.int64), False)
+
+
+def _check_order(rounds: Sequence[int]) -> None:
+    """Refuse round indices that do not increase (ScheduleError naming the commit)."""
+    for index in range(1, len(rounds)):
+        if rounds[index] <= rounds[index - 1]:
+            raise ScheduleError(f"commit {index} is at round {rounds[index]}, not after the "
+                                f"previous one's {rounds[index - 1]}")
+
+
+def _commit(sim: Any, at: int, target: IntArray, must_change: bool) -> Commit | None:
+    """Commit ``target`` (planned commit ``at``) on ``sim``; the commit it made (None: none)."""
+    before = sim.job_of_gpu.copy()
+    try:
+        changed = sim.commit(target)
+    except InvalidActionError as exc:
+        raise ScheduleError(f"commit {at} (round {sim.round_index}) is refused: {exc}"
+                            ) from None
+    if not changed and must_change:
+        raise ScheduleError(f"commit {at} (round {sim.round_index}) changes nothing")
+    return commit_of(sim.round_index, before, sim.job_of_gpu) if changed else None
+
+
+def _run_commits(episode: Episode, planned: Sequence[tuple[int, Any]], name: str,
+                 target_of: Callable[[Any, IntArray], IntArray], must_change: bool
+                 ) -> tuple[EpisodeResult, ScheduleRecord]:
+    """The loop of :func:`replay_schedule` and :func:`schedule_of_targets`: ``planned`` holds
+    ``(round index, item)``, ``target_of(item, allocation before)`` the target; ``must_change``:
+    a target that changes nothing is refused (else it is left out of the record)."""
+    _check_order([r for r, _ in planned])
     sim = make_simulator(episode)
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR, None, prefix_order=None)
-    commits, at, reason = record.commits, 0, ""
+    at, reason = 0, ""
+    made: list[Commit | None] = []
     while not sim.done and not sim.truncated:
         round_index = sim.round_index
-        if at < len(commits) and commits[at].round_index < round_index:
-            raise ScheduleError(f"commit {at} is at round {commits[at].round_index}, which "
-                                f"has passed (round {round_index})")
-        if at < len(commits) and commits[at].round_index == round_index:
-            commit = commits[at]
-            try:
-                changed = sim.commit(commit.target(sim.job_of_gpu))
-            except InvalidActionError as exc:
-                raise ScheduleError(f"commit {at} (round {round_index}) is refused: {exc}"
-                                    ) from None
-            if not changed:
-                raise ScheduleError(f"commit {at} (round {round_index}) changes nothing")
+        if at < len(planned) and planned[at][0] == round_index:
+            made.append(_commit(sim, at, target_of(planned[at][1], sim.job_of_gpu.copy()),
+                                must_change))
             at += 1
         else:
             sim.commit(None)
@@ -288,17 +337,19 @@ def replay_schedule(episode: Episode, record: ScheduleRecord, name: str = "recor
         sim.advance()
         if reason := stall.check(sim):
             break
-    if at < len(commits):
+    if at < len(planned):
         raise ScheduleError(f"the episode ended at round {sim.round_index} with "
-                            f"{len(commits) - at} of the record's {len(commits)} commits "
-                            f"left (commit {at} at round {commits[at].round_index})")
+                            f"{len(planned) - at} of the record's {len(planned)} commits "
+                            f"left (commit {at} at round {planned[at][0]})")
     if not reason and sim.truncated:
         reason = f"max_rounds ({sim.config.max_rounds}) reached"
-    return EpisodeResult(
+    result = EpisodeResult(
         trace=episode.trace.name, policy=name, queue_order="recorded",
         metrics=final_metrics(sim, reason), records=sim.records(),
         num_rounds=sim.round_index, episode_hash=episode.episode_hash(), belief="none")
+    return result, ScheduleRecord(tuple(c for c in made if c is not None))
 
 
 __all__ = ["FORMAT", "Commit", "RecordedEpisode", "RecordingPlacement", "ScheduleError",
-           "ScheduleRecord", "commit_of", "record_episode", "replay_schedule"]
+           "ScheduleRecord", "commit_of", "record_episode", "replay_schedule",
+           "schedule_of_targets"]

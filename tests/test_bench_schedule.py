@@ -208,3 +208,28 @@ def test_the_command_line_runs_and_validates_without_the_module(suite: Path,
                       elsewhere)
     assert refused.returncode == 1 and "REJECTED" in refused.stdout
     assert "line 2" in refused.stdout
+
+
+def test_whole_targets_are_recorded_as_what_changed(episode) -> None:  # type: ignore[no-untyped-def]
+    # every target a placement returns, at its round, whether it changed anything or not
+    from palgym.schedule_record import schedule_of_targets
+    from palgym.simulate import slowdown_factors
+    from tests.node_fastest import NodeFastest
+
+    asked: list[tuple[int, np.ndarray]] = []
+
+    class Asked(NodeFastest):
+        def place(self, view, order, sampler):  # type: ignore[no-untyped-def]
+            target = super().place(view, order, sampler)
+            asked.append((view.round_index, target.copy()))
+            return target
+
+    placement = Asked(slowdown_factors(episode))
+    recorded = record_episode(episode, placement)
+    assert len(asked) == recorded.asked > len(recorded.record)  # some targets change nothing
+    result, record = schedule_of_targets(episode, asked)
+    assert record == recorded.record
+    assert result.metrics == recorded.result.metrics
+    assert replay_schedule(episode, record).metrics == recorded.result.metrics
+    with pytest.raises(ScheduleError, match="not after the previous"):
+        schedule_of_targets(episode, [asked[1], asked[0]])
