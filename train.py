@@ -102,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --resume: load model.zip with stable-baselines3's unpickling. A model zip "
              "can run code: use this only for a file you trust. Without it palgym unpickles "
              "nothing and refuses a zip whose pickled entries it cannot supply")
-    add("--progress-bar", action="store_true", help="show a tqdm progress bar")
+    add("--progress-bar", action="store_true",
+        help="kept for old command lines: progress is on unless --quiet")
+    add("--quiet", action="store_true",
+        help="no progress (a bar on a terminal, else a line with the ETA every 15 s on stderr)")
     add("--references", nargs="*", default=None,
         help="heuristics run on the evaluation episodes for comparison (none: skip; default: "
              "pal packed-non-sticky, or the selector env's rules)")
@@ -183,7 +186,7 @@ def settings_from(args: argparse.Namespace) -> Any:
         n_envs=args.n_envs, eval_freq=args.eval_freq, eval_episodes=args.eval_episodes,
         eval_seed=args.eval_seed, save_freq=args.save_freq,
         hyperparams=parse_key_values(args.hyperparams, "--hyperparams"), resume=args.resume,
-        progress_bar=args.progress_bar,
+        progress_bar=not args.quiet,
         references=None if args.references is None else tuple(args.references),
         device=args.device, num_threads=args.num_threads, vec_env=args.vec_env, fast=args.fast,
         verbose=args.verbose, imitate=args.imitate, imitate_decisions=args.imitate_decisions,

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
-from tqdm import tqdm
 
 from agents.envs import INFO_KEYWORDS
+from palgym.progress import SweepProgress
 
 logger = logging.getLogger(__name__)
 
@@ -109,18 +109,19 @@ class InvalidActionLogger(BaseCallback):
 
 
 class TqdmProgressBar(BaseCallback):
-    """A plain tqdm progress bar over the timesteps of one ``learn`` call (stderr).
+    """Progress over the timesteps of one ``learn`` call on stderr: a tqdm bar on a terminal,
+    else a line with the ETA every 15 s (:class:`palgym.progress.SweepProgress`).
 
     SB3's own ``progress_bar=True`` needs ``rich``; this needs only tqdm (a palgym dependency).
     """
 
     def __init__(self) -> None:
         super().__init__()
-        self._bar: tqdm[Any] | None = None
+        self._bar: SweepProgress | None = None
 
     def _on_training_start(self) -> None:
         total = int(self.locals["total_timesteps"]) - int(self.model.num_timesteps)
-        self._bar = tqdm(total=total, unit="step", dynamic_ncols=True)
+        self._bar = SweepProgress(total, desc="env steps")
 
     def _on_step(self) -> bool:
         if self._bar is not None:

@@ -30,6 +30,7 @@ from agents.runs import read_yaml
 from palgym.errors import ConfigError
 
 MODEL_FILE = "model.zip"
+BEST_MODEL_FILE = "best_model.zip"
 CONFIG_FILE = "config.yml"
 PRETRAINED = "pretrained"
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
@@ -99,14 +100,16 @@ class LearnedAgent:
 
 
 def model_path(path: str | Path) -> Path:
-    """``path`` itself, or ``path/model.zip`` for a run folder.
+    """``path`` itself, or for a run folder its ``best_model.zip`` (the best evaluation
+    checkpoint) when it exists, else its ``model.zip`` (the last model).
 
     Raises:
         ConfigError: if no model file exists there.
     """
     candidate = Path(path)
     if candidate.is_dir():
-        candidate = candidate / MODEL_FILE
+        best = candidate / BEST_MODEL_FILE
+        candidate = best if best.is_file() else candidate / MODEL_FILE
     check_run_folder(candidate.parent, candidate)  # RUNNING / INTERRUPTED / FAILED markers
     if not candidate.is_file():
         raise ConfigError(f"no saved model at {str(path)!r} (expected a .zip or a run folder)")

@@ -160,6 +160,20 @@ def _selector_task(args: argparse.Namespace) -> None:
                         selector_tasks(suite))
 
 
+OBJECTIVE_TEXT = ("the mean over episodes of log(avg JCT / avg JCT of the base rule {base}); "
+                  "lower is better, 0 is the base, -0.1 about 10% lower JCT")
+"""What the objective of ``train``'s lines is (:func:`agents.rule_selector.log_ratio`)."""
+
+
+def iteration_line(index: int, iterations: int, mean_objective: float, best_objective: float,
+                   validation: float, elapsed_s: float) -> str:
+    """One line of ``train`` per CEM iteration (``index``: 0-based); objectives as
+    :data:`OBJECTIVE_TEXT` (lower is better)."""
+    return (f"iteration {index + 1}/{iterations}: train objective of the mean before it "
+            f"{mean_objective:+.4f}, best sample {best_objective:+.4f}, validation of the new "
+            f"mean {validation:+.4f} (lower is better; {elapsed_s:.0f} s elapsed)")
+
+
 def train(args: argparse.Namespace) -> int:
     _selector_task(args)
     rules = tuple(r.strip() for r in args.rules.split(","))
@@ -179,12 +193,13 @@ def train(args: argparse.Namespace) -> int:
     valid_objective = selector_objective(valid_eps, base_valid, args.workers)
     validation: list[float] = []
 
+    print(f"objective: {OBJECTIVE_TEXT.format(base=rules[0])}", flush=True)
+
     def on_iteration(index: int, mean: LinearSelector, history: Any) -> None:
         validation.append(float(valid_objective([mean])[0]))
-        print(f"iteration {index + 1}/{args.iterations}: train objective of the mean before "
-              f"it {history.mean_objective[-1]:+.4f}, best sample "
-              f"{history.best_objective[-1]:+.4f}, validation of the new mean "
-              f"{validation[-1]:+.4f} ({time.perf_counter() - start:.0f} s elapsed)", flush=True)
+        print(iteration_line(index, args.iterations, history.mean_objective[-1],
+                             history.best_objective[-1], validation[-1],
+                             time.perf_counter() - start), flush=True)
 
     floor = None if args.floor is None else _floor(selector_rules, args.floor, args.floor_rule,
                                                    "--floor/--floor-rule", "--rules")
@@ -208,7 +223,7 @@ def train(args: argparse.Namespace) -> int:
         "wall_s": round(time.perf_counter() - start, 1)}}
     path = means[chosen].save(args.output, **meta)
     print(f"wrote {path}: iteration {chosen + 1} (validation objective "
-          f"{validation[chosen]:+.4f}, train {final_train:+.4f}) in "
+          f"{validation[chosen]:+.4f}, train {final_train:+.4f}; lower is better) in "
           f"{time.perf_counter() - start:.0f} s")
     return 0
 

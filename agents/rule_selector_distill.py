@@ -194,8 +194,8 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
     values = objective([*fitted, base])
     chosen = int(np.argmin(values[:-1]))
     for c, value in zip(grid, values, strict=False):
-        print(f"C = {c:g}: validation objective {value:+.4f}")
-    print(f"the base: validation objective {values[-1]:+.4f}")
+        print(f"C = {c:g}: validation objective {value:+.4f} (lower is better)")
+    print(f"the base: validation objective {values[-1]:+.4f} (lower is better)")
     record = {"trained": {**(meta or {}),
         "method": "expert iteration: the rollout search's choices fitted by multinomial "
                   "logistic regression (agents.rule_selector_distill)",
@@ -208,7 +208,8 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
         "validation_traces": [e.label for e in valid_eps], "command": command,
         "wall_s": round(time.perf_counter() - start, 1)}}
     path = fitted[chosen].save(output, **record)
-    print(f"wrote {path}: C = {grid[chosen]:g} (validation objective {values[chosen]:+.4f})")
+    print(f"wrote {path}: C = {grid[chosen]:g} (validation objective {values[chosen]:+.4f}; "
+          "lower is better)")
     return fitted[chosen]
 
 

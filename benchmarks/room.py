@@ -13,7 +13,8 @@ test ``sia-philly-gen-4``, or ``--validation`` / ``--test`` trace files), it
 3. prints per test trace: best / best-known (the room a learned scheduler could take at
    least), bound / best (no schedule beats it), and the interval ``[bound, best-known]`` in
    which the optimum lies; ``--json FILE`` writes the rows, each best-known schedule
-   included (palgym-schedule/1, replayable with :func:`palgym.headroom.replay_episode`).
+   included (the flat palgym-schedule/1 record, replayable with
+   :func:`palgym.schedule_record.replay_schedule`).
 
 Every value is a replayed engine run; an unfinished run is counted and never chosen.
 
@@ -31,9 +32,10 @@ from pathlib import Path
 
 from palgym import make_episode, preset, read_sia_trace, run_episode
 from palgym.bundled import bundled_trace_paths
-from palgym.headroom import lower_bound, replay_episode
+from palgym.headroom import lower_bound
 from palgym.headroom.search import hindsight_search
 from palgym.io.atomic import atomic_write_text
+from palgym.schedule_record import replay_schedule
 from palgym.simulate import slowdown_factors
 
 
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         search = hindsight_search(episode, evaluations=args.evaluations, seed=args.seed)
         wall = time.perf_counter() - started
-        replayed = replay_episode(episode, search.schedule).metrics
+        replayed = replay_schedule(episode, search.schedule).metrics
         assert replayed.avg_jct_s == search.avg_jct_s
         bound = lower_bound(episode)
         row = {"trace": episode.trace.name, "preset": args.preset, "best": best_name,
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                "search_start_avg_jct_s": search.start_avg_jct_s,
                "search_evaluations": search.evaluations, "search_wall_s": round(wall, 1),
                "lower_bound_avg_jct_s": bound.avg_jct_s, "bound_binding": bound.binding,
-               "schedule": search.schedule.as_dict()}
+               "schedule": search.schedule.to_ints()}
         rows.append(row)
         print(f"{row['trace']}: best {best.avg_jct_s / 3600:.3f} h, best-known "
               f"{search.avg_jct_s / 3600:.3f} h ({search.evaluations} candidates, {wall:.0f} s; "

@@ -237,6 +237,7 @@ def run_episode(
     belief: str | BeliefMode | BeliefOptions | None = None,
     progress: Callable[[Simulator], int] | None = None,
     driver: str | Driver = Driver.AUTO,
+    wrap_placement: Callable[[PlacementPolicy], PlacementPolicy] | None = None,
 ) -> EpisodeResult:
     """Simulate ``episode`` under one heuristic until every measured job completes, or until
     it is truncated (the :class:`StallDetector` fires, or ``config.max_rounds``).
@@ -263,6 +264,9 @@ def run_episode(
             used if the initial belief equals the profile, else the belief is fitted.
         progress: see :func:`drive` (e.g. a :class:`palgym.progress.EpisodeProgress`).
         driver: which loop runs the rounds (see :func:`drive`).
+        wrap_placement: called once with the placement the loop would run, returns the one it
+            runs (e.g. :class:`palgym.schedule_record.RecordingPlacement`; a wrapper is not
+            served by the compiled loop, which gives the same result bit for bit).
 
     Returns:
         The episode result (metrics over the measured jobs; ``metrics.truncated`` with
@@ -305,6 +309,8 @@ def run_episode(
     placement = watched or placement
     if not own:  # a user's: its targets checked, no stall test that assumes palgym's rules
         placement = CheckedPlacement(placement)
+    if wrap_placement is not None:
+        placement = wrap_placement(placement)
     reason = drive(sim, order, placement, episode_sampler(episode), stall=stall,
                    on_event=_belief_events(watched) if watched and watched.belief.changes
                    else None, progress=progress, driver=driver)

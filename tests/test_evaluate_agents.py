@@ -109,7 +109,9 @@ def test_masked_agent_reports_zero_invalid_actions(evaluated: list[Path]) -> Non
     summary = {r["policy"]: r for r in rows(evaluated[0] / "summary.csv")}
     assert summary[RUN]["kind"] == "learned" and summary[RUN]["algo"] == "maskable_ppo"
     assert summary[RUN]["num_invalid_actions"] == "0"
-    size = (evaluated[0] / RUN / "model.zip").stat().st_size
+    # a run folder evaluates its best evaluation checkpoint (agents/evaluation/checkpoints.py)
+    assert (evaluated[0] / RUN / "best_model.zip").is_file()
+    size = (evaluated[0] / RUN / "best_model.zip").stat().st_size
     assert summary[RUN]["model_size_bytes"] == str(size)
     learned = [r for r in rows(evaluated[0] / "episodes.csv") if r["policy"] == RUN]
     assert all(int(r["num_steps"]) > 0 for r in learned)  # it acted through the env

@@ -8,11 +8,18 @@ import pytest
 
 from palgym import ClusterSpec, make_episode, preset, read_sia_trace, run_episode
 from palgym.bundled import bundled_trace_paths
-from palgym.errors import ConfigError, InvalidActionError
-from palgym.headroom import Schedule, lower_bound, replay_episode
+from palgym.errors import ConfigError, PalgymError
+from palgym.headroom import lower_bound
 from palgym.headroom.bound import admit_rounds, min_rounds, srpt_completions
-from palgym.headroom.record import record_heuristic
+from palgym.headroom.schedule import record_allocations
 from palgym.headroom.search import PriorityOrder, hindsight_search, rank_of
+from palgym.schedule_record import (
+    ScheduleError,
+    ScheduleRecord,
+    record_episode,
+    replay_allocations,
+    replay_schedule,
+)
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
@@ -36,24 +43,25 @@ def toy_episode(perfvar_a: list[float], jobs: list[tuple[float, int, float]], no
                         profile=VariabilityProfile("toy", perfvar))
 
 
-def test_schedule_round_trip_and_refusals():
-    dense = np.array([[0, FREE], [0, FREE], [0, 1], [FREE, FREE]], np.int64)
-    schedule = Schedule.from_rounds(dense)
-    assert schedule.rounds.tolist() == [0, 2, 3]
-    assert [schedule.at(t).tolist() for t in range(5)] == [
-        [0, FREE], [0, FREE], [0, 1], [FREE, FREE], [FREE, FREE]]
-    again = Schedule.from_dict(schedule.as_dict())
-    assert again.num_rounds == 4 and np.array_equal(again.targets, schedule.targets)
-    bad = schedule.as_dict()
-    bad["changes"][1][1] = [0]
-    with pytest.raises(ConfigError, match=r"changes\[1\]"):
-        Schedule.from_dict(bad, "file.json")
-    bad = schedule.as_dict()
-    bad["num_rounds"] = True
-    with pytest.raises(ConfigError, match="num_rounds"):
-        Schedule.from_dict(bad)
-    with pytest.raises(ConfigError, match="ascending"):
-        Schedule(2, 5, np.array([3, 1]), np.zeros((2, 2), np.int64))
+def test_dense_allocations_play_and_record():
+    """Two 1-GPU jobs of 2 ideal rounds on GPUs of speed 1: job 0 on GPU 0 in rounds 0-1, job
+    1 on GPU 1 in rounds 1-2 (its allocation for round 3 is left over: it has completed, so
+    its GPU is freed). Completions 720 s and 1,080 s: average JCT 900 s."""
+    episode = toy_episode([1.0, 1.0], [(0.0, 1, 2 * R), (0.0, 1, 2 * R)])
+    dense = np.array([[0, FREE], [0, 1], [FREE, 1], [FREE, 1]], np.int64)
+    played = record_allocations(episode, dense)
+    assert played.result.metrics.avg_jct_s == 900.0
+    assert [c.round_index for c in played.record] == [0, 1]  # job 0 ends: no commit
+    replayed = replay_schedule(episode, ScheduleRecord.from_ints(played.record.to_ints()))
+    assert replayed.metrics == played.result.metrics
+    _, allocations = replay_allocations(episode, played.record)
+    assert allocations.tolist() == [[0, FREE], [0, 1], [FREE, 1]]
+
+
+def test_allocations_that_stop_early_are_refused():
+    episode = toy_episode([1.0, 1.0], [(0.0, 1, 2 * R)])
+    with pytest.raises(PalgymError, match="could never end"):
+        record_allocations(episode, np.array([[0, FREE]], np.int64))
 
 
 @pytest.mark.parametrize("config", ["default", "pal-artifact"])
@@ -63,9 +71,9 @@ def test_recorded_heuristics_replay_bit_for_bit(config):
     for policy, order in (("pal", "fifo"), ("pal+backfill", "srtf"), ("packed-sticky", "fifo"),
                           ("pm-first+easy", "srsf")):
         plain = run_episode(episode, policy=policy, queue_order=order)
-        recorded, schedule = record_heuristic(episode, policy, order)
-        replayed = replay_episode(episode, schedule)
-        assert recorded.metrics == plain.metrics
+        recorded = record_episode(episode, policy, order)
+        replayed = replay_schedule(episode, recorded.record)
+        assert recorded.result.metrics == plain.metrics
         assert replayed.metrics == plain.metrics
         assert np.array_equal(replayed.records.completion_time_s,
                               plain.records.completion_time_s, equal_nan=True)
@@ -73,11 +81,11 @@ def test_recorded_heuristics_replay_bit_for_bit(config):
 
 def test_replay_refuses_a_tampered_schedule_naming_the_round():
     episode = toy_episode([1.0, 1.0], [(0.0, 2, 3 * R)])
-    _, schedule = record_heuristic(episode, "pal", "fifo")
-    targets = np.array(schedule.targets)
-    targets[0, 1] = FREE  # job 0 given 1 of its 2 GPUs
-    with pytest.raises(InvalidActionError, match="schedule round 0"):
-        replay_episode(episode, Schedule(2, schedule.num_rounds, schedule.rounds, targets))
+    flat = record_episode(episode, "pal", "fifo").record.to_ints()
+    assert flat == [0, 1, 0, 2, 0, 1]  # round 0: job 0 on GPUs 0 and 1
+    flat[3:] = [1, 0]  # job 0 given 1 of its 2 GPUs
+    with pytest.raises(ScheduleError, match="round 0"):
+        replay_schedule(episode, ScheduleRecord.from_ints(flat))
 
 
 def test_lower_bound_of_hand_worked_toys():
@@ -156,7 +164,7 @@ def test_hindsight_search_never_worse_than_its_start_and_replays():
                                                    (0.0, 1, 0.5 * R), (10.0, 2, R)], nodes=2)
     result = hindsight_search(episode, evaluations=60, seed=0)
     assert result.avg_jct_s <= result.start_avg_jct_s
-    assert replay_episode(episode, result.schedule).metrics.avg_jct_s == result.avg_jct_s
+    assert replay_schedule(episode, result.schedule).metrics.avg_jct_s == result.avg_jct_s
     assert result.avg_jct_s >= lower_bound(episode).avg_jct_s
     again = hindsight_search(episode, evaluations=60, seed=0)
     assert again.avg_jct_s == result.avg_jct_s and again.order.tolist() == result.order.tolist()

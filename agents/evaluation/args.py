@@ -258,8 +258,12 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
         "learned agents and heuristics on identical episodes (through the env)")
     add = group.add_argument
     add("--agent", nargs="+", action="extend", metavar="MODEL",
-        help="model.zip, run folder, or 'pretrained' (agents/pretrained/<env>_maskable_ppo.zip) "
-             "/ 'pretrained:NAME' (NAME: a model of agents/pretrained/, not a path)")
+        help="model.zip, run folder (its best_model.zip, else model.zip), or 'pretrained' "
+             "(agents/pretrained/<env>_maskable_ppo.zip) / 'pretrained:NAME' (NAME: a model "
+             "of agents/pretrained/, not a path)")
+    add("--last", action="store_true",
+        help="for a run folder --agent: evaluate model.zip (the last model), not "
+             "best_model.zip (the best evaluation checkpoint)")
     add("--trust-model", action="store_true",
         help="load the --agent zips with stable-baselines3's unpickling. A model zip can run "
              "code: use this only for files you trust. Without it palgym unpickles nothing "

@@ -300,6 +300,28 @@ def _env_id(args: argparse.Namespace) -> str:
     return DEFAULT_ENV_ID
 
 
+def _with_checkpoints(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with each run-folder ``--agent`` replaced by its checkpoint, each named on
+    stderr with its windows (:mod:`agents.evaluation.checkpoints`)."""
+    from agents.evaluation.checkpoints import checkpoint_notes, chosen_checkpoint
+    from agents.evaluation.contenders import learned_api
+
+    if not args.agent:
+        return args
+    given = list(args.agent)
+    chosen = [chosen_checkpoint(spec, args.last) for spec in given]
+    if args.last:  # a folder's label becomes its model.zip; else the folder resolves to its best
+        args.agent = chosen
+    _, model_config, resolve_model_path = learned_api()
+
+    def config_of(spec: str) -> dict[str, Any]:
+        return dict(model_config(resolve_model_path(spec, DEFAULT_ENV_ID)))
+
+    for line in checkpoint_notes(given, chosen, args.window, config_of):
+        print(f"note: {line}", file=sys.stderr)
+    return args
+
+
 def _note_whole_trace_windows(window: int | None, traces: Sequence[Trace]) -> None:
     """Say once which traces a ``--window`` covers whole (it is not shorter than them)."""
     whole = [f"{t.name} ({t.num_jobs} jobs)" for t in traces
@@ -316,7 +338,7 @@ def _side_by_side(args: argparse.Namespace) -> Any:
 
     check_parallel_contenders(args.workers, args.ray, args.agent or (), args.heuristics_via)
     runner = runner_of(args)
-    env_id = _env_id(args)  # checks the train extra first when there are agents
+    env_id = _env_id(_with_checkpoints(args))  # checks the train extra first with agents
     if args.agent and args.num_threads > 0:
         import torch
 

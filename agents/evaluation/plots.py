@@ -100,6 +100,11 @@ def normalised_figure(comparison: Comparison) -> Figure:
 def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> bytes:
     """Mean evaluation return vs timesteps (an ``evaluations.npz``), with the run's heuristic
     references (a ``references.yml``) as horizontal lines when that file exists."""
+    return figure_png(learning_curve_figure(evaluations, references_file, label))
+
+
+def learning_curve_figure(evaluations: Path, references_file: Path, label: str) -> Figure:
+    """The figure of :func:`learning_curve_png`."""
     with np.load(evaluations) as data:
         steps = np.asarray(data["timesteps"])
         returns = np.asarray(data["results"]).mean(axis=1)
@@ -118,7 +123,7 @@ def learning_curve_png(evaluations: Path, references_file: Path, label: str) -> 
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize="small")
 
-    return png_bytes(draw, (6.4, 4.4))
+    return render_figure(draw, (6.4, 4.4))
 
 
 def _references(path: Path) -> dict[str, float]:

@@ -190,10 +190,24 @@ def write_outputs(comparison: Comparison, csv_path: Path | None, summary_path: P
 
 
 # --------------------------------------------------------------------------- text
-def _ratio(summary: RatioSummary) -> str:
+ZERO_WIDTH_MARK = "*"
+"""Marks an interval of zero width in the summary (:func:`zero_width`)."""
+
+
+def zero_width(summary: RatioSummary) -> bool:
+    """An interval whose bounds are equal: every episode has the same ratio, so no resample
+    moves it (a policy against itself, or episodes that are identical, e.g. the seeds of a
+    static world under deterministic policies)."""
+    return summary.has_interval and summary.ci_low == summary.ci_high
+
+
+def _ratio(summary: RatioSummary, itself: bool = False) -> str:
+    """``geomean [low, high]`` (marked when of zero width, unless a policy against
+    ``itself``)."""
     if not summary.has_interval:
         return f"{summary.geomean:.3f} [no interval]"
-    return f"{summary.geomean:.3f} [{summary.ci_low:.3f}, {summary.ci_high:.3f}]"
+    mark = ZERO_WIDTH_MARK if zero_width(summary) and not itself else ""
+    return f"{summary.geomean:.3f} [{summary.ci_low:.3f}, {summary.ci_high:.3f}]{mark}"
 
 
 def format_episodes(comparison: Comparison) -> str:
@@ -222,8 +236,9 @@ def format_summary(comparison: Comparison) -> str:
               f"/ {comparison.reference} [{level}]", f"/ {comparison.baseline} [{level}]",
               "invalid actions", "model (kB)"]
     rows = [[s.label, s.kind, str(s.num_episodes), str(s.num_unfinished),
-             hours(s.mean_avg_jct_s, s.num_unfinished > 0), _ratio(s.vs_reference),
-             _ratio(s.vs_baseline), str(s.num_invalid_actions),
+             hours(s.mean_avg_jct_s, s.num_unfinished > 0),
+             _ratio(s.vs_reference, s.label == comparison.reference),
+             _ratio(s.vs_baseline, s.label == comparison.baseline), str(s.num_invalid_actions),
              "" if s.model_size_bytes is None else f"{s.model_size_bytes / 1000:.1f}"]
             for s in comparison.summaries.values()]
     title = ("geomean over episodes of avgJCT(P) / avgJCT(R), paired percentile bootstrap "
@@ -246,6 +261,17 @@ def format_warnings(comparison: Comparison) -> str:
         lines += [f"  {o.trace} seed {seed} {label}: {completed_text(o)} jobs completed; "
                   f"{o.metrics.get('truncation_reason', 'unfinished')}"
                   for label, seed, o in unfinished]
+    zero = [f"{s.label} / {ref}" for s in comparison.summaries.values()
+            for ref, ratio in ((comparison.reference, s.vs_reference),
+                               (comparison.baseline, s.vs_baseline))
+            if zero_width(ratio) and s.label != ref]
+    if zero:
+        lines.append(
+            f"NOTE: {ZERO_WIDTH_MARK} zero-width interval ({', '.join(zero)}): the ratio is "
+            "the same on every episode, so no resample moves it; the episodes do not vary "
+            "(e.g. the seeds of a static world give one schedule per trace), it is not a "
+            "measured certainty. Vary the episodes: more traces, --window N, or a world "
+            "whose seeds differ (--env-kwargs preset:dynamic).")
     first = next(iter(comparison.summaries.values()), None)
     if first is not None and not first.vs_reference.has_interval:
         unit = comparison.bootstrap["unit"]

@@ -1,4 +1,4 @@
-"""``python -m palgym.bench list|prepare|run|validate|leaderboard`` (docs/BENCH.md).
+"""``python -m palgym.bench list|prepare|run|show|validate|leaderboard`` (docs/BENCH.md).
 
 Exit codes: 0 on success; ``validate``: 1 when a results file is rejected (each problem named
 with file, line, field, expected and found value); 2 for a usage error (bad arguments, an
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from palgym.bench.roots import CACHE_VARIABLE, data_roots
@@ -83,6 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="torch threads of a learned agent (default 1; 0: torch's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     data_args(run)
+    shown = commands.add_parser("show", help="results files' per-task tables (leaderboard "
+                                "columns)")
+    shown.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
+    shown.add_argument("--csv", default=None, metavar="OUT",
+                       help="also write the rows as CSV to OUT ('-': stdout, no table)")
+    shown.add_argument("--references", default=None, metavar="DIR",
+                       help="folder of <suite>/*.jsonl results ranked with them (default: "
+                            "the checkout's benchmarks/leaderboard)")
     check = commands.add_parser("validate", help="replay and check results files")
     check.add_argument("results", nargs="+")
     check.add_argument("--suite", default=None,
@@ -92,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--trust-modules", action="store_true",
                        help="import the modules a header's MODULE:CLASS names (a member's "
                             "own queue order, a selector's rule): runs their code")
+    check.add_argument("--quiet", action="store_true", help="no progress")
     data_args(check)
     board = commands.add_parser("leaderboard", help="write the leaderboard page")
     board.add_argument("results", nargs="+", help="results files (.jsonl) or folders of them")
@@ -163,22 +173,57 @@ def _run(args: argparse.Namespace) -> list[str]:
                          _submission(args.submission, args.suite), args.ray)
     path, episodes, wall_s = run_entry(request)
     where = f"workers {args.workers}" if args.ray is None else f"ray {args.ray or 'local'}"
-    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s ({where})"]
+    return [f"wrote {path}: {episodes} episodes in {wall_s:.1f} s ({where})", *_table([path])]
+
+
+def _table(paths: Sequence[str | Path]) -> list[str]:
+    """The per-task tables of ``paths`` (:mod:`palgym.bench.show`)."""
+    from palgym.bench.show import render_text, show_tasks
+
+    return render_text(show_tasks(paths))
+
+
+def _show(args: argparse.Namespace) -> list[str]:
+    from palgym.bench.show import render_csv, render_text, show_tasks
+    from palgym.io.atomic import atomic_write_text, check_destination
+
+    references = None if args.references is None else Path(args.references)
+    tasks = show_tasks(args.results, references)
+    if args.csv == "-":
+        return [render_csv(tasks).rstrip("\n")]
+    lines = render_text(tasks)
+    if args.csv is not None:
+        written = atomic_write_text(check_destination(args.csv, "--csv"), render_csv(tasks))
+        lines.append(f"wrote {written}")
+    return lines
 
 
 def _validate(args: argparse.Namespace) -> int:
     from palgym.bench.replay import validate_files
+    from palgym.bench.results import ResultsError, read_results
+    from palgym.progress import SweepProgress
 
+    total = 0
+    for name in args.results:
+        try:
+            total += len(read_results(name).episodes)
+        except (ResultsError, OSError):
+            pass  # reported by validate_files
+    bar = SweepProgress(total, enabled=not args.quiet, desc="rows replayed")
     rejected = 0
-    for path, problems in validate_files(args.results, _roots(args), args.suite,
-                                         args.allow_large, args.trust_modules):
-        if problems:
-            rejected += 1
-            print(f"REJECTED {path}: {len(problems)} problem(s)")
-            for problem in problems:
-                print(f"  {problem}")
-        else:
-            print(f"valid {path}")
+    try:
+        for path, problems in validate_files(args.results, _roots(args), args.suite,
+                                             args.allow_large, args.trust_modules,
+                                             on_row=bar.update):
+            if problems:
+                rejected += 1
+                print(f"REJECTED {path}: {len(problems)} problem(s)")
+                for problem in problems:
+                    print(f"  {problem}")
+            else:
+                print(f"valid {path}", flush=True)
+    finally:
+        bar.close()
     return 1 if rejected else 0
 
 
@@ -204,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines = prepare(args.suite, roots.cache_dir, tuple(args.tasks or ()))
         elif args.command == "run":
             lines = _run(args)
+        elif args.command == "show":
+            lines = _show(args)
         else:
             lines = _leaderboard(args)
     except (PalgymError, OSError) as exc:

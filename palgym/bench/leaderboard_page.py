@@ -14,6 +14,7 @@ import hashlib
 import io
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,7 +52,11 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   with a 95% bootstrap percentile interval in brackets (Agarwal et al., NeurIPS 2021):
   the task's traces are resampled with replacement, each with all its seeds ({resamples}
   resamples, seed 0), so the interval speaks of other traces like these. No interval is
-  shown for a task of one trace.
+  shown for a task of one trace. A zero-width interval (`1.000 [1.000, 1.000]`) means that
+  every resample gives the same value: the entry's episodes match the best's (or PAL's) on
+  every trace, not that the estimate is exact.
+- **rank**: by geomean / best, then by name; entries whose geomean / best is equal as shown
+  (3 decimals) share a rank (1, 1, 3).
 - **P(< best)**: probability of improvement over the best (rliable's): per trace, the chance
   that a seed of the entry has a lower average JCT than a seed of the best (ties count one
   half), averaged over the traces.
@@ -112,6 +117,23 @@ def row_line(rank: str, row: Row) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def ranks_of(rows: Sequence[Row]) -> list[str]:
+    """Each ranked row's rank, 1-based in the table's order; rows whose geomean ratio to the
+    best (the ranking key) is equal at the shown precision (3 decimals) share the rank of the
+    first of them (standard competition ranking: 1, 2, 2, 4); ``–`` for a row without a
+    summary."""
+    ranks: list[str] = []
+    previous: str | None = None
+    for index, row in enumerate(rows, start=1):
+        if row.summary is None:
+            ranks.append("–")
+            continue
+        key = f"{row.summary.to_best_geomean.scalar()[0]:.3f}"
+        ranks.append(ranks[-1] if key == previous else str(index))
+        previous = key
+    return ranks
+
+
 def shown_rows(task: TaskBoard) -> tuple[Row, ...]:
     """Every row of a task in the table's order: the ranked rows (then those without a
     summary), the references (planners), the oracle."""
@@ -147,8 +169,8 @@ def task_section(task: TaskBoard) -> list[str]:
              "| rank | entry | kind | geomean / best | IQM / best | geomean / PAL | IQM / PAL "
              "| P(< best) | unfinished jobs | invalid actions | ms / decision |",
              "|---:|---|---|---|---|---|---|---:|---:|---:|---:|"]
-    lines += [row_line(str(rank) if row.summary else "–", row)
-              for rank, row in enumerate(task.rows, start=1)]
+    lines += [row_line(rank, row) for rank, row in zip(ranks_of(task.rows), task.rows,
+                                                       strict=True)]
     lines += [row_line("–", row) for row in (*task.references,
                                              *([task.oracle] if task.oracle else []))]
     warnings = warnings_of(task)

@@ -10,7 +10,10 @@ with the row's seed on the row's trace, steps the row's actions, and every field
 ``decision_time_s`` is recomputed from the env (``episode_hash`` from the reset, the metrics
 from the final step) and compared bit for bit. A rule selector's row (a member with a
 ``selector`` object) is replayed on the episode that env builds, by the engine's rule selection
-with the recorded choices (:func:`palgym.bench.selector_entry.replay_selector_row`). The file
+with the recorded choices (:func:`palgym.bench.selector_entry.replay_selector_row`), and a
+user's placement's row (a member with a ``schedule`` object) on that episode by its recorded
+schedule, without the user's module (:func:`palgym.bench.module_entry.replay_schedule_row`).
+The file
 must hold every (trace, seed) of the splits it runs exactly once per member; a ``best`` entry's
 choice must be the lowest of its validation geomeans (and, when a ``field`` file of the same
 suite is validated with it, those geomeans must be the field's, recomputed from its validation
@@ -23,7 +26,7 @@ and the found value; the file is rejected when there is any.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from palgym.bench.module_entry import replay_schedule_row, schedule_object_problem
 from palgym.bench.results import (
     AGENT_KWARGS,
     METRIC_FIELDS,
@@ -112,8 +116,10 @@ def replay_row(env: Any, row: EpisodeRow, index: int) -> dict[str, Any]:
 class _Check:
     """The problems of one file."""
 
-    def __init__(self, results: ResultsFile, suite: Suite, roots: DataRoots) -> None:
+    def __init__(self, results: ResultsFile, suite: Suite, roots: DataRoots,
+                 on_row: Callable[[int], None] | None = None) -> None:
         self.results, self.suite, self.roots = results, suite, roots
+        self.on_row = on_row
         self.problems: list[Problem] = []
 
     def add(self, line: int | None, field: str | None, expected: Any, found: Any,
@@ -194,6 +200,18 @@ class _Check:
                 self.add(1, field, "a task a selector runs", task.name, str(exc))
         return len(self.problems) == before
 
+    def schedule(self, task: Task, field: str, entry: dict[str, Any]) -> bool:
+        """A recorded schedule's member: its ``schedule`` object, no env kwargs (False: a
+        problem was added)."""
+        problem = schedule_object_problem(entry["schedule"], task.queue_order,
+                                          task.queue_order_regime)
+        if problem:
+            self.add(1, f"{field}.schedule", problem, entry["schedule"])
+        elif entry["env_kwargs"] != {}:
+            self.add(1, f"{field}.env_kwargs", {}, entry["env_kwargs"],
+                     "a recorded schedule adds no env kwarg")
+        return not problem and entry["env_kwargs"] == {}
+
     def task(self, name: str, line: int, field: str) -> Task | None:
         names = [t.name for t in self.suite.tasks]
         if name not in names or name not in self.results.header.env_layouts:
@@ -206,11 +224,14 @@ class _Check:
 
         field = f"members.{task.name}.{member}"
         keys = {"env_kwargs", "env_layout"}
-        if not isinstance(entry, dict) or set(entry) - {"selector"} != keys:
+        if (not isinstance(entry, dict) or set(entry) - {"selector", "schedule"} != keys
+                or {"selector", "schedule"} <= set(entry)):
             self.add(1, field, "{'env_kwargs': {...}, 'env_layout': HASH}", entry)
             return
         own = entry["env_kwargs"]
         if "selector" in entry and not self.selector(task, field, entry):
+            return
+        if "schedule" in entry and not self.schedule(task, field, entry):
             return
         allowed = [k for k in AGENT_KWARGS if k != "queue_order"
                    or task.queue_order_regime == "free"]
@@ -293,8 +314,15 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
             if row.trace_sha256 != suite.files[ref.file].sha256:
                 check.add(line, "trace_sha256", suite.files[ref.file].sha256, row.trace_sha256)
             index = labels.index(row.trace)
-            _compare(check, line, row, replay_row(env, row, index) if rules is None
-                     else replay_selector_row(env, row, index, rules))
+            if "schedule" in entry:
+                replayed = replay_schedule_row(env, row, index)
+            elif rules is not None:
+                replayed = replay_selector_row(env, row, index, rules)
+            else:
+                replayed = replay_row(env, row, index)
+            _compare(check, line, row, replayed)
+            if check.on_row is not None:
+                check.on_row(1)
     finally:
         env.close()
     for trace, seed in sorted(wanted - seen):
@@ -371,7 +399,9 @@ a selector's rule) without ``--trust-modules``."""
 
 def validate_files(paths: Sequence[str | Path], roots: DataRoots,
                    suite_file: str | Path | None = None, allow_large: bool = False,
-                   trust_modules: bool = False) -> Iterator[tuple[Path, list[Problem]]]:
+                   trust_modules: bool = False,
+                   on_row: Callable[[int], None] | None = None
+                   ) -> Iterator[tuple[Path, list[Problem]]]:
     """Validate each results file (see the module docstring).
 
     Args:
@@ -383,6 +413,7 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
             (:func:`palgym.bench.results.read_results`).
         trust_modules: import the modules a header's ``MODULE:CLASS`` names need (else each
             such name is a problem, :data:`NO_IMPORT`, and no module is imported).
+        on_row: called with 1 after each episode row is replayed (a progress count).
 
     Yields:
         ``(path, problems)`` per file, in order (no problem: the file is valid).
@@ -410,7 +441,7 @@ def validate_files(paths: Sequence[str | Path], roots: DataRoots,
                                       "or pass --suite FILE: a header never names a path")]
             continue
         suite = load_suite(suite_file or item.header.suite)
-        check = _Check(item, suite, roots)
+        check = _Check(item, suite, roots, on_row)
         with nullcontext() if trust_modules else no_user_imports(NO_IMPORT):
             check.header()
             if not check.problems:

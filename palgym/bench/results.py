@@ -14,8 +14,11 @@ replayed without the agent (:mod:`palgym.bench.replay`). A rule selector's membe
 ``selector`` object there (its rules and the SHA-256 of its file); its rows' ``actions`` are
 its choices of rule (:mod:`palgym.bench.selector_entry`).
 
-Schema versions (:data:`READ_SCHEMAS`): ``/2`` adds the members' ``selector`` object to ``/1``,
-which had none; a ``/1`` file reads as it always did, and a ``/1`` file with a ``selector``
+Schema versions (:data:`READ_SCHEMAS`): ``/3`` adds the members' ``schedule`` object (a user's
+placement run on the engine, its rows' ``actions`` a schedule record:
+:mod:`palgym.bench.module_entry`; only such a file is written as ``/3``, every other as
+``/2``); ``/2`` adds the members' ``selector`` object to ``/1``, which had none; a ``/1``
+file reads as it always did, and a ``/1`` file with a ``selector``
 object is refused. A change that a reader of the previous version would misread bumps the
 number; the reader keeps reading every earlier version.
 
@@ -49,7 +52,9 @@ from palgym.io.bounded import InflateLimitError, inflate
 
 SCHEMA = "palgym-bench-results/2"
 """The ``schema`` of the header line this palgym writes."""
-READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA)
+SCHEDULE_SCHEMA = "palgym-bench-results/3"
+"""The ``schema`` of a file with a ``schedule`` member (module docstring)."""
+READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA, SCHEDULE_SCHEMA)
 """The schemas this palgym reads (module docstring)."""
 ENTRY_KINDS: tuple[str, ...] = ("heuristic", "learned", "planner", "module", "best", "field")
 """What an entry is (the header's ``entry_kind``)."""
@@ -324,12 +329,17 @@ def _check_values(mapping: Mapping[str, Any], kinds: tuple[type, ...], file: Pat
 
 
 def _check_schema(header: Header, file: Path) -> None:
-    """A header of an earlier schema holds nothing it lacked: no ``selector`` member."""
-    if header.schema == SCHEMA:
+    """A header of an earlier schema holds nothing it lacked: no ``selector`` member before
+    ``/2``, no ``schedule`` member before ``/3``."""
+    if header.schema == SCHEDULE_SCHEMA:
         return
     for task, members in header.members.items():
         for member, entry in members.items():
-            if isinstance(entry, dict) and "selector" in entry:
+            if isinstance(entry, dict) and "schedule" in entry:
+                raise ResultsError(f"a schedule member needs schema {SCHEDULE_SCHEMA!r}, the "
+                                   f"file has {header.schema!r}", file, 1,
+                                   f"members.{task}.{member}.schedule")
+            if header.schema != SCHEMA and isinstance(entry, dict) and "selector" in entry:
                 raise ResultsError(f"a selector member needs schema {SCHEMA!r}, the file has "
                                    f"{header.schema!r}", file, 1,
                                    f"members.{task}.{member}.selector")
@@ -345,11 +355,19 @@ longest episode has 333,467); ``allow_large`` multiplies it by 64."""
 
 
 def _episode(value: dict[str, Any], file: Path, number: int, budget: int,
-             scale: int) -> EpisodeRow:
-    """An episode line, its actions decodable into exactly its ``decisions`` actions, which
-    must fit in the row limit and in what is left of the file's budget (``budget``)."""
+             scale: int, schedule: bool = False) -> tuple[EpisodeRow, int]:
+    """An episode line and the values its ``actions`` hold: decodable into exactly its
+    ``decisions`` actions, which must fit in the row limit and in what is left of the file's
+    budget (``budget``); a schedule row's (``schedule``: schema :data:`SCHEDULE_SCHEMA`)
+    ``actions`` hold its record's flat form, up to that limit, and ``decisions`` counts its
+    commits."""
     row: EpisodeRow = _checked(EpisodeRow, value, file, number)
     limit = min(budget, MAX_ROW_ACTIONS * scale)
+    if schedule:
+        try:
+            return row, int(decode_actions(row.actions, limit).size)
+        except ValueError as exc:
+            raise ResultsError(str(exc), file, number, "actions") from None
     if not 0 <= row.decisions <= limit:
         raise ResultsError(f"must be in [0, {limit}] (a row holds at most "
                            f"{MAX_ROW_ACTIONS * scale} actions, a file "
@@ -362,7 +380,7 @@ def _episode(value: dict[str, Any], file: Path, number: int, budget: int,
     if size != row.decisions:
         raise ResultsError(f"holds {size} actions, the row's decisions are {row.decisions}",
                            file, number, "actions")
-    return row
+    return row, size
 
 
 def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
@@ -403,14 +421,15 @@ def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
     for number, value in lines:
         record = value.get("record")
         if record == "episode":
-            row = _episode(value, file, number, budget, scale)
+            row, size = _episode(value, file, number, budget, scale,
+                                 header.schema == SCHEDULE_SCHEMA)
             key = (row.task, row.split, row.trace, row.seed, row.member)
             if key in seen:
                 raise ResultsError(f"episode {(row.task, row.trace, row.seed)!r} repeats "
                                    f"line {seen[key]} (split {row.split}, member "
                                    f"{row.member})", file, number)
             seen[key] = number
-            budget -= row.decisions
+            budget -= size
             episodes.append((number, row))
         elif record == "choice":
             choice: ChoiceRow = _checked(ChoiceRow, value, file, number)
@@ -424,7 +443,7 @@ def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
 
 
 __all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "MAX_FILE_ACTIONS", "MAX_ROW_ACTIONS", "METRIC_FIELDS",
-           "OPTIONAL_FIELDS", "READ_SCHEMAS",
+           "OPTIONAL_FIELDS", "READ_SCHEMAS", "SCHEDULE_SCHEMA",
            "SCHEMA", "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
            "decode_actions", "encode_actions", "finite_or_none", "read_results", "recovery_path",
            "write_results_or_recover",

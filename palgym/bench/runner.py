@@ -11,7 +11,9 @@ episodes with every contender stepping the env (``heuristics_via="env"``), so th
 :class:`agents.rollout.EpisodeOutcome` carries the env actions taken. ``best`` runs the task's
 heuristic field on the validation split, chooses with
 :func:`agents.evaluation.best.select_best` and runs the winner on the test split; ``field``
-runs every member on both. Other entries run on the test split (``selector:``: on the engine).
+runs every member on both. Other entries run on the test split (``selector:`` and a user's
+placement class: on the engine, :mod:`palgym.bench.selector_entry`,
+:mod:`palgym.bench.module_entry`).
 ``workers`` > 1 runs the same units (one split's contenders on one trace) in a process pool
 (``spawn``), and ``ray_address`` as Ray tasks (``--ray [ADDRESS]``, the ``ray`` extra); the
 episodes of a trace do not depend on the env's other traces, so the rows are
@@ -321,6 +323,18 @@ def _members(plan: Plan, unit: Unit) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _own_placement(spec: str) -> tuple[str, str | None] | None:
+    """``(placement name, queue order or None)`` of a spec whose placement is a user's class
+    (run on the engine, its schedule recorded: :mod:`palgym.bench.module_entry`), else None."""
+    from agents.evaluation.names import parse_heuristic
+    from palgym.policies.registry import placement_entry
+
+    name = parse_heuristic(spec, "--agent")
+    if placement_entry(name.placement).origin is None:
+        return None
+    return name.placement_name, name.queue_order
+
+
 def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     """Run one entry and write its results file (:mod:`palgym.bench.results`).
 
@@ -346,6 +360,9 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
                 "a selector file's rules import no module (importing a module runs its code); "
                 "pass --trust-model if you trust the file and the module"):
             return run_selector(plan, started)
+    if plan.kind == "module" and (own := _own_placement(request.agent)) is not None:
+        from palgym.bench.module_entry import run_module_entry  # on the engine, recorded
+        return run_module_entry(plan, *own, started)
     units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []

@@ -95,7 +95,10 @@ def check_heuristic(
     wants_reorder = entry.class_reorder
     if wants_reorder != class_reorder:
         raise ConfigError(
-            f"{name} needs class_reorder={wants_reorder} (the env has {class_reorder})"
+            f"{name} needs class_reorder={wants_reorder} (the env has {class_reorder}): "
+            f"class_reorder is an argument of the env, make it with gym.make(ENV_ID, ..., "
+            f"class_reorder={wants_reorder}) (evaluate.py: --env-kwargs "
+            f"class_reorder:{str(wants_reorder).lower()})"
         )
     return entry
 

@@ -62,7 +62,7 @@ def _solve_one(seed: int, time_limit_s: float, workers: int, evaluations: int,
         "best_heuristic": search.start, "best_heuristic_avg_jct_s": search.start_avg_jct_s,
         "search_avg_jct_s": search.avg_jct_s, "search_placement": search.placement,
         "solver_wall_s": round(exact.wall_s, 3), "search_wall_s": round(search.wall_s, 3),
-        "schedule": exact.schedule.as_dict(),
+        "schedule": exact.schedule.to_ints(),
     }
 
 

@@ -50,9 +50,10 @@ import numpy as np
 
 from palgym.errors import ConfigError, PalgymError
 from palgym.headroom.bound import admit_rounds, fastest_iteration_time_s, min_rounds
-from palgym.headroom.schedule import Schedule, replay_episode
+from palgym.headroom.schedule import record_allocations
+from palgym.schedule_record import ScheduleRecord, replay_allocations
 from palgym.sim.config import LocalityRule
-from palgym.sim.types import FREE
+from palgym.sim.types import FREE, IntArray
 from palgym.simulate import Episode, EpisodeResult
 
 SCALE = 1_000_000
@@ -67,11 +68,11 @@ class ExactResult:
 
     Attributes:
         status: ``"optimal"`` (proven: the replay attains the relaxed model's optimum),
-            ``"feasible"`` (a schedule and a lower bound that differ: time limit or rounding),
-            or ``"unknown"`` (no schedule found in time).
-        avg_jct_s: the replayed average JCT of the best schedule found (s; NaN if none).
+            or ``"feasible"`` (a schedule and a lower bound that differ: time limit or
+            rounding).
+        avg_jct_s: the replayed average JCT of the best schedule found (s).
         lower_bound_s: the best proven lower bound of the average JCT (s).
-        schedule: the schedule (None if none found).
+        schedule: the best schedule's record (:mod:`palgym.schedule_record`).
         wall_s: solver seconds.
         horizon_rounds: the largest per-job horizon H_j used.
     """
@@ -79,7 +80,7 @@ class ExactResult:
     status: str
     avg_jct_s: float
     lower_bound_s: float
-    schedule: Schedule | None
+    schedule: ScheduleRecord
     wall_s: float
     horizon_rounds: int
 
@@ -170,7 +171,7 @@ class _Builder:
     """Builds :func:`build_model`'s model one job and round at a time."""
 
     def __init__(self, episode: Episode, horizon: np.ndarray, rounding: str,
-                 hint: Schedule | None) -> None:
+                 hint: IntArray | None) -> None:
         from ortools.sat.python import cp_model
 
         self.episode, self.horizon = episode, horizon
@@ -190,8 +191,10 @@ class _Builder:
         self.hinted: dict[int, np.ndarray] | None = None
         self.hint_done = np.zeros(0, np.int64)
         if hint is not None:
-            self.hinted = {t: hint.at(t) for t in range(int(horizon.max()))}
-            completion = replay_episode(episode, hint).records.completion_time_s
+            free = np.full(cluster.num_gpus, FREE, np.int64)
+            self.hinted = {t: hint[t] if t < hint.shape[0] else free
+                           for t in range(int(horizon.max()))}
+            completion = record_allocations(episode, hint).result.records.completion_time_s
             self.hint_done = np.rint(completion / r).astype(np.int64) - 1
 
     def job(self, j: int) -> None:
@@ -294,7 +297,7 @@ class _Builder:
 
 
 def build_model(episode: Episode, horizon: np.ndarray, rounding: str,
-                hint: Schedule | None = None) -> tuple[Any, dict[str, Any]]:
+                hint: IntArray | None = None) -> tuple[Any, dict[str, Any]]:
     """The CP-SAT model (module docstring) and its variables.
 
     A job's pace in a round is one of its *modes*: a level l (the l-th smallest distinct
@@ -309,7 +312,8 @@ def build_model(episode: Episode, horizon: np.ndarray, rounding: str,
         episode: the episode.
         horizon: int64 (J,), the per-job horizons :func:`horizons`.
         rounding: ``"floor"`` (restricted model) or ``"ceil"`` (relaxed).
-        hint: a schedule whose replay hints every variable.
+        hint: int64 (R, G) allocations (a job index per GPU or FREE, round by round) whose
+            play hints every variable.
 
     Returns:
         ``(model, variables)``: a ``cp_model.CpModel`` and a dict with ``y`` ({(j, g, t):
@@ -323,7 +327,8 @@ def build_model(episode: Episode, horizon: np.ndarray, rounding: str,
                            "horizon": horizon}
 
 
-def _schedule_of(solver: Any, episode: Episode, variables: dict[str, Any]) -> Schedule:
+def _allocations_of(solver: Any, episode: Episode, variables: dict[str, Any]) -> IntArray:
+    """int64 (R, G): the solution's allocation of every round up to the largest horizon."""
     y = variables["y"]
     horizon = variables["horizon"]
     rounds = int(np.max(horizon))
@@ -331,7 +336,7 @@ def _schedule_of(solver: Any, episode: Episode, variables: dict[str, Any]) -> Sc
     for (j, g, t), var in y.items():
         if solver.value(var):
             dense[t, g] = j
-    return Schedule.from_rounds(dense)
+    return dense
 
 
 def _objective_s(episode: Episode, completion_rounds_sum: float) -> float:
@@ -340,77 +345,85 @@ def _objective_s(episode: Episode, completion_rounds_sum: float) -> float:
     return (completion_rounds_sum * r - float(np.sum(trace.submit_time_s))) / trace.num_jobs
 
 
-def solve_exact(episode: Episode, *, upper: Schedule | None = None,
+def solve_exact(episode: Episode, *, upper: ScheduleRecord | None = None,
                 time_limit_s: float = 60.0, workers: int = 1, seed: int = 0) -> ExactResult:
     """The optimal average JCT of a small episode, with a schedule attaining it.
 
     Args:
         episode: a static episode (:func:`check_exact_world`), a few GPUs and jobs.
-        upper: a known schedule (its replay sets the horizon and is the solver's hint); None:
-            the best of ``srsf``/``srtf``/``fifo`` x ``pal+backfill``/``pm-first+backfill``.
+        upper: a known schedule's record (its replay sets the horizon and is the solver's
+            hint); None: the best of ``srsf``/``srtf``/``fifo`` x ``pal+backfill``/
+            ``pm-first+backfill``/``packed-non-sticky+backfill``.
         time_limit_s: the solver's limit per model (s).
         workers: CP-SAT search workers (``num_workers``; 1 is deterministic).
         seed: CP-SAT ``random_seed``.
 
     Returns:
-        The result (module docstring, "Exactness").
+        The result (module docstring, "Exactness"); its schedule replays
+        (:func:`palgym.schedule_record.replay_schedule`) to ``avg_jct_s``.
 
     Raises:
         ConfigError: for a world the model does not hold.
+        PalgymError: if no heuristic finishes the episode and no ``upper`` is given.
         ImportError: without OR-Tools (``pip install palgym[exact]``).
     """
     from ortools.sat.python import cp_model
 
     check_exact_world(episode)
-    upper_result = _upper(episode, upper)
-    upper_rounds = _completion_sum_rounds(episode, upper_result[0].records.completion_time_s)
+    upper_result, best_record, hint = _upper(episode, upper)
+    upper_rounds = _completion_sum_rounds(episode, upper_result.records.completion_time_s)
     horizon = horizons(episode, upper_rounds)
-    best_schedule, best_value = upper_result[1], upper_result[0].metrics.avg_jct_s
+    best_value = upper_result.metrics.avg_jct_s
     started = time.perf_counter()
     lower = -math.inf
     for rounding in ("ceil", "floor"):
-        model, variables = build_model(episode, horizon, rounding, hint=best_schedule)
+        model, variables = build_model(episode, horizon, rounding, hint=hint)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = float(time_limit_s)
         solver.parameters.num_workers = int(workers)
         solver.parameters.random_seed = int(seed)
         status = solver.solve(model)
-        admit = variables["admit"]
-        base = float(np.sum(admit)) + episode.trace.num_jobs
-        if rounding == "ceil" and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        base = float(np.sum(variables["admit"])) + episode.trace.num_jobs
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            continue
+        if rounding == "ceil":
             lower = max(lower, _objective_s(episode, base + solver.best_objective_bound))
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            schedule = _schedule_of(solver, episode, variables)
-            replayed = replay_episode(episode, schedule)
-            if (not replayed.metrics.truncated
-                    and replayed.metrics.avg_jct_s <= best_value):
-                best_schedule, best_value = schedule, replayed.metrics.avg_jct_s
+        allocations = _allocations_of(solver, episode, variables)
+        try:  # the relaxed model's schedule may fall short of a job's work in the engine
+            played = record_allocations(episode, allocations)
+        except PalgymError:
+            continue
+        if (not played.result.metrics.truncated
+                and played.result.metrics.avg_jct_s <= best_value):
+            best_record, best_value = played.record, played.result.metrics.avg_jct_s
+            hint = allocations
         if best_value <= lower + 1e-9 * abs(lower):
             break
     wall = time.perf_counter() - started
     proven = best_value <= lower + 1e-9 * abs(lower)
-    status_text = "optimal" if proven else ("feasible" if best_schedule is not None else "unknown")
-    return ExactResult(status_text, best_value, lower, best_schedule, wall,
-                       int(np.max(horizon)))
+    return ExactResult("optimal" if proven else "feasible", best_value, lower, best_record,
+                       wall, int(np.max(horizon)))
 
 
-def _upper(episode: Episode, upper: Schedule | None) -> tuple[EpisodeResult, Schedule]:
-    """The known schedule's replay and the schedule (the best heuristic if none given)."""
-    from palgym.headroom.record import record_heuristic
+def _upper(episode: Episode, upper: ScheduleRecord | None
+           ) -> tuple[EpisodeResult, ScheduleRecord, IntArray]:
+    """A known schedule: its result, its record and its allocations (the best heuristic if
+    none given)."""
+    from palgym.schedule_record import record_episode
 
-    if upper is not None:
-        result = replay_episode(episode, upper)
-        if result.metrics.truncated:
-            raise PalgymError("exact model: the given schedule leaves jobs unfinished")
-        return result, upper
-    best = None
-    for order in ("srsf", "srtf", "fifo"):
-        for policy in ("pal+backfill", "pm-first+backfill", "packed-non-sticky+backfill"):
-            result, schedule = record_heuristic(episode, policy, order)
-            if result.metrics.truncated:
-                continue
-            if best is None or result.metrics.avg_jct_s < best[0].metrics.avg_jct_s:
-                best = (result, schedule)
-    if best is None:
-        raise PalgymError("exact model: no heuristic finished the episode")
-    return best
+    if upper is None:
+        best = None
+        for order in ("srsf", "srtf", "fifo"):
+            for policy in ("pal+backfill", "pm-first+backfill", "packed-non-sticky+backfill"):
+                run = record_episode(episode, policy, order, driver="python")
+                if run.result.metrics.truncated:
+                    continue
+                if best is None or run.result.metrics.avg_jct_s < best.result.metrics.avg_jct_s:
+                    best = run
+        if best is None:
+            raise PalgymError("exact model: no heuristic finished the episode")
+        upper = best.record
+    result, allocations = replay_allocations(episode, upper)
+    if result.metrics.truncated:
+        raise PalgymError("exact model: the given schedule leaves jobs unfinished")
+    return result, upper, allocations

@@ -22,8 +22,8 @@ Stuetzle, "Iterated Local Search", Handbook of Metaheuristics, 2003):
    moves) and continue from there;
 4. stop after ``evaluations`` candidates.
 
-The best candidate found is recorded as a :class:`~palgym.headroom.schedule.Schedule`
-(:func:`palgym.headroom.record.record_heuristic`), which replays to the same value. The search
+The best candidate found is recorded as a :class:`~palgym.schedule_record.ScheduleRecord`
+(:func:`palgym.schedule_record.record_episode`), which replays to the same value. The search
 is a reference that knows the future, never a scheduler.
 """
 
@@ -36,9 +36,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.headroom.record import record_heuristic
-from palgym.headroom.schedule import Schedule
 from palgym.policies.slowdown import SlowdownFactors
+from palgym.schedule_record import ScheduleRecord, record_episode
 from palgym.sim.types import IntArray
 from palgym.sim.views import SimView
 from palgym.simulate import Episode, EpisodeResult, run_episode, slowdown_factors
@@ -128,7 +127,7 @@ class SearchResult:
         avg_jct_s: the best candidate's average JCT (s), as its schedule replays.
         order: int64 (J,), its priority order (job indices, first = highest).
         placement: its placement name.
-        schedule: its recorded schedule.
+        schedule: its schedule's record (:mod:`palgym.schedule_record`).
         start_avg_jct_s: the best start's average JCT (s).
         start: the best start's label (``"srsf/pal+backfill"``, ``"completion order"``, ...).
         evaluations: candidates evaluated.
@@ -139,7 +138,7 @@ class SearchResult:
     avg_jct_s: float
     order: IntArray
     placement: str
-    schedule: Schedule
+    schedule: ScheduleRecord
     start_avg_jct_s: float
     start: str
     evaluations: int
@@ -218,9 +217,9 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
             count += 1
             stale = 0
     name, chosen = factors.resolve(best_placement)
-    result, schedule = record_heuristic(episode, name, PriorityOrder(rank_of(best_order)),
-                                        factors=chosen)
-    return SearchResult(_value(result), best_order, best_placement, schedule, start_value,
+    run = record_episode(episode, name, PriorityOrder(rank_of(best_order)),  # type: ignore[arg-type]
+                         factors=chosen, driver="python")
+    return SearchResult(_value(run.result), best_order, best_placement, run.record, start_value,
                         start_label, count, time.perf_counter() - started, history)
 
 

@@ -11,11 +11,14 @@ Format (``palgym-small/1``; JSON, finite numbers only)::
                     "status", "optimum_avg_jct_s", "solver_lower_bound_s",
                     "lower_bound_avg_jct_s", "best_heuristic", "best_heuristic_avg_jct_s",
                     "search_avg_jct_s", "search_placement", "solver_wall_s", "search_wall_s",
-                    "schedule": {palgym-schedule/1}}, ...]}
+                    "schedule": [flat record]}, ...]}
 
 ``status`` is ``optimal`` when the optimum is proven (``optimum_avg_jct_s`` is then the
-optimum and ``schedule`` attains it), else ``feasible`` (``optimum_avg_jct_s`` is the best
-schedule found and ``solver_lower_bound_s`` the proven bound). Splits are by seed: ``seed % 5``
+optimum and ``schedule`` attains it: the flat form of a
+:class:`palgym.schedule_record.ScheduleRecord`, replayed by
+:func:`palgym.schedule_record.replay_schedule`), else ``feasible`` (``optimum_avg_jct_s`` is
+the best schedule found and ``solver_lower_bound_s`` the proven bound). Splits are by seed:
+``seed % 5``
 0-2 train, 3 validation, 4 test.
 """
 
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from palgym.errors import ConfigError
-from palgym.headroom.schedule import Schedule
+from palgym.schedule_record import ScheduleError, ScheduleRecord
 
 SUITE_FORMAT = "palgym-small/1"
 SUITE_FILE = "palgym-small-v1.json"
@@ -69,18 +72,27 @@ def read_suite(path: str | Path | None = None) -> dict[str, Any]:
     if not isinstance(instances, list):
         raise ConfigError(f"{path}: field 'instances' must be a list")
     for k, item in enumerate(instances):
-        where = f"{path}: instances[{k}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where} must be an object")
-        for key, kind in (("seed", int), ("status", str), ("optimum_avg_jct_s", float),
-                          ("solver_lower_bound_s", float), ("search_avg_jct_s", float)):
-            value = item.get(key)
-            ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-                  if kind is float else isinstance(value, kind) and not isinstance(value, bool))
-            if not ok:
-                raise ConfigError(f"{where}: field {key!r} must be a {kind.__name__}")
-        item["schedule"] = Schedule.from_dict(item.get("schedule"), f"{where}.schedule")
+        _check_instance(item, f"{path}: instances[{k}]")
     return data
+
+
+def _check_instance(item: object, where: str) -> None:
+    """Check one instance's fields; its ``schedule`` becomes a ScheduleRecord (in place)."""
+    if not isinstance(item, dict):
+        raise ConfigError(f"{where} must be an object")
+    for key, kind in (("seed", int), ("status", str), ("optimum_avg_jct_s", float),
+                      ("solver_lower_bound_s", float), ("search_avg_jct_s", float)):
+        value = item.get(key)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number if kind is float else type(value) is kind):
+            raise ConfigError(f"{where}: field {key!r} must be a {kind.__name__}")
+    flat = item.get("schedule")
+    if not isinstance(flat, list) or not all(type(v) is int for v in flat):
+        raise ConfigError(f"{where}: field 'schedule' must be a list of integers")
+    try:
+        item["schedule"] = ScheduleRecord.from_ints(flat)
+    except ScheduleError as error:
+        raise ConfigError(f"{where}: field 'schedule': {error}") from error
 
 
 def _refuse_constant(name: str) -> float:

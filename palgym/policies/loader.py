@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -254,8 +255,16 @@ def _import(spec: str, where: str) -> type:
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any failure of the user's module is named
+        hint = ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name is not None and (
+                module_name == exc.name or module_name.startswith(exc.name + ".")):
+            top = module_name.split(".")[0]
+            hint = (f": Python looks for {top}.py (or the package {top}/) in the current "
+                    f"folder ({os.getcwd()}) and on PYTHONPATH; run from the folder that "
+                    f"holds it, or put that folder on PYTHONPATH (PYTHONPATH=/path/to/folder "
+                    "python ...)")
         raise ConfigError(f"{where}: cannot import module {module_name!r} "
-                          f"({type(exc).__name__}: {exc})") from None
+                          f"({type(exc).__name__}: {exc}){hint}") from None
     for part in qualname.split("."):
         if not hasattr(obj, part):
             raise ConfigError(f"{where}: module {module_name!r} has no attribute {qualname!r}")
