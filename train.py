@@ -9,7 +9,7 @@ empty folder; ``--resume`` continues the highest, or ``--run-id N``) with ``mode
 installed, as the ``train`` extra does). A run that fails after its folder was made leaves
 ``FAILED`` there (the error, then its traceback) and no ``model.zip`` (a failed ``--resume``
 keeps the model from before); bad arguments fail before any folder is made. The logic lives in
-:mod:`agents.training`.
+:mod:`agents.sb3.training`.
 
 Examples::
 
@@ -171,8 +171,8 @@ def trace_arg(values: Sequence[str] | None) -> Any:
 def settings_from(args: argparse.Namespace) -> Any:
     """TrainSettings from the parsed arguments."""
     from agents.evaluation.args import env_kwargs_arg
-    from agents.hyperparams import parse_key_values
-    from agents.training import TrainSettings
+    from agents.sb3.hyperparams import parse_key_values
+    from agents.sb3.training import TrainSettings
 
     return TrainSettings(
         env_id=args.env, algo=args.algo, n_timesteps=args.n_timesteps, seed=args.seed,
@@ -195,7 +195,7 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 def report(result: Any) -> None:
     """Print the run's summary and learning curve."""
-    from agents.runs import read_evaluations
+    from agents.sb3.runs import read_evaluations
 
     print(f"run folder: {result.run_dir}")
     print(f"timesteps: {result.num_timesteps}   wall time: {result.wall_time_s:.1f} s"
@@ -224,7 +224,7 @@ def report(result: Any) -> None:
 
 def search(settings: Any, args: argparse.Namespace) -> int:
     """``--optimize``: run the search and print its trials and the best hyperparameters."""
-    from agents.optimize import SearchSettings, optimize
+    from agents.sb3.optimize import SearchSettings, optimize
 
     result = optimize(settings, SearchSettings(
         n_trials=args.n_trials, sampler=args.sampler, pruner=args.pruner,
@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        from agents.training import train
+        from agents.sb3.training import train
         from palgym.errors import PalgymError
     except ImportError as exc:
         print(f"error: {exc}: install the training extra (pip install -e '.[train]')",

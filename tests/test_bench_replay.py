@@ -260,7 +260,7 @@ def test_a_work_conserving_member_runs_and_validates(tmp_path: Path) -> None:
     member whose env kwargs add ``work_conserving``: its rows replay on that env and
     validate, and its header records that env's layout."""
     pytest.importorskip("sb3_contrib")
-    from agents.training import TrainSettings, train
+    from agents.sb3.training import TrainSettings, train
     from palgym.envs.layouts import ENV_LAYOUTS
 
     env_id = "palgym/PALScheduling-v0"

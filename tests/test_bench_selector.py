@@ -16,8 +16,8 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from agents.rule_selector import LinearSelector
-from agents.rule_selector_entry import PRETRAINED_SELECTORS
+from agents.selection.entry import PRETRAINED_SELECTORS
+from agents.selection.selector import LinearSelector
 from palgym.bench.__main__ import main
 from palgym.bench.entries import RunRequest, entry_kind, entry_name
 from palgym.bench.leaderboard_tables import build_leaderboard

@@ -44,8 +44,9 @@ def test_one_write_plots() -> None:
 
 
 def test_each_default_is_assigned_once() -> None:
-    # agents/train_settings.py keeps its own DEFAULT_ENV_ID (training's module, not evaluation's).
-    training = "agents/train_settings.py"
+    # agents/sb3/train_settings.py keeps its own DEFAULT_ENV_ID (training's module, not
+    # evaluation's).
+    training = "agents/sb3/train_settings.py"
     assert [d for d in definitions("DEFAULT_ENV_ID") if not d.startswith(training)] == [
         d for d in definitions("DEFAULT_ENV_ID") if d.startswith("agents/evaluation/defaults.py")]
     for name in ("DEFAULT_BASELINE", "DEFAULT_REFERENCE",

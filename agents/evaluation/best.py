@@ -289,15 +289,3 @@ def choose_best(
         raise ConfigError(f"the selection and evaluation splits share traces {shared}")
     outcomes = run_field(env_id, episode_kwargs, field, selection, seeds, runner=runner)
     return summarise_field(field, outcomes, None, source, "", seeds)
-
-
-_OUTPUT_NAMES = ("CSV_COLUMNS", "format_best", "write_best_csv", "write_best_json")
-
-
-def __getattr__(name: str) -> Any:
-    """The output names of :mod:`agents.evaluation.best_output`, also importable from here."""
-    if name in _OUTPUT_NAMES:
-        import agents.evaluation.best_output as output
-
-        return getattr(output, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

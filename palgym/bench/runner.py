@@ -62,7 +62,7 @@ WORLD_DEFAULTS: tuple[str, ...] = (
 
 def _defaults(split_kwargs: dict[str, Any], where: str) -> dict[str, Any]:
     """Every env kwarg: the split's value, else the env's default."""
-    from agents.evaluation.env_args import env_config
+    from agents.env_args import env_config
 
     config = env_config(split_kwargs, where)
     return {f: getattr(config, f) for f in config.__dataclass_fields__}
@@ -91,9 +91,9 @@ def build_contenders(task: Task, split_kwargs: dict[str, Any], specs: Sequence[s
         HEURISTIC_MAX_TIERS,
         heuristic_contender,
         learned_contender,
+        planner_contender,
     )
     from agents.evaluation.names import importable_from_cwd, parse_heuristic
-    from agents.planner import planner_contender
 
     contenders = []
     for spec in specs:
@@ -337,7 +337,7 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     started = time.perf_counter()
     plan = plan_entry(request)
     if plan.kind == "selector":  # on the engine, not the env: palgym/bench/selector_entry.py
-        from agents.rule_selector_entry import run_entry as run_selector
+        from agents.selection.entry import run_entry as run_selector
         return run_selector(plan, started)
     units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
