@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from agents.selection.runs import (
-    DEFAULT_RULES,
     DEFAULT_SUITE,
     DEFAULT_TASK,
     split_episodes,
@@ -39,6 +38,7 @@ from agents.selection.selector import LinearSelector
 from palgym.errors import PalgymError
 from palgym.io.atomic import atomic_write_text
 from palgym.rule_selection import run_selected_episode
+from palgym.rule_sets import ORDER_PLACEMENT_RULES
 
 
 def _horizon(text: str) -> int | None:
@@ -56,14 +56,14 @@ def _bases(names: list[str]) -> list[tuple[str, LinearSelector]]:
     """(label, selector) per ``--base``: a rule of the default field, or a selector file."""
     bases = []
     for name in names:
-        if name in DEFAULT_RULES:
-            bases.append((name, LinearSelector.constant(DEFAULT_RULES,
-                                                        DEFAULT_RULES.index(name))))
+        if name in ORDER_PLACEMENT_RULES:
+            bases.append((name, LinearSelector.constant(ORDER_PLACEMENT_RULES,
+                                                        ORDER_PLACEMENT_RULES.index(name))))
         elif name.endswith(".json"):
             bases.append((Path(name).name, LinearSelector.load(name)))
         else:
-            raise PalgymError(f"--base {name!r}: give a rule of {list(DEFAULT_RULES)} or a "
-                              "selector .json file")
+            raise PalgymError(f"--base {name!r}: give a rule of {list(ORDER_PLACEMENT_RULES)} "
+                              "or a selector .json file")
     return bases
 
 

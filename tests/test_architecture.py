@@ -207,7 +207,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L2", ("palgym.policies", "palgym.io", "palgym.bundled")),
     ("L3", ("palgym.simulate", "palgym.driver", "palgym.testing", "palgym.tracesets",
             "palgym.report", "palgym.plots", "palgym.sweep", "palgym.progress",
-            "palgym.rule_selection")),
+            "palgym.rule_selection", "palgym.rule_sets")),
     ("L4", ("palgym.envs",)),
     ("L5", ("palgym",)),
     ("L6", ("traces",)),

@@ -28,7 +28,6 @@ from agents.selection.report import PoolGroup, report
 from agents.selection.runs import (
     CENSORED,
     COLUMNS,
-    DEFAULT_RULES,
     DEFAULT_SUITE,
     DEFAULT_TASK,
     LabelledEpisode,
@@ -42,6 +41,7 @@ from agents.selection.runs import (
 from agents.selection.selector import LinearSelector, StarvationFloor, train_cem
 from palgym.errors import ConfigError, PalgymError
 from palgym.rule_selection import check_rules
+from palgym.rule_sets import ORDER_PLACEMENT_RULE_SET, ORDER_PLACEMENT_RULES, expand_rule_set
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,9 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "split's traces join the suite's")
         sub.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     train.add_argument("--output", required=True, help="selector JSON to write")
-    train.add_argument("--rules", default=",".join(DEFAULT_RULES),
-                       help="comma-separated ORDER/PLACEMENT rules, the base first (default "
-                       "%(default)s)")
+    train.add_argument("--rules", default=ORDER_PLACEMENT_RULE_SET,
+                       help="comma-separated ORDER/PLACEMENT rules, the base first, or the name "
+                       "of a rule set of palgym.rule_sets (default %(default)s: "
+                       f"{','.join(ORDER_PLACEMENT_RULES)})")
     train.add_argument("--per-regime", type=int, default=2,
                        help="training traces per regime (default 2)")
     train.add_argument("--iterations", type=int, default=12,
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--guard", nargs="*", type=float, default=[], metavar="HOURS",
                           help="add hand-set starvation guards (references): the first "
                           "of --rules, or --guard-rule once a job has queued > HOURS")
-    evaluate.add_argument("--rules", default=",".join(DEFAULT_RULES[:1]),
+    evaluate.add_argument("--rules", default=ORDER_PLACEMENT_RULES[0],
                           help="the guards' base rule (default %(default)s)")
     evaluate.add_argument("--guard-rule", default="fifo/pal+easy",
                           help="the rule a guard switches to (default %(default)s)")
@@ -148,7 +149,7 @@ def _episodes(args: argparse.Namespace, split: str, per_regime: int | None = Non
 
 
 def train(args: argparse.Namespace) -> int:
-    rules = tuple(r.strip() for r in args.rules.split(","))
+    rules = tuple(r.strip() for r in expand_rule_set(args.rules, "order/placement").split(","))
     selector_rules = LinearSelector.constant(rules).rules  # checks them
     for name, value in (("--iterations", args.iterations), ("--population", args.population),
                         ("--workers", args.workers), ("--per-regime", args.per_regime)):
@@ -278,7 +279,8 @@ def evaluate(args: argparse.Namespace) -> int:
     loaded, floored = _loaded_and_floored(args)
     selectors = [*loaded, *(pair for group in floored for pair in group),
                  *((Path(p).name, LinearSelector.load(p)) for p in args.also)]
-    guard_rules = (args.rules.split(",")[0].strip(), args.guard_rule)
+    guard_rules = (expand_rule_set(args.rules, "order/placement").split(",")[0].strip(),
+                   args.guard_rule)
     selectors += [(f"guard {hours:g} h: {guard_rules[0]} -> {guard_rules[1]}",
                    LinearSelector.guard(guard_rules, hours, 1)) for hours in args.guard]
     if not selectors and not args.stragglers:

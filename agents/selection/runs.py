@@ -33,10 +33,6 @@ from palgym.simulate import Episode, run_episode
 
 DEFAULT_SUITE = "palgym-bench-v1"
 DEFAULT_TASK = "scheduling-clairvoyant"
-DEFAULT_RULES: tuple[str, ...] = ("srtf/pal+backfill", "srtf/pal+easy", "fifo/pal+backfill",
-                                  "fifo/pal+easy", "srsf/pal+backfill", "srsf/pal+easy")
-"""The selector's field: PAL under each queue order that reads durations or arrival times,
-with first-fit and with EASY backfilling; the first is the search's start."""
 
 
 @dataclass(frozen=True)

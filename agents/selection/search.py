@@ -19,7 +19,7 @@ estimate of the time they still spend in the system:
   charges a job left waiting at the horizon for its wait.
 
 The default was chosen on palgym-bench-v1's validation traces (scheduling-clairvoyant, base
-``srtf/pal+backfill`` over :data:`agents.selection.runs.DEFAULT_RULES`, H = 10 and 30):
+``srtf/pal+backfill`` over :data:`palgym.rule_sets.ORDER_PLACEMENT_RULES`, H = 10 and 30):
 the geometric mean of the search's avg JCT over the base's was 0.92-0.93 with ``ideal`` and
 0.98 with ``queue``.
 
