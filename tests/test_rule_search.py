@@ -139,7 +139,7 @@ def test_the_bench_runs_and_replays_it(tmp_path: Path) -> None:
     from palgym.bench.entries import RunRequest
     from palgym.bench.replay import validate_files
     from palgym.bench.results import read_results
-    from palgym.bench.runner import run_entry
+    from agents.bench.runner import run_entry
     from palgym.bench.suites import DataRoots
     from tests.bench_suites import tiny_suite
 

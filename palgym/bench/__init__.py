@@ -5,7 +5,7 @@ data (:mod:`palgym.bench.suites`, ``palgym/bench/suites/*.yaml``); a results fil
 (:mod:`palgym.bench.results`) holds every episode's metrics and env actions, and
 :mod:`palgym.bench.replay` replays them; :mod:`palgym.bench.stats` and
 :mod:`palgym.bench.leaderboard` turn them into docs/LEADERBOARD.md (docs/SUBMITTING.md).
-:mod:`palgym.bench.runner` (the command's body) is not imported here: it imports ``agents`` and
+:mod:`agents.bench.runner` (the command's body) is not imported here: it imports ``agents`` and
 ``traces``.
 """
 

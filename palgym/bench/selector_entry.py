@@ -22,7 +22,7 @@ Runs on the tasks whose queue-order regime is ``free`` (a selector brings its ow
 orders), with the task's belief (one belief shared by the rules,
 :class:`palgym.rule_selection.SharedBelief`); a rule the task's duration knowledge cannot run
 (SRTF under ``unknown``) is refused before any episode. This module imports no agent:
-``palgym.bench.runner`` loads the file (``agents/selection/entry.py``) and hands over a
+``agents.bench.runner`` loads the file (``agents/selection/entry.py``) and hands over a
 :class:`LoadedSelector`.
 """
 
@@ -250,7 +250,7 @@ def run_selector_unit(plan: Plan, unit: Unit, selector: LoadedSelector,
 def run_selector_entry(plan: Plan, selector: LoadedSelector, started: float
                        ) -> tuple[Path, int, float]:
     """Run a selector entry and write its results file (as
-    :func:`palgym.bench.runner.run_entry`; ``started``: its ``time.perf_counter()``).
+    :func:`agents.bench.runner.run_entry`; ``started``: its ``time.perf_counter()``).
 
     Raises:
         ConfigError: for ``workers`` > 1 or Ray (a selector entry runs in one process), a task

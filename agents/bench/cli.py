@@ -131,7 +131,7 @@ def _submission(path: str | None, suite: str) -> dict[str, Any] | None:
 
 
 def _run(args: argparse.Namespace) -> list[str]:
-    from palgym.bench.runner import RunRequest, run_entry
+    from agents.bench.runner import RunRequest, run_entry
     from palgym.io.atomic import check_destination
 
     if args.workers < 1:
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             lines = _list(args.suite)
         elif args.command == "prepare":
-            from palgym.bench.runner import prepare
+            from agents.bench.runner import prepare
 
             roots = _roots(args)
             if roots.cache_dir is None:

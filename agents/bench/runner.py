@@ -1,7 +1,8 @@
 """``python -m palgym.bench run``: one entry on a suite's tasks, through the contender protocol.
 
-The one palgym module that imports ``agents`` and ``traces`` (lazily, inside its functions: it
-is a command line's body, layer L8 like ``evaluate.py``; docs/ARCHITECTURE.md). An entry
+The body of the command (:mod:`agents.bench.cli`), above ``agents.evaluation`` and ``traces``
+(docs/ARCHITECTURE.md); the suites, results files and replay it uses are
+:mod:`palgym.bench`'s. An entry
 (:func:`entry_kind`) becomes the contenders of :mod:`agents.evaluation.contenders` (a
 heuristic ``[ORDER/]PLACEMENT[+SUFFIX]``, a user's ``MODULE:CLASS`` placement, a planner
 ``planner:K=4,H=end``, a model zip / run folder / ``pretrained[:NAME]``), built on each

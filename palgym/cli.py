@@ -1,0 +1,128 @@
+"""``palgym``: one command for every palgym command line (the ``palgym`` console script;
+``python -m palgym.cli``).
+
+``palgym COMMAND [ARGS...]`` hands ``ARGS`` to the command's own module, unchanged, so each
+command's ``--help``, exit codes and errors are its own; ``palgym --help`` lists the commands.
+``palgym benchmark NAME [ARGS...]`` runs ``benchmarks/NAME.py`` (from a source checkout).
+
+The table names each command's module as a string and imports it when the command runs (as a
+console script's entry point does): ``import palgym`` loads none of them, and palgym's own
+modules never import ``agents`` (docs/ARCHITECTURE.md).
+
+Exit codes: the command's own; 2 for an unknown command or benchmark (``error: <message>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import runpy
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from palgym.io.pipes import run_cli
+
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: the module whose ``main(argv) -> int`` runs it, and one line of help."""
+
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "evaluate": Command("evaluate", "heuristics and agents on job traces (evaluate.py)"),
+    "train": Command("train", "train a learned scheduler on a palgym env (train.py)"),
+    "bench": Command("agents.bench.cli", "palgym-bench: list, prepare, run, validate, "
+                     "leaderboard (python -m palgym.bench)"),
+    "traces": Command("traces.__main__", "trace formats: convert, describe, split, generate, "
+                      "regimes, bundle, profile (python -m traces)"),
+    "tracesets": Command("palgym.tracesets.__main__", "trace sets and their splits "
+                         "(python -m palgym.tracesets)"),
+    "selector": Command("agents.selection.cli", "the learned rule selector: train, evaluate, "
+                        "distill, floor (python -m agents.selection)"),
+}
+"""Command name -> its module (rl-baselines3-zoo's one table of scripts)."""
+
+BENCHMARKS_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
+"""Where ``palgym benchmark NAME`` finds ``NAME.py`` (a source checkout's ``benchmarks/``)."""
+
+
+def benchmark_names(folder: Path = BENCHMARKS_DIR) -> list[str]:
+    """The scripts ``palgym benchmark`` runs: ``benchmarks/*.py``, sorted ([] without a
+    source checkout)."""
+    return sorted(p.stem for p in folder.glob("*.py")) if folder.is_dir() else []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: a command, then the command's own arguments (left unparsed)."""
+    parser = argparse.ArgumentParser(
+        prog="palgym", description="palgym: GPU-cluster scheduling simulator, env, agents "
+        "and benchmark. Each command takes --help.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, command in COMMANDS.items():
+        sub = commands.add_parser(name, help=command.help, add_help=False)
+        sub.add_argument("args", nargs=argparse.REMAINDER)
+    names = benchmark_names()
+    bench = commands.add_parser(
+        "benchmark", help="run benchmarks/NAME.py (speed and headroom figures)",
+        description="Run one script of benchmarks/ with its own arguments: "
+        + (", ".join(names) or "none found (benchmarks/ comes with a source checkout)"))
+    bench.add_argument("name", metavar="NAME", help="a script of benchmarks/ (without .py)")
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    return parser
+
+
+def command_main(name: str) -> Callable[[Sequence[str] | None], int]:
+    """The ``main`` of command ``name`` (its module imported now)."""
+    module = importlib.import_module(COMMANDS[name].module)
+    main: Callable[[Sequence[str] | None], int] = module.main
+    return main
+
+
+def run_command(name: str, argv: Sequence[str] | None = None) -> int:
+    """Run command ``name`` with ``argv`` (None: ``sys.argv[1:]``); its exit code."""
+    return command_main(name)(None if argv is None else list(argv))
+
+
+def run_benchmark(name: str, args: Sequence[str], folder: Path = BENCHMARKS_DIR) -> int:
+    """Run ``benchmarks/NAME.py`` as ``__main__`` with ``args``; its exit status.
+
+    Raises:
+        SystemExit: 2 for an unknown name (listing the scripts).
+    """
+    if name not in benchmark_names(folder):
+        print(f"error: no benchmark {name!r}; the benchmarks are {benchmark_names(folder)}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    argv = sys.argv
+    sys.argv = [str(folder / f"{name}.py"), *args]
+    try:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    finally:
+        sys.argv = argv
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command (see the module docstring)."""
+    args = build_parser().parse_args(argv)
+    if args.command == "benchmark":
+        return run_benchmark(args.name, args.args)
+    return run_command(args.command, args.args)
+
+
+def console() -> None:
+    """The ``palgym`` console script (``[project.scripts]``)."""
+    sys.exit(run_cli(main))
+
+
+if __name__ == "__main__":
+    console()
