@@ -36,8 +36,9 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
-    "evaluate": Command("evaluate", "heuristics and agents on job traces (evaluate.py)"),
-    "train": Command("train", "train a learned scheduler on a palgym env (train.py)"),
+    "evaluate": Command("agents.evaluation.cli", "heuristics and agents on job traces "
+                        "(evaluate.py)"),
+    "train": Command("agents.sb3.cli", "train a learned scheduler on a palgym env (train.py)"),
     "bench": Command("agents.bench.cli", "palgym-bench: list, prepare, run, validate, "
                      "leaderboard (python -m palgym.bench)"),
     "traces": Command("traces.__main__", "trace formats: convert, describe, split, generate, "
@@ -54,9 +55,13 @@ BENCHMARKS_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def benchmark_names(folder: Path = BENCHMARKS_DIR) -> list[str]:
-    """The scripts ``palgym benchmark`` runs: ``benchmarks/*.py``, sorted ([] without a
-    source checkout)."""
-    return sorted(p.stem for p in folder.glob("*.py")) if folder.is_dir() else []
+    """The scripts ``palgym benchmark`` runs: the ``benchmarks/*.py`` that run as a script
+    (``if __name__ == "__main__"``; their shared helpers do not), sorted ([] without a source
+    checkout)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.py")
+                  if '__name__ == "__main__"' in p.read_text(encoding="utf-8"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,15 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
         "and benchmark. Each command takes --help.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
-        sub = commands.add_parser(name, help=command.help, add_help=False)
-        sub.add_argument("args", nargs=argparse.REMAINDER)
+        commands.add_parser(name, help=command.help, add_help=False)
     names = benchmark_names()
     bench = commands.add_parser(
         "benchmark", help="run benchmarks/NAME.py (speed and headroom figures)",
-        description="Run one script of benchmarks/ with its own arguments: "
-        + (", ".join(names) or "none found (benchmarks/ comes with a source checkout)"))
+        usage="palgym benchmark NAME [ARGS...]",
+        description="Run one script of benchmarks/ with its own arguments (ARGS, its --help "
+        "included): " + (", ".join(names) or "none found (benchmarks/ comes with a source "
+                         "checkout)"))
     bench.add_argument("name", metavar="NAME", help="a script of benchmarks/ (without .py)")
-    bench.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     return parser
 
 
@@ -112,11 +117,18 @@ def run_benchmark(name: str, args: Sequence[str], folder: Path = BENCHMARKS_DIR)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command (see the module docstring)."""
-    args = build_parser().parse_args(argv)
-    if args.command == "benchmark":
-        return run_benchmark(args.name, args.args)
-    return run_command(args.command, args.args)
+    """Run one command (see the module docstring); None: ``sys.argv[1:]``.
+
+    The command's arguments are handed over untouched (its own ``--help`` included); the
+    top-level parser reads only ``palgym --help`` and mistakes (exit 2, naming them).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in COMMANDS:
+        return run_command(args[0], args[1:])
+    if len(args) > 1 and args[0] == "benchmark" and not args[1].startswith("-"):
+        return run_benchmark(args[1], args[2:])
+    build_parser().parse_args(args)  # --help exits 0; anything else is a usage error
+    return EXIT_USAGE
 
 
 def console() -> None:

@@ -229,7 +229,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L8", ("agents.sb3", "agents.planning", "agents.rllib")),
     ("L9", ("agents.selection",)),
     ("L10", ("agents.evaluation",)),
-    ("L11", ("train", "evaluate", "agents.bench", "agents.rule_selector_cli",
+    ("L11", ("train", "evaluate", "agents.bench", "agents.sb3.cli", "agents.rule_selector_cli",
              "agents.policies")),
 )
 """Layer of every first-party module, by longest matching module prefix (docs/ARCHITECTURE.md)."""

@@ -97,6 +97,7 @@ def queue_order_arg(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
+        prog="evaluate.py",
         description="Evaluate queue order x placement heuristics on job traces (palgym).",
     )
     add = parser.add_argument
