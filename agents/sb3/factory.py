@@ -68,7 +68,7 @@ def make_model(
             ``n_envs`` are ignored here.
         seed: seed of the model's RNGs (torch, numpy, random, action space); None leaves them.
         tensorboard_log: TensorBoard folder, or None for none.
-        device: torch device (``cpu`` is fastest for these MLP policies).
+        device: torch device (``--device auto`` is resolved before: :mod:`agents.sb3.device`).
         verbose: SB3 verbosity.
 
     Returns:

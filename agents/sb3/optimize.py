@@ -35,6 +35,7 @@ from typing import Any
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents.sb3.callbacks import SeededEvalCallback, SeededMaskableEvalCallback
+from agents.sb3.device import resolve_device
 from agents.sb3.envs import make_vec_env
 from agents.sb3.factory import MASKED_ALGOS, make_model, validate_hyperparams
 from agents.sb3.runs import claim_run_dir, plain, write_yaml
@@ -200,7 +201,7 @@ def run_trial(trial: Any, settings: TrainSettings, config: Mapping[str, Any],
                                 "dummy")
         stack.callback(eval_env.close)
         model = make_model(settings.algo, venv, hyperparams, settings.seed,
-                           device=settings.device, verbose=0)
+                           device=resolve_device(settings.device, hyperparams), verbose=0)
         report = TrialReport(trial)
         cls = (SeededMaskableEvalCallback if settings.algo in MASKED_ALGOS
                else SeededEvalCallback)

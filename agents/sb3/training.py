@@ -59,6 +59,7 @@ from agents.sb3.callbacks import (
     SeededMaskableEvalCallback,
     TqdmProgressBar,
 )
+from agents.sb3.device import resolve_device
 from agents.sb3.envs import default_references, make_vec_env
 from agents.sb3.factory import (
     MASKED_ALGOS,
@@ -235,6 +236,8 @@ def train(settings: TrainSettings, args: Mapping[str, Any] | None = None) -> Tra
     """
     started = time.perf_counter()
     config = resolve_config(settings)
+    settings = dataclasses.replace(
+        settings, device=resolve_device(settings.device, config["hyperparams"]))
     resumed = run_dir_of(settings, config)
     if settings.num_threads > 0:
         import torch
