@@ -31,12 +31,12 @@ import numpy as np
 from agents.evaluation.comparison import run_contenders
 from agents.evaluation.contenders import heuristic_contender
 from agents.evaluation.names import format_label, parse_heuristic
-from agents.evaluation.stats import geomean
 from agents.rollout import EpisodeOutcome
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.backfill import check_mode, split_name, with_backfill
 from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
+from palgym.sim.metrics import geomean
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
 

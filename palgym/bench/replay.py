@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from palgym.bench.results import (
     AGENT_KWARGS,
     METRIC_FIELDS,
@@ -56,6 +54,7 @@ from palgym.bench.suites import (
     suite_test_traces,
 )
 from palgym.errors import PalgymError
+from palgym.sim.metrics import geomean
 
 
 @dataclass(frozen=True)
@@ -321,7 +320,7 @@ def _geomean(values: Sequence[float | None]) -> float:
     """Geomean of the values (NaN if any is None or there are none)."""
     if not values or any(v is None for v in values):
         return math.nan
-    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=np.float64)))))
+    return geomean([float(v) for v in values if v is not None])
 
 
 def validate_files(paths: Sequence[str | Path], roots: DataRoots,
