@@ -12,12 +12,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from palgym import make_episode, preset, run_episode
 from agents.bench.cli import main
+from agents.bench.runner import run_entry
+from palgym import make_episode, preset, run_episode
 from palgym.bench.entries import RunRequest
 from palgym.bench.replay import Problem, validate_files
 from palgym.bench.results import decode_actions, encode_actions, read_results
-from agents.bench.runner import run_entry
 from palgym.bench.suites import DataRoots, load_suite, split_env_kwargs, split_traces
 from palgym.bundled import bundled_profile
 from tests.bench_suites import tiny_suite

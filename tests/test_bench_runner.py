@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from agents.bench.runner import run_entry
 from palgym.bench.entries import RunRequest, entry_kind, entry_name
 from palgym.bench.replay import validate_files
 from palgym.bench.results import read_results
-from agents.bench.runner import run_entry
 from palgym.bench.suites import DataRoots
 from palgym.envs.layouts import env_layout
 from palgym.errors import ConfigError

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agents.bench.runner import prepare
 from agents.evaluation.names import parse_heuristic
 from palgym import make_episode, preset, read_profile
-from agents.bench.runner import prepare
 from palgym.bench.suites import (
     DataRoots,
     SuiteDataError,

@@ -136,10 +136,10 @@ def test_the_planner_spec_with_rules_is_the_rule_search() -> None:
 
 
 def test_the_bench_runs_and_replays_it(tmp_path: Path) -> None:
+    from agents.bench.runner import run_entry
     from palgym.bench.entries import RunRequest
     from palgym.bench.replay import validate_files
     from palgym.bench.results import read_results
-    from agents.bench.runner import run_entry
     from palgym.bench.suites import DataRoots
     from tests.bench_suites import tiny_suite
 
