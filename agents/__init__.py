@@ -1,18 +1,20 @@
-"""Agents of the palgym envs: heuristics and learned SB3 / sb3-contrib models, one protocol.
+"""Agents of the palgym envs: heuristics, learned models, planners and rule selectors, one
+protocol. The package is cut by concern, one idea per sub-package:
 
-- :mod:`agents.base`: the :class:`Agent` protocol (SB3's ``predict`` + ``action_masks`` +
-  ``bind(env)``) and :class:`HeuristicAgent`;
-- :mod:`agents.learned`: :class:`LearnedAgent`, :func:`load_agent`;
-- :mod:`agents.model_zip`: :func:`load_model`, a saved model loaded without unpickling (a model
-  zip can run code: SB3's unpickling only with ``trust_model``);
-- :mod:`agents.factory`: :func:`make_model` (``maskable_ppo``, ``ppo``, ``dqn``);
-- :mod:`agents.hyperparams`: YAML hyperparameters keyed by env id, ``key:value`` overrides;
-- :mod:`agents.training`: :func:`train` into a run folder (the logic of ``train.py``);
-- :mod:`agents.train_settings`: :class:`TrainSettings` and their resolution into ``config.yml``;
-- :mod:`agents.rollout`: :func:`rollout`, the one evaluation loop of every agent;
-- :mod:`agents.evaluation`: contenders on identical episodes -> one comparison -> one report
-  (tables, CSV / JSON, plots), the trace resolver and the evaluation's defaults; the logic of
-  ``evaluate.py``.
+- here, what every agent shares: :mod:`agents.base` (the :class:`Agent` protocol: SB3's
+  ``predict`` + ``action_masks`` + ``bind(env)``; :class:`HeuristicAgent`),
+  :mod:`agents.rollout` (:func:`rollout`, the one evaluation loop of every agent),
+  :mod:`agents.env_args` (the env's arguments as one typed :class:`EnvConfig`),
+  :mod:`agents.ids` (env ids, run names), :mod:`agents.data_dir` (paths in the public data);
+- :mod:`agents.sb3`: learned agents on stable-baselines3 / sb3-contrib (models, training,
+  hyperparameters, imitation, Optuna, run folders, model zips);
+- :mod:`agents.planning`: planners that simulate ahead on copies of the env (the rollout
+  planner, the search over rules);
+- :mod:`agents.selection`: the learned rule selector (model, training, rollout search,
+  distillation, report, ``python -m agents.selection``);
+- :mod:`agents.evaluation`: contenders on identical episodes -> one comparison -> one report;
+  the logic of ``evaluate.py``;
+- :mod:`agents.rllib`: the envs in RLlib's masked-action convention.
 
 Only the protocol and the heuristic agents load eagerly; the rest (torch, stable-baselines3,
 sb3-contrib: the ``train`` extra) load on first use.
@@ -20,24 +22,22 @@ sb3-contrib: the ``train`` extra) load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from agents.base import Agent, HeuristicAgent, heuristic_env_kwargs
+from agents.lazy import lazy_getattr
 
 _LAZY = {
-    "LearnedAgent": "agents.learned",
-    "load_agent": "agents.learned",
-    "detect_algo": "agents.learned",
-    "load_model": "agents.model_zip",
-    "make_model": "agents.factory",
-    "algo_class": "agents.factory",
-    "ALGO_NAMES": "agents.hyperparams",
-    "load_hyperparams": "agents.hyperparams",
-    "parse_key_values": "agents.hyperparams",
-    "TrainSettings": "agents.train_settings",
-    "TrainResult": "agents.training",
-    "train": "agents.training",
+    "LearnedAgent": "agents.sb3.learned",
+    "load_agent": "agents.sb3.learned",
+    "detect_algo": "agents.sb3.learned",
+    "load_model": "agents.sb3.model_zip",
+    "make_model": "agents.sb3.factory",
+    "algo_class": "agents.sb3.factory",
+    "ALGO_NAMES": "agents.sb3.hyperparams",
+    "load_hyperparams": "agents.sb3.hyperparams",
+    "parse_key_values": "agents.sb3.hyperparams",
+    "TrainSettings": "agents.sb3.train_settings",
+    "TrainResult": "agents.sb3.training",
+    "train": "agents.sb3.training",
     "EpisodeOutcome": "agents.rollout",
     "rollout": "agents.rollout",
     "rollout_sequence": "agents.rollout",
@@ -49,11 +49,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import the heavy parts on first use (PEP 562)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agents' has no attribute {name!r}")
-
-
+__getattr__ = lazy_getattr(__name__, _LAZY)
 __all__ = ["Agent", "HeuristicAgent", "heuristic_env_kwargs", *sorted(_LAZY)]

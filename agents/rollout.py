@@ -3,7 +3,7 @@
 Episode sequences follow SB3's seeded vector envs: the first episode is ``reset(seed=seed)``,
 the following ones plain ``reset()`` (the env's RNG continues). So
 ``rollout_sequence(agent, env, seed, n)`` visits exactly the episodes a one-env ``DummyVecEnv``
-seeded with ``seed`` visits, e.g. in :class:`agents.callbacks.SeededEvalCallback`; every
+seeded with ``seed`` visits, e.g. in :class:`agents.sb3.callbacks.SeededEvalCallback`; every
 policy compared this way runs on the identical episodes (same ``episode_hash``).
 """
 

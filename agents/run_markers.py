@@ -7,7 +7,7 @@
 - ``INTERRUPTED``: Ctrl-C or SIGTERM stopped the run. Inside the training loop the model is
   still saved (``model.zip`` holds the steps run, which the marker gives); outside it no
   ``model.zip`` is written. A later successful resume of the folder removes it.
-- ``FAILED``: an error stopped the run (:func:`agents.runs.recording_failure`).
+- ``FAILED``: an error stopped the run (:func:`agents.sb3.runs.recording_failure`).
 
 :func:`folder_state` reads them; :func:`check_run_folder` (used by the model loaders,
 ``evaluate.py --agent`` and ``bench run`` among them) refuses a folder without ``model.zip``

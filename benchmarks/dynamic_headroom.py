@@ -3,7 +3,7 @@ migration takes back.
 
 Runs one rule (default ``srsf/pal+backfill``, the validation-chosen best of the 27 combinations
 in the ``dynamic-online`` world) on a split's episodes (the rule selector's episodes:
-``agents.rule_selector_runs.split_episodes``, the suite's traces plus ``--regimes``), then the
+``agents.selection.runs.split_episodes``, the suite's traces plus ``--regimes``), then the
 same episodes in counterfactual worlds (parts of ``SimConfig.dynamics`` switched off: the
 references no scheduler can beat on those causes), with straggler migration
 (``BeliefOptions.straggler_ratio``, PAL_MODEL section 10), and with the oracle belief (the
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.rule_selector_runs import LabelledEpisode, split_episodes, with_stragglers
+from agents.selection.runs import LabelledEpisode, split_episodes, with_stragglers
 from palgym.errors import ConfigError
 from palgym.policies.belief import BeliefOptions
 from palgym.sim.cluster import ClusterSpec

@@ -1,14 +1,14 @@
-"""Benchmark: the policy-guided rollout search over rules (agents.rule_selector_search) against
+"""Benchmark: the policy-guided rollout search over rules (agents.selection.search) against
 its base selector, on a palgym-bench split's episodes.
 
 For each trace, base and horizon H it runs the base selector's episode and the search's
-(:func:`agents.rule_selector_search.run_search_episode`) and prints one row: the avg JCT (h) of
+(:func:`agents.selection.search.run_search_episode`) and prints one row: the avg JCT (h) of
 both over every measured job (an unfinished one counted up to the episode's end) and their
 ratio, the unfinished jobs of the base (in the JSON) and of the search, the asks, the asks
 searched (two or more rules left after the pre-filter), the rollouts, the asks where the search
 played another rule than the base, the decision time per ask (mean and max, ms) and the wall
 time of both episodes (s). A base is a rule of the field (a constant selector) or a selector
-file of ``python -m agents.rule_selector_cli train`` (its own field). It asserts nothing.
+file of ``python -m agents.selection train`` (its own field). It asserts nothing.
 
     PALGYM_DATA_DIR=/path/to/data python benchmarks/selector_search.py \\
         --cache bench-cache/ --traces workload-4 sia-philly-gen-4 --H 10 30 \\
@@ -27,18 +27,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.rule_selector import LinearSelector
-from agents.rule_selector_runs import (
-    DEFAULT_RULES,
+from agents.selection.runs import (
     DEFAULT_SUITE,
     DEFAULT_TASK,
     split_episodes,
     with_stragglers,
 )
-from agents.rule_selector_search import DEFAULT_ESTIMATE, ESTIMATES, run_search_episode
+from agents.selection.search import DEFAULT_ESTIMATE, ESTIMATES, run_search_episode
+from agents.selection.selector import LinearSelector
 from palgym.errors import PalgymError
 from palgym.io.atomic import atomic_write_text
 from palgym.rule_selection import run_selected_episode
+from palgym.rule_sets import ORDER_PLACEMENT_RULES
 
 
 def _horizon(text: str) -> int | None:
@@ -56,14 +56,14 @@ def _bases(names: list[str]) -> list[tuple[str, LinearSelector]]:
     """(label, selector) per ``--base``: a rule of the default field, or a selector file."""
     bases = []
     for name in names:
-        if name in DEFAULT_RULES:
-            bases.append((name, LinearSelector.constant(DEFAULT_RULES,
-                                                        DEFAULT_RULES.index(name))))
+        if name in ORDER_PLACEMENT_RULES:
+            bases.append((name, LinearSelector.constant(ORDER_PLACEMENT_RULES,
+                                                        ORDER_PLACEMENT_RULES.index(name))))
         elif name.endswith(".json"):
             bases.append((Path(name).name, LinearSelector.load(name)))
         else:
-            raise PalgymError(f"--base {name!r}: give a rule of {list(DEFAULT_RULES)} or a "
-                              "selector .json file")
+            raise PalgymError(f"--base {name!r}: give a rule of {list(ORDER_PLACEMENT_RULES)} "
+                              "or a selector .json file")
     return bases
 
 

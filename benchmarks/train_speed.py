@@ -65,8 +65,8 @@ def measure(task: str, n_envs: int, vec_env: str, iterations: int,
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from agents.envs import make_vec_env
-    from agents.factory import make_model
+    from agents.sb3.envs import make_vec_env
+    from agents.sb3.factory import make_model
 
     torch.set_num_threads(1)
     env_id, env_kwargs = TASKS[task]
@@ -86,7 +86,7 @@ def measure(task: str, n_envs: int, vec_env: str, iterations: int,
     params = {"policy": "CandidateScoringPolicy", "policy_kwargs": POLICY_KWARGS,
               "n_steps": 512, "batch_size": 128, "n_epochs": 10, "gamma": 0.999,
               "ent_coef": 0.01, **hyperparams}
-    from agents.hyperparams import model_kwargs
+    from agents.sb3.hyperparams import model_kwargs
 
     params = {**params, **model_kwargs(params)}
     model = make_model("maskable_ppo", venv, params, seed)

@@ -5,7 +5,7 @@ iterations take a minute or two on a laptop core::
 
     python examples/rllib_ppo.py --iterations 3
 
-The env is wrapped by :class:`agents.rllib_env.RLlibActionMaskEnv` (``{"observations",
+The env is wrapped by :class:`agents.rllib.env.RLlibActionMaskEnv` (``{"observations",
 "action_mask"}``) and the policy is RLlib's own ``ActionMaskingTorchRLModule``, which adds
 ``log(mask)`` to the logits. Each iteration prints the env steps sampled, the episodes that
 finished in it and their mean return (``n/a`` when none finished: a 40-job episode is longer
@@ -28,7 +28,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 from ray.tune.registry import register_env
 
-from agents.rllib_env import make_rllib_env
+from agents.rllib.env import make_rllib_env
 
 ENV_NAME = "palgym-masked"
 INVALID_KEY = "palgym_invalid_actions"

@@ -1,10 +1,10 @@
 """A complete minimal MaskablePPO training script on palgym (no train.py machinery).
 
 ``--n-envs`` episodes of ``palgym/PALPlacement-v0`` are stepped by palgym's batched env
-(``--vec-env native``, :class:`agents.native_vec_env.NativeVecEnv`: one call steps them all in
+(``--vec-env native``, :class:`agents.sb3.native_vec_env.NativeVecEnv`: one call steps them all in
 this process) or by SB3's ``SubprocVecEnv`` workers (``--vec-env subproc``); MaskablePPO reads
 the masks through the vector env. The policy is the candidate scorer
-(:class:`agents.policies.CandidateScoringPolicy`) scoring only the feasible candidates. At the
+(:class:`agents.sb3.policies.CandidateScoringPolicy`) scoring only the feasible candidates. At the
 end the greedy policy and the PAL heuristic are evaluated on the same seeded episodes (the
 same ``episode_hash``).
 
@@ -29,8 +29,8 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv
 
-from agents.native_vec_env import NativeVecEnv
-from agents.policies import CandidateScoringPolicy
+from agents.sb3.native_vec_env import NativeVecEnv
+from agents.sb3.policies import CandidateScoringPolicy
 
 ENV_ID = "palgym:palgym/PALPlacement-v0"  # "palgym:" makes each worker import palgym
 

@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from agents.policies import CandidateScoringPolicy, ObservationLayout  # noqa: E402
+from agents.sb3.policies import CandidateScoringPolicy, ObservationLayout  # noqa: E402
 from palgym.envs import ClusterEnv  # noqa: E402
 from palgym.errors import ConfigError  # noqa: E402
 
@@ -81,7 +81,7 @@ def test_training_then_save_and_load_predicts_identically(model: MaskablePPO, tm
 
 
 def test_net_arch_sets_only_the_critic() -> None:
-    from agents.policies import critic_only
+    from agents.sb3.policies import critic_only
 
     assert critic_only(None) == {"pi": [], "vf": [64, 64]}
     assert critic_only([32]) == {"pi": [], "vf": [32]}
@@ -91,14 +91,14 @@ def test_net_arch_sets_only_the_critic() -> None:
 
 
 def test_discounted_returns_by_hand() -> None:
-    from agents.imitation import discounted_returns
+    from agents.sb3.imitation import discounted_returns
 
     # G_2 = 1; G_1 = 0 + 0.5 * 1 = 0.5; G_0 = -2 + 0.5 * 0.5 = -1.75
     assert discounted_returns(np.array([-2.0, 0.0, 1.0]), 0.5).tolist() == [-1.75, 0.5, 1.0]
 
 
 def test_behaviour_cloning_raises_the_likelihood_of_the_heuristic(model: MaskablePPO) -> None:
-    from agents.imitation import collect_demonstrations, pretrain
+    from agents.sb3.imitation import collect_demonstrations, pretrain
 
     kwargs = {"trace": "sia-philly-gen-0", "window": 30, "num_slots": 4}
     demos = collect_demonstrations("palgym/PALPlacement-v0", kwargs, "pal", 200, 0.99, 0)
@@ -119,7 +119,7 @@ def test_behaviour_cloning_raises_the_likelihood_of_the_heuristic(model: Maskabl
 
 
 def test_equivalent_actions_by_hand() -> None:
-    from agents.imitation import equivalent_actions
+    from agents.sb3.imitation import equivalent_actions
 
     # K = 1 slot, M = 3 candidates, F_c = 2 features; candidates 0 and 2 look the same
     rows = np.array([[1.0, 0.5], [1.0, 0.7], [1.0, 0.5]], dtype=np.float32).ravel()
@@ -131,7 +131,7 @@ def test_equivalent_actions_by_hand() -> None:
 
 
 def test_exploring_demonstrations_keep_the_heuristic_labels() -> None:
-    from agents.imitation import collect_demonstrations
+    from agents.sb3.imitation import collect_demonstrations
 
     kwargs = {"trace": "sia-philly-gen-0", "window": 20, "num_slots": 4}
     plain = collect_demonstrations("palgym/PALPlacement-v0", kwargs, "pal", 100, 0.99, 0)
@@ -149,7 +149,7 @@ def test_training_with_imitation_records_the_clone(tmp_path) -> None:
     pytest.importorskip("yaml")
     import yaml
 
-    from agents.training import TrainSettings, train
+    from agents.sb3.training import TrainSettings, train
 
     settings = TrainSettings(
         n_timesteps=64, trace="sia-philly-gen-0", window=15, eval_freq=-1,
@@ -311,7 +311,7 @@ def test_the_reserve_mlp_is_sized_by_hand(reserve_model) -> None:
 def test_an_action_space_of_another_size_is_refused() -> None:
     from gymnasium import spaces
 
-    from agents.policies import scores_reserve
+    from agents.sb3.policies import scores_reserve
 
     env = ClusterEnv("sia-philly-gen-0", window=30, num_slots=4)
     layout = ObservationLayout.of(env.observation_space)

@@ -59,7 +59,7 @@ def test_heuristic_outcomes_visit_the_seeded_vec_env_episodes() -> None:
     """References and a one-env DummyVecEnv seeded alike (the eval callback) see the same
     episodes, in order, with the same returns."""
     vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
-    from agents.envs import make_env
+    from agents.sb3.envs import make_env
 
     outcomes = heuristic_outcomes(ENV_ID, ENV_KWARGS, seed=7, num_episodes=2, policies=["pal"])
     venv = vec_env.DummyVecEnv([lambda: make_env(ENV_ID, ENV_KWARGS)])
@@ -81,7 +81,7 @@ def test_heuristic_outcomes_visit_the_seeded_vec_env_episodes() -> None:
 # ---------------------------------------------------------------- hyperparameters
 def test_hyperparameter_files_merge_default_and_env_entry() -> None:
     pytest.importorskip("yaml")
-    from agents.hyperparams import ALGO_NAMES, load_hyperparams
+    from agents.sb3.hyperparams import ALGO_NAMES, load_hyperparams
 
     expected = {
         "policy": "CandidateScoringPolicy", "n_timesteps": 200000, "n_envs": 8, "n_steps": 64,
@@ -115,7 +115,7 @@ def test_hyperparameter_files_merge_default_and_env_entry() -> None:
 
 def test_cli_overrides_are_parsed_with_yaml() -> None:
     pytest.importorskip("yaml")
-    from agents.hyperparams import parse_key_values
+    from agents.sb3.hyperparams import parse_key_values
 
     parsed = parse_key_values([
         "n_steps:32", "learning_rate:3e-4", "gamma:0.99", "normalize:true",
@@ -136,7 +136,7 @@ def test_cli_overrides_are_parsed_with_yaml() -> None:
 def test_policy_kwargs_are_evaluated_safely() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("yaml")
-    from agents.hyperparams import model_kwargs, resolve_policy_kwargs
+    from agents.sb3.hyperparams import model_kwargs, resolve_policy_kwargs
 
     text = "dict(net_arch=dict(pi=[64], vf=[64]), activation_fn=nn.ReLU, " \
            "optimizer_class=th.optim.AdamW, optimizer_kwargs={'eps': 1e-5})"
@@ -162,7 +162,7 @@ def test_policy_kwargs_are_evaluated_safely() -> None:
 @pytest.fixture(scope="module")
 def venv():
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
-    from agents.envs import make_vec_env
+    from agents.sb3.envs import make_vec_env
 
     env = make_vec_env(ENV_ID, 1, seed=0, env_kwargs=ENV_KWARGS)
     yield env
@@ -173,8 +173,8 @@ def venv():
 def test_make_model_builds_saves_and_acts(algo: str, venv, tmp_path: Path) -> None:
     """Each algo builds, round-trips through a zip (algo detected from the zip alone) and
     acts as a LearnedAgent; the masked one never takes an invalid action."""
-    from agents.factory import algo_class, make_model
-    from agents.learned import LearnedAgent, detect_algo, load_agent
+    from agents.sb3.factory import algo_class, make_model
+    from agents.sb3.learned import LearnedAgent, detect_algo, load_agent
 
     model = make_model(algo, venv, {"policy": "MultiInputPolicy",
                                     **(TINY_DQN if algo == "dqn" else TINY)}, seed=0)
@@ -191,7 +191,7 @@ def test_make_model_builds_saves_and_acts(algo: str, venv, tmp_path: Path) -> No
 
 
 def test_make_model_rejects_bad_hyperparameters(venv) -> None:
-    from agents.factory import make_model
+    from agents.sb3.factory import make_model
 
     with pytest.raises(ConfigError, match="gae_lambda"):
         make_model("dqn", venv, {"gae_lambda": 0.9}, seed=0)
@@ -203,7 +203,7 @@ def test_make_model_rejects_bad_hyperparameters(venv) -> None:
 
 def test_algo_detected_from_config_yml(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
-    from agents.learned import detect_algo
+    from agents.sb3.learned import detect_algo
 
     (tmp_path / "model.zip").write_bytes(b"not a zip")
     with pytest.raises(ConfigError, match="not a stable-baselines3 model"):
@@ -217,7 +217,7 @@ def test_algo_detected_from_config_yml(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- trace sets in training
 def test_training_uses_the_sets_train_and_validation_splits() -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
-    from agents.training import TrainSettings, resolve_config
+    from agents.sb3.training import TrainSettings, resolve_config
     from palgym.tracesets import load_trace_set
 
     config = resolve_config(TrainSettings(n_timesteps=8, window=20))  # no trace: bundled set

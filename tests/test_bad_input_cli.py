@@ -88,8 +88,8 @@ def test_train_argument_errors(flag: str, value: str, message: str, tmp_path: Pa
 
 def test_a_failed_run_leaves_failed_in_its_folder(tmp_path: Path, monkeypatch) -> None:
     """An error after the run folder is claimed: FAILED holds the error, no model.zip; a
-    successful resume would remove it (:func:`agents.runs.recording_failure`)."""
-    import agents.training as training
+    successful resume would remove it (:func:`agents.sb3.runs.recording_failure`)."""
+    import agents.sb3.training as training
 
     def broken_learn(*_args: object) -> bool:
         raise OSError(28, "No space left on device")
@@ -109,7 +109,7 @@ def test_a_failed_run_leaves_failed_in_its_folder(tmp_path: Path, monkeypatch) -
 
 
 def test_recording_failure_removes_a_stale_failed(tmp_path: Path) -> None:
-    from agents.runs import FAILED_FILE, recording_failure
+    from agents.sb3.runs import FAILED_FILE, recording_failure
 
     with pytest.raises(KeyError), recording_failure(tmp_path, resume=True):
         raise KeyError("x")

@@ -1,5 +1,5 @@
-"""agents.belief_pairs: contenders of other beliefs joined to a side-by-side run by episode
-hash, with parity checks and trace-level bootstrap ratios (values worked out by hand)."""
+"""agents.evaluation.belief_pairs: contenders of other beliefs joined to a side-by-side run by
+episode hash, with parity checks and trace-level bootstrap ratios (values worked out by hand)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.belief_pairs import format_rows, main, pair, ratio_table
+from agents.evaluation.belief_pairs import format_rows, main, pair, ratio_table
 from palgym.errors import ConfigError
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.bench.runner import prepare
 from palgym.bench.replay import validate_files
 from palgym.bench.results import read_results
-from palgym.bench.runner import prepare
 from palgym.bench.suites import DataRoots
 from palgym.policies.registry import PAPER_PLACEMENT_NAMES
 

@@ -12,12 +12,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from agents.bench.cli import main
+from agents.bench.runner import run_entry
 from palgym import make_episode, preset, run_episode
-from palgym.bench.__main__ import main
 from palgym.bench.entries import RunRequest
 from palgym.bench.replay import Problem, validate_files
 from palgym.bench.results import decode_actions, encode_actions, read_results
-from palgym.bench.runner import run_entry
 from palgym.bench.suites import DataRoots, load_suite, split_env_kwargs, split_traces
 from palgym.bundled import bundled_profile
 from tests.bench_suites import tiny_suite
@@ -260,7 +260,7 @@ def test_a_work_conserving_member_runs_and_validates(tmp_path: Path) -> None:
     member whose env kwargs add ``work_conserving``: its rows replay on that env and
     validate, and its header records that env's layout."""
     pytest.importorskip("sb3_contrib")
-    from agents.training import TrainSettings, train
+    from agents.sb3.training import TrainSettings, train
     from palgym.envs.layouts import ENV_LAYOUTS
 
     env_id = "palgym/PALScheduling-v0"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from agents.bench.runner import run_entry
 from palgym.bench.entries import RunRequest, entry_kind, entry_name
 from palgym.bench.replay import validate_files
 from palgym.bench.results import read_results
-from palgym.bench.runner import run_entry
 from palgym.bench.suites import DataRoots
 from palgym.envs.layouts import env_layout
 from palgym.errors import ConfigError
@@ -181,7 +181,7 @@ def test_run_refuses_a_bad_submission_file_before_running(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]
                                                           ) -> None:
     # The object lacks every key but one: the run stops at once, naming the file and a key.
-    from palgym.bench.__main__ import main
+    from agents.bench.cli import main
 
     bad = tmp_path / "submission.json"
     bad.write_text('{"submitter": "me"}', encoding="utf-8")

@@ -16,9 +16,10 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from agents.rule_selector import LinearSelector
-from agents.rule_selector_entry import PRETRAINED_SELECTORS
-from palgym.bench.__main__ import main
+from agents.bench.cli import main
+from agents.bench.runner import run_entry
+from agents.selection.entry import PRETRAINED_SELECTORS
+from agents.selection.selector import LinearSelector
 from palgym.bench.entries import RunRequest, entry_kind, entry_name
 from palgym.bench.leaderboard_tables import build_leaderboard
 from palgym.bench.replay import Problem, validate_files
@@ -30,7 +31,6 @@ from palgym.bench.results import (
     encode_actions,
     read_results,
 )
-from palgym.bench.runner import run_entry
 from palgym.bench.selector_entry import selector_path
 from palgym.bench.suites import DataRoots, load_suite, split_env_kwargs, split_traces
 from palgym.errors import ConfigError

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agents.bench.runner import prepare
 from agents.evaluation.names import parse_heuristic
 from palgym import make_episode, preset, read_profile
-from palgym.bench.runner import prepare
 from palgym.bench.suites import (
     DataRoots,
     SuiteDataError,
@@ -179,7 +179,7 @@ def test_the_test_traces_of_a_suite_are_those_of_its_test_splits() -> None:
 
 def test_list_prints_each_tasks_field_members(capsys: pytest.CaptureFixture[str]) -> None:
     # palgym-bench-v1-lite.yaml: placement-default's field is the paper's six placements
-    from palgym.bench.__main__ import main
+    from agents.bench.cli import main
 
     assert main(["list", "--suite", "palgym-bench-v1-lite"]) == 0
     lines = capsys.readouterr().out.splitlines()

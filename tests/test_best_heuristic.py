@@ -14,13 +14,11 @@ from agents.evaluation.best import (
     SELECTION_RULE,
     Combination,
     field_of,
-    format_best,
     run_best,
     select_best,
     summarise_field,
-    write_best_csv,
-    write_best_json,
 )
+from agents.evaluation.best_output import format_best, write_best_csv, write_best_json
 from agents.rollout import EpisodeOutcome
 from evaluate import main
 from palgym.errors import ConfigError

@@ -9,8 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from agents.evaluation.stats import bootstrap_geomean, geomean, paired_ratios
+from agents.evaluation.stats import bootstrap_geomean, paired_ratios
 from palgym.errors import ConfigError
+from palgym.sim.metrics import geomean
 
 
 def test_paired_ratios_and_geomean_by_hand() -> None:

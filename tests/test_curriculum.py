@@ -1,11 +1,11 @@
-"""agents.curriculum: the window pool and probabilities by hand, seeded draws, replays."""
+"""agents.sb3.curriculum: the window pool and probabilities by hand, seeded draws, replays."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.curriculum import (
+from agents.sb3.curriculum import (
     CurriculumWrapper,
     check_curriculum,
     sampling_probabilities,
@@ -98,8 +98,8 @@ def test_train_with_a_curriculum(tmp_path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
     import yaml
 
-    from agents.hyperparams import load_hyperparams
-    from agents.training import TrainSettings, train
+    from agents.sb3.hyperparams import load_hyperparams
+    from agents.sb3.training import TrainSettings, train
 
     settings = TrainSettings(
         n_timesteps=32, trace="sia-philly-gen-0", window=6, eval_freq=-1,

@@ -1,4 +1,4 @@
-"""Replay with rendering (agents/enjoy.py, ``evaluate.py --render``).
+"""Replay with rendering (agents/evaluation/enjoy.py, ``evaluate.py --render``).
 
 The ansi replay of PAL is checked against the simulator run directly on the rebuilt episode
 (return = -sum(JCT) / reward_scale) and every frame against gang scheduling (a job shown on a
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import palgym  # noqa: F401  (registers the ids)
-from agents.enjoy import replay
+from agents.evaluation.enjoy import replay
 from palgym import make_episode, run_episode
 from palgym.envs.episodes import job_window, load_traces
 from palgym.errors import ConfigError

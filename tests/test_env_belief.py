@@ -111,7 +111,7 @@ def test_belief_is_checked_and_recorded() -> None:
 
 def test_env_kwargs_reach_the_env() -> None:
     """``--env-kwargs belief:stale`` (train.py, evaluate.py) parses to the env's argument."""
-    from agents.hyperparams import parse_key_values
+    from agents.sb3.hyperparams import parse_key_values
 
     kwargs = parse_key_values(["belief:stale"])
     env = gym.make("palgym/PALPlacement-v0", trace=TRACE, window=WINDOW, **kwargs)

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 import palgym  # noqa: F401 - registers the env ids
-from agents.layouts import check_env_layout, check_layout, training_layout
+from agents.sb3.layouts import check_env_layout, check_layout, training_layout
 from palgym.envs.cluster_env import ClusterEnv
 from palgym.envs.layouts import (
     ENV_LAYOUTS,
@@ -204,7 +204,7 @@ def test_a_learned_contender_of_another_layout_is_refused(tmp_path: Path) -> Non
 
 def test_training_records_the_layout() -> None:
     pytest.importorskip("sb3_contrib")
-    from agents.training import TrainSettings, resolve_config
+    from agents.sb3.training import TrainSettings, resolve_config
 
     config = resolve_config(TrainSettings(env_id=PLACEMENT, n_timesteps=10,
                                           env_kwargs={"num_slots": 3}))

@@ -221,10 +221,10 @@ def test_unmasked_agent_invalid_actions_are_counted(tmp_path: Path) -> None:
     """An untrained PPO sees no masks: its invalid actions are the env's fallback count."""
     import gymnasium as gym
 
-    from agents.envs import make_vec_env
-    from agents.factory import make_model
-    from agents.learned import load_agent
     from agents.rollout import rollout
+    from agents.sb3.envs import make_vec_env
+    from agents.sb3.factory import make_model
+    from agents.sb3.learned import load_agent
 
     venv = make_vec_env("palgym/PALPlacement-v0", 1, 0, {"trace": "sia-philly-gen-4",
                                                           "window": SMALL_JOBS})
@@ -263,7 +263,7 @@ def test_different_episodes_are_refused(tmp_path: Path) -> None:
 
 
 def test_pretrained_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agents.learned as learned
+    import agents.sb3.learned as learned
 
     monkeypatch.setattr(learned, "PRETRAINED_DIR", tmp_path)
     with pytest.raises(ConfigError, match=r"no pretrained model .*PALPlacement-v0_maskable_ppo"
@@ -342,8 +342,9 @@ def test_bad_side_by_side_arguments_exit_2(args: tuple[str, ...], message: str,
 def test_bare_model_zips_of_the_project_policy_are_evaluated(evaluated: list[Path],
                                                              tmp_path: Path) -> None:
     """A copy of a committed model and a run's model.zip taken out of its folder (no
-    configuration beside them; the policy class is agents.policies'): the zip alone is enough."""
-    from agents.learned import detect_algo
+    configuration beside them; the policy class is agents.sb3.policies'): the zip alone is
+    enough."""
+    from agents.sb3.learned import detect_algo
 
     pretrained = tmp_path / "copy.zip"
     pretrained.write_bytes((REPO_ROOT / "agents/pretrained/PALPlacement-v0_maskable_ppo.zip")

@@ -1,4 +1,4 @@
-"""The env's arguments as a typed config (agents.evaluation.env_args), checked against the env
+"""The env's arguments as a typed config (agents.env_args), checked against the env
 card's Arguments section and the env itself."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import dataclasses
 import gymnasium as gym
 import pytest
 
-from agents.evaluation.env_args import (
+from agents.env_args import (
     EPISODE_KWARGS,
     EPISODE_SOURCE_KWARGS,
     HEURISTIC_KWARGS,

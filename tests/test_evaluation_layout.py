@@ -44,8 +44,9 @@ def test_one_write_plots() -> None:
 
 
 def test_each_default_is_assigned_once() -> None:
-    # agents/train_settings.py keeps its own DEFAULT_ENV_ID (training's module, not evaluation's).
-    training = "agents/train_settings.py"
+    # agents/sb3/train_settings.py keeps its own DEFAULT_ENV_ID (training's module, not
+    # evaluation's).
+    training = "agents/sb3/train_settings.py"
     assert [d for d in definitions("DEFAULT_ENV_ID") if not d.startswith(training)] == [
         d for d in definitions("DEFAULT_ENV_ID") if d.startswith("agents/evaluation/defaults.py")]
     for name in ("DEFAULT_BASELINE", "DEFAULT_REFERENCE",
@@ -60,7 +61,8 @@ def test_the_trace_readers_of_the_command_lines_are_the_resolver() -> None:
         assert definitions(name) == [], name
     report = (REPO_ROOT / "palgym" / "report.py").read_text(encoding="utf-8")
     assert "read_sia_trace" not in report
-    train = (REPO_ROOT / "train.py").read_text(encoding="utf-8")
+    # train.py's parser (agents/sb3/cli.py) checks its --trace with the resolver
+    train = (REPO_ROOT / "agents" / "sb3" / "cli.py").read_text(encoding="utf-8")
     assert "from agents.evaluation.traces import" in train
 
 

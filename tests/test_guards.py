@@ -43,7 +43,7 @@ def test_malformed_guards_are_refused_naming_the_part(text, part):
 
 
 def test_a_guard_plays_the_hand_set_selector_guard_bit_for_bit():
-    from agents.rule_selector import LinearSelector
+    from agents.selection.selector import LinearSelector
     from palgym.rule_selection import run_selected_episode
 
     ep = episode()

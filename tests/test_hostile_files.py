@@ -213,7 +213,7 @@ def _lying_zip(path: Path, data_size: int, declared: int) -> Path:
 
 def test_a_model_zip_bomb_is_refused_from_its_declared_size(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.model_zip import read_model_zip
+    from agents.sb3.model_zip import read_model_zip
 
     bomb = _model_zip(tmp_path / "bomb.zip", 80 << 20)  # past the 64 MiB ceiling of data
     with pytest.raises(ConfigError, match=r"entry 'data' declares 83886080 bytes, past its "
@@ -235,7 +235,7 @@ def test_evaluate_refuses_a_model_zip_bomb_with_one_error_line(
 
 def test_a_model_zip_of_many_entries_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.model_zip import read_model_zip
+    from agents.sb3.model_zip import read_model_zip
 
     path = tmp_path / "many.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -248,7 +248,7 @@ def test_a_model_zip_of_many_entries_is_refused(tmp_path: Path) -> None:
 def test_a_model_zip_that_lies_about_its_size_is_refused_while_streaming(
         tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.model_zip import read_model_zip
+    from agents.sb3.model_zip import read_model_zip
 
     liar = _lying_zip(tmp_path / "liar.zip", 16 << 20, declared=1000)
     with zipfile.ZipFile(liar) as archive:
@@ -329,7 +329,7 @@ def test_deep_nesting_in_a_submission_is_a_clear_error(
 # ---------------------------------------------------------------- finding 4: selector weights
 def _selector(tmp_path: Path, weight: str) -> Path:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.rule_selector import LinearSelector
+    from agents.selection.selector import LinearSelector
 
     rules = ["fifo/pal", "srtf/pal+backfill"]
     path = LinearSelector.constant(rules).save(tmp_path / "sel.json")
@@ -348,7 +348,7 @@ def _selector(tmp_path: Path, weight: str) -> Path:
     ("[" * 10_000 + "]" * 10_000, "nested deeper"),
 ])
 def test_selector_weights_are_strict(tmp_path: Path, weight: str, why: str) -> None:
-    from agents.rule_selector import LinearSelector
+    from agents.selection.selector import LinearSelector
 
     path = _selector(tmp_path, weight)
     with pytest.raises(ConfigError) as caught:
@@ -606,8 +606,8 @@ def test_evaluate_refuses_bootstrap_settings_whatever_runs(
 def test_a_claimed_run_folder_is_marked_running_and_refused_by_the_loader(
         tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.learned import model_path
-    from agents.runs import claim_run_dir
+    from agents.sb3.learned import model_path
+    from agents.sb3.runs import claim_run_dir
 
     run = claim_run_dir(tmp_path, "palgym/PALPlacement-v0", "maskable_ppo")
     assert (run / "RUNNING").is_file()  # what kill -9 leaves behind
@@ -622,8 +622,8 @@ def test_sigterm_marks_the_run_interrupted(tmp_path: Path,
     import os
     import signal
 
-    import agents.training as training
-    from agents.learned import model_path
+    import agents.sb3.training as training
+    from agents.sb3.learned import model_path
 
     def terminated(*_args: object) -> bool:
         os.kill(os.getpid(), signal.SIGTERM)
@@ -673,8 +673,8 @@ def test_a_suite_command_writes_only_its_own_file(tmp_path: Path, command: str,
 def test_a_finished_run_leaves_no_marker_and_ctrl_c_in_training_marks_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    import agents.training as training
-    from agents.learned import model_path
+    import agents.sb3.training as training
+    from agents.sb3.learned import model_path
 
     settings = training.TrainSettings(trace="sia-philly-gen-0", window=10, n_timesteps=64,
                                       eval_freq=0, references=(), verbose=0,
@@ -726,7 +726,7 @@ def test_a_selector_file_imports_no_module_without_trust(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.rule_selector import LinearSelector
+    from agents.selection.selector import LinearSelector
 
     marker = _trap(tmp_path, monkeypatch)
     path = LinearSelector.constant(["fifo/pal", "srtf/pal+backfill"]).save(tmp_path / "s.json")

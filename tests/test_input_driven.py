@@ -1,4 +1,4 @@
-"""agents.input_driven: time-aligned K-mean baselines by hand, and K rollouts on one input."""
+"""agents.sb3.input_driven: time-aligned K-mean baselines by hand, and K rollouts on one input."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not 
 
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
-from agents.envs import make_vec_env  # noqa: E402
-from agents.input_driven import (  # noqa: E402
+from agents.sb3.envs import make_vec_env  # noqa: E402
+from agents.sb3.input_driven import (  # noqa: E402
     check_input_driven,
     input_driven_advantages,
     make_input_driven_model,
@@ -106,7 +106,7 @@ def test_train_with_input_driven_baselines(tmp_path) -> None:
     import yaml
     from sb3_contrib import MaskablePPO
 
-    from agents.training import TrainSettings, train
+    from agents.sb3.training import TrainSettings, train
 
     settings = TrainSettings(
         n_timesteps=16, trace="sia-philly-gen-0", window=6, eval_freq=-1, log_folder=str(tmp_path),

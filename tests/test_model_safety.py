@@ -23,10 +23,10 @@ import pytest
 pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
 torch = pytest.importorskip("torch")
 
-from agents import learned  # noqa: E402
 from agents.evaluation.cli import main as evaluate_main  # noqa: E402
-from agents.model_entries import PICKLED, SUPPLIERS  # noqa: E402
-from agents.model_zip import (  # noqa: E402
+from agents.sb3 import learned  # noqa: E402
+from agents.sb3.model_entries import PICKLED, SUPPLIERS  # noqa: E402
+from agents.sb3.model_zip import (  # noqa: E402
     ModelZip,
     UntrustedModelError,
     load_model,

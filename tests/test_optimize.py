@@ -17,13 +17,13 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
 
-from agents.optimize import (  # noqa: E402
+from agents.sb3.optimize import (  # noqa: E402
     PPO_SPACE,
     SearchSettings,
     optimize,
     sample_hyperparams,
 )
-from agents.training import TrainSettings, train  # noqa: E402
+from agents.sb3.training import TrainSettings, train  # noqa: E402
 from palgym.errors import ConfigError  # noqa: E402
 
 FIXED = {"n_steps": 32, "n_epochs": 1,

@@ -1,4 +1,5 @@
-"""The rollout planner (agents/planner.py): hand-computed toys, ties, determinism, episodes."""
+"""The rollout planner (agents/planning/planner.py): hand-computed toys, ties, determinism,
+episodes."""
 
 from __future__ import annotations
 
@@ -9,16 +10,15 @@ import pytest
 import palgym  # noqa: F401  (registers the envs)
 from agents.base import HeuristicAgent
 from agents.evaluation.comparison import run_contenders
-from agents.evaluation.contenders import heuristic_contender
-from agents.planner import (
+from agents.evaluation.contenders import heuristic_contender, planner_contender
+from agents.planning.planner import (
     PlannerAgent,
     PlannerSpec,
     alternatives,
     choose,
     format_planner_costs,
-    planner_contender,
 )
-from agents.planner_search import clone_env, queue_estimate, state_cost
+from agents.planning.search import clone_env, queue_estimate, state_cost
 from agents.rollout import rollout
 from palgym.envs.cluster_env import ClusterEnv
 from palgym.errors import ConfigError

@@ -1,5 +1,5 @@
-"""``python -m agents.plot_curve``: a run's learning curve beside PAL's line, as PNG or SVG,
-the same bytes for the same files; a clear error without a curve."""
+"""``python -m agents.evaluation.plot_curve``: a run's learning curve beside PAL's line, as PNG or
+SVG, the same bytes for the same files; a clear error without a curve."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.plot_curve import curve_files, main
+from agents.evaluation.plot_curve import curve_files, main
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "dynamic-online_maskable_ppo"

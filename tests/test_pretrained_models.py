@@ -23,7 +23,7 @@ def greedy_avg_jct_h(zip_name: str, **env_kwargs: object) -> tuple[float, dict]:
     pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
     torch = pytest.importorskip("torch", reason="the train extra (torch) is not installed")
     torch.set_num_threads(1)
-    from agents.model_zip import load_model
+    from agents.sb3.model_zip import load_model
 
     model = load_model(PRETRAINED / zip_name, "maskable_ppo")  # unpickles nothing
     env = gym.make("palgym/PALPlacement-v0", **env_kwargs).unwrapped

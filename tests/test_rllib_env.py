@@ -1,4 +1,4 @@
-"""RLlib's masked-action layout (agents.rllib_env): the wrapper's contract, and a PPO smoke run.
+"""RLlib's masked-action layout (agents.rllib.env): the wrapper's contract, and a PPO smoke run.
 
 The contract needs no ray: the Dict observation's keys, shapes and dtypes; the mask equals the
 env's ``action_masks()``; the flattened observation is the env's arrays concatenated in sorted
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import palgym  # noqa: F401 - registers the env ids
-from agents.rllib_env import ACTION_MASK_KEY, OBSERVATIONS_KEY, RLlibActionMaskEnv, make_rllib_env
+from agents.rllib.env import ACTION_MASK_KEY, OBSERVATIONS_KEY, RLlibActionMaskEnv, make_rllib_env
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENV_ID = "palgym/PALPlacement-v0"

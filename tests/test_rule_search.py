@@ -1,4 +1,4 @@
-"""The round-by-round rule search (agents/rule_search.py): its spec, a field of one rule is
+"""The round-by-round rule search (agents/planning/rule_search.py): its spec, a field of one rule is
 its base bit for bit, exact rollouts never do worse than the base (policy improvement), and
 the bench runs and replays it."""
 
@@ -12,9 +12,9 @@ import pytest
 
 import palgym  # noqa: F401  (registers the envs)
 from agents.base import HeuristicAgent, heuristic_env_kwargs
-from agents.planner import planner_contender
+from agents.evaluation.contenders import planner_contender
+from agents.planning.rule_search import RuleSearchAgent, RuleSearchSpec, choose_rule
 from agents.rollout import rollout
-from agents.rule_search import RuleSearchAgent, RuleSearchSpec, choose_rule
 from palgym.envs.cluster_env import ClusterEnv
 from palgym.errors import ConfigError
 from palgym.sim.variability import VariabilityProfile
@@ -136,10 +136,10 @@ def test_the_planner_spec_with_rules_is_the_rule_search() -> None:
 
 
 def test_the_bench_runs_and_replays_it(tmp_path: Path) -> None:
+    from agents.bench.runner import run_entry
     from palgym.bench.entries import RunRequest
     from palgym.bench.replay import validate_files
     from palgym.bench.results import read_results
-    from palgym.bench.runner import run_entry
     from palgym.bench.suites import DataRoots
     from tests.bench_suites import tiny_suite
 

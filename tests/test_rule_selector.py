@@ -1,4 +1,4 @@
-"""The learned rule selector (agents.rule_selector, agents.rule_selector_runs): its linear
+"""The learned rule selector (agents.selection.selector, agents.selection.runs): its linear
 choice worked out by hand, its file, the cross-entropy method on objectives whose optimum is
 known, and its runs on bench episodes equal to the heuristics'."""
 
@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.rule_selector import (
+from agents.selection.runs import CENSORED, run_many, selector_objective, split_episodes
+from agents.selection.selector import (
     FORMAT,
     UNFINISHED_PENALTY,
     LinearSelector,
     log_ratio,
     train_cem,
 )
-from agents.rule_selector_runs import CENSORED, run_many, selector_objective, split_episodes
 from palgym.errors import ConfigError
 from palgym.rule_selection import STATE_FEATURES
 
@@ -128,7 +128,7 @@ def tiny_task(folder: Path) -> tuple[list[str], list[str]]:
 
 def test_command_line_trains_and_evaluates(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.rule_selector_cli import main
+    from agents.selection.cli import main
 
     field, common = tiny_task(tmp_path)
     output = tmp_path / "selector.json"
@@ -138,7 +138,7 @@ def test_command_line_trains_and_evaluates(tmp_path: Path,
     assert trained["train_traces"] == ["sia-philly-gen-0"]
     assert trained["validation_traces"] == ["sia-philly-gen-3"]
     assert len(trained["validation_objective"]) == 2 and 1 <= trained["chosen_iteration"] <= 2
-    assert trained["command"].startswith("python -m agents.rule_selector_cli train --suite ")
+    assert trained["command"].startswith("python -m agents.selection train --suite ")
     # a constant selector of each field member: its test row is that member's, so the
     # validation-chosen best's ratio to itself is exactly 1 and nothing beats the hindsight best
     files = []
@@ -180,7 +180,7 @@ def test_guard_by_hand() -> None:
 def test_floor_overrides_the_scores_by_hand(tmp_path: Path) -> None:
     # scores prefer rule 1 everywhere; the floor (2 h, rule 0) takes over strictly above
     # ln(1 + 2) = ln 3 of the first feature, whatever the scores
-    from agents.rule_selector import StarvationFloor
+    from agents.selection.selector import StarvationFloor
 
     weights = np.zeros((2, F + 1))
     weights[1, -1] = 5.0
@@ -227,8 +227,8 @@ def test_floor_overrides_the_scores_by_hand(tmp_path: Path) -> None:
 
 def test_command_line_floors_and_run_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.rule_selector_cli import main
-    from agents.rule_selector_runs import code_fingerprint
+    from agents.selection.cli import main
+    from agents.selection.runs import code_fingerprint
 
     field, common = tiny_task(tmp_path)
     trained = tmp_path / "trained.json"
@@ -276,7 +276,7 @@ def test_command_line_floors_and_run_cache(tmp_path: Path, monkeypatch: pytest.M
     # the field (3 rules) and the three selectors on one validation and one test episode
     assert len(list(cache.glob("*.json"))) == 3 * 2 + 3 * 2
     # other code (another fingerprint) reuses nothing
-    monkeypatch.setattr("agents.rule_selector_runs._FINGERPRINT", ["0" * 16])
+    monkeypatch.setattr("agents.selection.runs._FINGERPRINT", ["0" * 16])
     assert main(["evaluate", *common, "--selector", str(constant), "--run-cache", str(cache),
                  "--output", str(outputs[1])]) == 0
     fresh = {row["entry"]: row for row in json.loads(outputs[1].read_text())["rows"]}

@@ -1,4 +1,4 @@
-"""Distilling the rollout search into a linear selector (agents.rule_selector_distill): the
+"""Distilling the rollout search into a linear selector (agents.selection.distill): the
 labels of a toy worked out by hand, the logistic regression's decision mapped back to raw
 features checked against scikit-learn's own predictions, and the command line."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.rule_selector import LinearSelector, StarvationFloor
-from agents.rule_selector_distill import NEVER, Labels, collect_labels, fit_selector
-from agents.rule_selector_runs import LabelledEpisode
+from agents.selection.distill import NEVER, Labels, collect_labels, fit_selector
+from agents.selection.runs import LabelledEpisode
+from agents.selection.selector import LinearSelector, StarvationFloor
 from palgym.errors import ConfigError
 from palgym.rule_selection import STATE_FEATURES
 from tests.test_rule_selector_search import FIFO_SRTF, toy
@@ -75,7 +75,7 @@ def test_fit_edge_cases() -> None:
 
 
 def test_command_line_distills(tmp_path: Path) -> None:
-    from agents.rule_selector_cli import main
+    from agents.selection.cli import main
     from tests.bench_suites import tiny_suite
 
     field = ["srtf/pal+backfill", "fifo/pal+easy"]

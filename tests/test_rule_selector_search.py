@@ -1,4 +1,4 @@
-"""Policy-guided rollout search over rules (agents.rule_selector_search): costs worked out by
+"""Policy-guided rollout search over rules (agents.selection.search): costs worked out by
 hand on toys, the base's episode bit for bit when no rule beats it, the rollout improvement
 property with exact costs, the real run undisturbed by the rollouts, and bad options."""
 
@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.engine_copies import copy_context, copy_engine
-from agents.rule_selector import LinearSelector
-from agents.rule_selector_search import RolloutSearch, run_search_episode
+from agents.selection.engine_copies import copy_context, copy_engine
+from agents.selection.search import RolloutSearch, run_search_episode
+from agents.selection.selector import LinearSelector
 from palgym import ClusterSpec, make_episode, preset
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies import make_placement, make_queue_order

@@ -52,7 +52,7 @@ def test_committed_model_configs_hold_no_machine_path() -> None:
 def test_a_committed_model_config_resolves_against_the_variable(tmp_path: Path,
                                                                 monkeypatch) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.learned import model_config
+    from agents.sb3.learned import model_config
 
     monkeypatch.setenv("PALGYM_DATA_DIR", str(tmp_path))
     config = model_config(PRETRAINED / "sia-philly-artifact-scratch_maskable_ppo.zip")
@@ -70,7 +70,7 @@ def test_training_writes_the_relative_form(tmp_path: Path, monkeypatch) -> None:
     """config.yml of a run whose profile lies in PALGYM_DATA_DIR (the run fails at once
     after writing it, to stay fast)."""
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    import agents.training as training
+    import agents.sb3.training as training
     from palgym.io import write_profile
     from palgym.sim.variability import VariabilityProfile
 

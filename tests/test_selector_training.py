@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("sb3_contrib", reason="the train extra (sb3-contrib) is not installed")
 
-from agents.envs import default_references, has_batched_env, make_vec_env  # noqa: E402
-from agents.evaluation.env_args import env_config  # noqa: E402
+from agents.env_args import env_config  # noqa: E402
 from agents.ids import check_env_id  # noqa: E402
-from agents.imitation import check_imitation  # noqa: E402
+from agents.sb3.envs import default_references, has_batched_env, make_vec_env  # noqa: E402
+from agents.sb3.imitation import check_imitation  # noqa: E402
 from palgym.envs.layouts import ENV_LAYOUTS, env_layout  # noqa: E402
 from palgym.errors import ConfigError  # noqa: E402
 

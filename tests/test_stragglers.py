@@ -144,8 +144,8 @@ def test_migration_acts_and_rule_selection_agrees_with_run_episode() -> None:
 
 def test_command_line_rows_with_stragglers(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from agents.rule_selector import LinearSelector
-    from agents.rule_selector_cli import main
+    from agents.selection.cli import main
+    from agents.selection.selector import LinearSelector
     from tests.bench_suites import tiny_suite
 
     field = ["srsf/pal+backfill", "fifo/pal+easy"]

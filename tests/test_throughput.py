@@ -1,4 +1,4 @@
-"""agents.throughput: the rates of a measured span, worked out by hand."""
+"""agents.sb3.throughput: the rates of a measured span, worked out by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("stable_baselines3", reason="the train extra is not installed")
 
-from agents.throughput import rates  # noqa: E402
+from agents.sb3.throughput import rates  # noqa: E402
 
 
 def test_rates_of_a_span() -> None:
@@ -46,8 +46,8 @@ class _InterruptedModel:
 def test_interrupted_run_still_writes_throughput(tmp_path) -> None:  # noqa: ANN001
     import yaml
 
-    from agents.throughput import ThroughputCallback
-    from agents.training import learn
+    from agents.sb3.throughput import ThroughputCallback
+    from agents.sb3.training import learn
 
     callback = ThroughputCallback(tmp_path, print_freq=0)
     assert learn(_InterruptedModel(), 1000, [callback], resume=False) is True

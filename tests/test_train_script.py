@@ -259,7 +259,7 @@ def test_clashes_and_bad_input_exit_2(runs: tuple[Path, Path], tmp_path: Path, c
 
 
 def test_fast_recipe_lays_its_settings_under_the_command_line(tmp_path: Path) -> None:
-    """``--fast`` sets the batched-env recipe (agents.hyperparams.FAST_HYPERPARAMS) over the
+    """``--fast`` sets the batched-env recipe (agents.sb3.hyperparams.FAST_HYPERPARAMS) over the
     YAML; ``--n-envs`` and ``--hyperparams`` still win, and the run uses the native env."""
     import yaml
 
@@ -279,7 +279,7 @@ def test_default_recipe_steps_the_yaml_envs_in_the_batched_env(tmp_path: Path) -
     (--vec-env auto: native), and one rollout is n_envs x n_steps env steps."""
     import yaml
 
-    from agents.hyperparams import load_hyperparams
+    from agents.sb3.hyperparams import load_hyperparams
 
     default = load_hyperparams("maskable_ppo", "palgym/PALPlacement-v0")
     n_envs, rollout = default["n_envs"], default["n_envs"] * default["n_steps"]

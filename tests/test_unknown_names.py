@@ -138,8 +138,8 @@ def agent_cases() -> list[tuple[str, Callable[[], object], str, str]]:
     from agents.base import HeuristicAgent
     from agents.evaluation.best_contender import default_field
     from agents.evaluation.contenders import heuristic_contender
-    from agents.planner import PlannerSpec
-    from agents.planner_search import BaseRollout, SearchCounters, state_cost
+    from agents.planning.planner import PlannerSpec
+    from agents.planning.search import BaseRollout, SearchCounters, state_cost
 
     return [
         ("HeuristicAgent", lambda: HeuristicAgent(BAD), "placement", "pal"),
@@ -165,10 +165,10 @@ def test_agents_refuse_an_unknown_name() -> None:
 
 def test_training_refuses_an_unknown_name() -> None:
     pytest.importorskip("stable_baselines3")
-    from agents.envs import make_vec_env
-    from agents.factory import algo_class
-    from agents.optimize import SearchSettings, make_study
-    from agents.training import TrainSettings
+    from agents.sb3.envs import make_vec_env
+    from agents.sb3.factory import algo_class
+    from agents.sb3.optimize import SearchSettings, make_study
+    from agents.sb3.training import TrainSettings
 
     cases = [
         (lambda: algo_class(BAD), "algo", "maskable_ppo"),

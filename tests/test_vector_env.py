@@ -3,7 +3,7 @@
 Each row of :class:`ClusterVectorEnv` must play exactly the episode a single env reset with
 the same seed plays: the reference here is Gymnasium's own ``SyncVectorEnv`` over
 ``gym.make`` single envs (same autoreset rule), and for SB3 a ``DummyVecEnv`` of the
-Monitor-wrapped envs :func:`agents.envs.make_env` builds. Actions are random valid ones drawn
+Monitor-wrapped envs :func:`agents.sb3.envs.make_env` builds. Actions are random valid ones drawn
 from the reference's masks, so any difference in masks, observations, rewards or flags shows.
 """
 
@@ -127,7 +127,7 @@ def test_sb3_native_vec_env_equals_dummy_vec_env_of_monitored_envs() -> None:
     """The SB3 adapter gives what DummyVecEnv(Monitor(env)) gives: observations, float32
     rewards, dones, terminal observations and Monitor records, for the same seeds."""
     pytest.importorskip("stable_baselines3")
-    from agents.envs import make_vec_env
+    from agents.sb3.envs import make_vec_env
 
     env_id, kwargs = CASES["scheduling"]
     native = make_vec_env(env_id, N, 7, kwargs, "native")
@@ -164,7 +164,7 @@ def test_sb3_native_vec_env_equals_dummy_vec_env_of_monitored_envs() -> None:
 
 def test_native_vec_env_refuses_a_curriculum() -> None:
     pytest.importorskip("stable_baselines3")
-    from agents.envs import make_vec_env
+    from agents.sb3.envs import make_vec_env
 
     with pytest.raises(ConfigError, match="curriculum"):
         make_vec_env("palgym/PALPlacement-v0", 2, 0, {"window": 20, "reward": "relative"},

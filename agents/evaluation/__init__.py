@@ -20,7 +20,9 @@
   heuristic table's :class:`palgym.report.Evaluation` included; :mod:`agents.evaluation.plots`:
   the one :func:`write_plots`;
 - :mod:`agents.evaluation.args`, :mod:`agents.evaluation.cli`: ``evaluate.py``'s parser and
-  logic (``evaluate.py`` itself is a shim).
+  logic (``evaluate.py`` itself is a shim); :mod:`agents.evaluation.enjoy`: an agent replayed
+  with rendering (``--render``); :mod:`agents.evaluation.belief_pairs`: contenders deciding on
+  other beliefs, paired on the same episodes.
 
 Names load on first use (PEP 562): the heuristic table needs neither gymnasium's env nor the
 ``train`` extra.
@@ -28,13 +30,13 @@ Names load on first use (PEP 562): the heuristic table needs neither gymnasium's
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from agents.lazy import lazy_getattr
 
 _LAZY = {
     "Contender": "agents.evaluation.contenders",
     "heuristic_contender": "agents.evaluation.contenders",
     "learned_contender": "agents.evaluation.contenders",
+    "planner_contender": "agents.evaluation.contenders",
     "learning_curve_files": "agents.evaluation.contenders",
     "run_contenders": "agents.evaluation.comparison",
     "check_identical_episodes": "agents.evaluation.comparison",
@@ -56,11 +58,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import the named part on first use (PEP 562)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'agents.evaluation' has no attribute {name!r}")
-
-
+__getattr__ = lazy_getattr(__name__, _LAZY)
 __all__ = sorted(_LAZY)

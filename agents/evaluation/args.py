@@ -112,6 +112,7 @@ def queue_order_arg(text: str) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser."""
     parser = argparse.ArgumentParser(
+        prog="evaluate.py",
         description="Evaluate queue order x placement heuristics on job traces (palgym).",
     )
     add = parser.add_argument
@@ -205,7 +206,7 @@ DURATION_FLAGS: dict[str, str] = {"duration_knowledge": "--duration-knowledge",
 def env_kwargs_arg(args: argparse.Namespace,
                    flags: dict[str, tuple[str, Any]] | None = None) -> dict[str, Any]:
     """The env kwargs of ``--env-kwargs`` (each value read as YAML:
-    :func:`agents.hyperparams.parse_key_values`, names checked against the env's arguments)
+    :func:`agents.sb3.hyperparams.parse_key_values`, names checked against the env's arguments)
     plus those the flags set: the duration flags (:data:`DURATION_FLAGS`) and ``flags``
     (``{env kwarg: (flag, value)}``; a None value: not given).
 
@@ -217,11 +218,11 @@ def env_kwargs_arg(args: argparse.Namespace,
     parsed: dict[str, Any] = {}
     if args.env_kwargs:
         try:
-            from agents.hyperparams import parse_key_values
+            from agents.sb3.hyperparams import parse_key_values
         except ImportError as exc:
             raise ConfigError(f"--env-kwargs needs PyYAML ({exc}): pip install -e "
                               "'.[train]'") from None
-        from agents.evaluation.env_args import env_config
+        from agents.env_args import env_config
 
         parsed = parse_key_values(args.env_kwargs, "--env-kwargs")
         env_config(parsed, "--env-kwargs", getattr(args, "env", None))
@@ -270,7 +271,7 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
              "and refuses a zip whose pickled entries it cannot supply")
     add("--planner", nargs="+", action="extend", metavar="SPEC",
         help="rollout planner contender(s) over a base heuristic, e.g. 'K=4,H=20' or "
-             "'base=pal,K=6,H=end' (agents/planner.py)")
+             "'base=pal,K=6,H=end' (agents/planning/planner.py)")
     add("--env", metavar="ID", help="env id (default: the agents' or palgym/PALPlacement-v0)")
     add("--trace-set", nargs="+", action="extend", metavar="NAME_OR_DIR",
         help="trace set(s): 'bundled', a folder of traces or a manifest .json")
@@ -314,5 +315,6 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     add("--num-threads", type=int, default=1, help="torch threads (default 1; 0: torch's)")
     add("--render", nargs="?", const="ansi", choices=("ansi", "rgb_array"),
         help="replay the first --agent (or --policy) on --seeds with rendering: ansi frames "
-             "(default) or rgb_array MP4s in --video-folder (needs moviepy); agents/enjoy.py")
+             "(default) or rgb_array MP4s in --video-folder (needs moviepy); "
+             "agents/evaluation/enjoy.py")
     add("--video-folder", type=Path, default=None, metavar="DIR", help="default: videos/")

@@ -31,12 +31,12 @@ import numpy as np
 from agents.evaluation.comparison import run_contenders
 from agents.evaluation.contenders import heuristic_contender
 from agents.evaluation.names import format_label, parse_heuristic
-from agents.evaluation.stats import geomean
 from agents.rollout import EpisodeOutcome
 from palgym.errors import ConfigError
 from palgym.policies import PLACEMENT_NAMES
 from palgym.policies.backfill import check_mode, split_name, with_backfill
 from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
+from palgym.sim.metrics import geomean
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
 
@@ -289,15 +289,3 @@ def choose_best(
         raise ConfigError(f"the selection and evaluation splits share traces {shared}")
     outcomes = run_field(env_id, episode_kwargs, field, selection, seeds, runner=runner)
     return summarise_field(field, outcomes, None, source, "", seeds)
-
-
-_OUTPUT_NAMES = ("CSV_COLUMNS", "format_best", "write_best_csv", "write_best_json")
-
-
-def __getattr__(name: str) -> Any:
-    """The output names of :mod:`agents.evaluation.best_output`, also importable from here."""
-    if name in _OUTPUT_NAMES:
-        import agents.evaluation.best_output as output
-
-        return getattr(output, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 A run folder (``train.py``'s ``<log>/<env>_<algo>_<n>/``) holds ``model.zip``, the model at
 the end of training, and ``best_model.zip``, the checkpoint with the best evaluation on the
-run's validation episodes (``agents/training.py``). Given the folder, ``evaluate.py`` takes
+run's validation episodes (``agents/sb3/training.py``). Given the folder, ``evaluate.py`` takes
 ``best_model.zip`` when it exists (the one model selection chose), ``model.zip`` with
 ``--last`` or when there is no best. :func:`checkpoint_notes` says which file each ``--agent``
 is and what it trained on against what it is evaluated on (windows of N jobs or whole traces).
@@ -43,7 +43,7 @@ def checkpoint_notes(given: Sequence[str], chosen: Sequence[str], window: int | 
         given: the ``--agent`` specs as given.
         chosen: the same after :func:`chosen_checkpoint`.
         window: the evaluation's ``--window``.
-        config_of: a model path -> its run config (``agents.learned.model_config``).
+        config_of: a model path -> its run config (``agents.sb3.learned.model_config``).
     """
     lines = []
     for spec, path in zip(given, chosen, strict=True):

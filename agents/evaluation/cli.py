@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         require_matplotlib()
     if args.render:
-        from agents.enjoy import replay_from_args
+        from agents.evaluation.enjoy import replay_from_args
 
         return replay_from_args(args, episode_overrides(args))
     result = evaluation_of(args)

@@ -34,11 +34,13 @@ from typing import Any
 
 import gymnasium as gym
 
+from agents.env_args import HEURISTIC_KWARGS
 from agents.evaluation.contenders import (
     Contender,
     base_episode_kwargs,
     heuristic_contender,
     learned_contender,
+    planner_contender,
     training_overlap,
 )
 from agents.evaluation.defaults import (
@@ -57,7 +59,6 @@ from agents.evaluation.direct import (
     run_heuristics_direct,
     seed_episodes,
 )
-from agents.evaluation.env_args import HEURISTIC_KWARGS
 from agents.evaluation.names import parse_heuristic
 from agents.evaluation.summary import Comparison, summarise
 from agents.ids import gym_id
@@ -206,9 +207,9 @@ class SideBySide:
             settings (unit ``episode`` or ``trace``).
         device: torch device of learned agents.
         heuristics_via: ``simulator`` (default, fast) or ``env`` (heuristics step the env).
-        planners: rollout planner specs (:mod:`agents.planner`), after the learned agents.
+        planners: rollout planner specs (:mod:`agents.planning.planner`), after the learned agents.
         trust_model: load the agents' zips with SB3's unpickling (runs any code they hold);
-            by default nothing is unpickled (:func:`agents.model_zip.load_model`).
+            by default nothing is unpickled (:func:`agents.sb3.model_zip.load_model`).
     """
 
     env_id: str
@@ -240,8 +241,6 @@ def contenders_of(request: SideBySide) -> list[Contender]:
                                  trust_model=request.trust_model)
                for spec in request.agents]
     base = base_episode_kwargs(learned, request.overrides)
-    from agents.planner import planner_contender
-
     planners = [planner_contender(spec, base) for spec in dict.fromkeys(request.planners)]
     return [*learned, *planners, *heuristic_contenders(request, base)]
 

@@ -6,14 +6,15 @@ One abstraction, :class:`Contender`, for four kinds (:data:`CONTENDER_KINDS`):
   queue order, or under its own (:func:`heuristic_contender` ``queue_order``: the
   ``ORDER/PLACEMENT`` combinations of ``--best-heuristic``);
 - ``learned``: a saved SB3 / sb3-contrib model (:func:`learned_contender`);
-- ``planner``: the rollout planner over a base heuristic (``agents.planner.planner_contender``).
+- ``planner``: the rollout planner over a base heuristic, or the search over rules
+  (:func:`planner_contender`, :mod:`agents.planning`).
 
 Env kwargs of a contender: a learned agent's come from its run configuration (``config.yml``
 ``env_kwargs``, without ``trace`` / ``window``); a heuristic's and a planner's are the episode
-kwargs (:data:`~agents.evaluation.env_args.EPISODE_KWARGS`) of the first learned agent (or the
+kwargs (:data:`~agents.env_args.EPISODE_KWARGS`) of the first learned agent (or the
 env defaults) plus the ``sticky`` / ``class_reorder`` it needs. Command-line overrides (preset,
 cluster, ...) apply to all; every name is checked against the env's arguments
-(:mod:`agents.evaluation.env_args`). :mod:`agents.evaluation.comparison` runs them on identical
+(:mod:`agents.env_args`). :mod:`agents.evaluation.comparison` runs them on identical
 episodes.
 """
 
@@ -27,7 +28,7 @@ from typing import Any
 
 from agents.base import Agent, HeuristicAgent
 from agents.data_dir import require_resolved
-from agents.evaluation.env_args import (
+from agents.env_args import (
     EPISODE_SOURCE_KWARGS,
     env_config,
     episode_kwargs,
@@ -35,7 +36,7 @@ from agents.evaluation.env_args import (
 )
 from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
-from agents.layouts import check_layout
+from agents.sb3.layouts import check_layout
 from palgym.errors import ConfigError
 from palgym.sim.workload import Trace
 
@@ -99,14 +100,28 @@ def heuristic_contender(name: str, base_kwargs: Mapping[str, Any],
     return Contender(label, "heuristic", agent, kwargs)
 
 
+def planner_contender(text: str, base_kwargs: Mapping[str, Any]) -> Contender:
+    """A contender of kind ``planner`` for spec ``text``
+    (:func:`agents.planning.planner.planner_agent`), on ``base_kwargs`` plus the env kwargs
+    the planner needs.
+
+    Raises:
+        ConfigError: for a bad spec.
+    """
+    from agents.planning.planner import planner_agent
+
+    agent = planner_agent(text)
+    return Contender(agent.name, "planner", agent, {**dict(base_kwargs), **agent.env_kwargs})
+
+
 def learned_api() -> tuple[Any, Any, Any]:
-    """``(load_agent, model_config, resolve_model_path)`` of :mod:`agents.learned`.
+    """``(load_agent, model_config, resolve_model_path)`` of :mod:`agents.sb3.learned`.
 
     Raises:
         ConfigError: naming the ``train`` extra when its packages are missing.
     """
     try:
-        from agents.learned import load_agent, model_config, resolve_model_path
+        from agents.sb3.learned import load_agent, model_config, resolve_model_path
     except ImportError as exc:
         raise ConfigError(f"learned agents need the training extra ({exc}): "
                           "pip install -e '.[train]'") from None
@@ -128,7 +143,7 @@ def learned_contender(
         env_id: the evaluation env id; the model's ``config.yml`` must name the same (if any).
         overrides: episode kwargs from the command line, applied over the model's.
         device: torch device.
-        trust_model: load the zip with SB3's unpickling (:func:`agents.learned.load_agent`).
+        trust_model: load the zip with SB3's unpickling (:func:`agents.sb3.learned.load_agent`).
 
     Returns:
         The contender (env kwargs: the run's ``env_kwargs`` without trace / window, then
@@ -137,7 +152,7 @@ def learned_contender(
 
     Raises:
         ConfigError: for a missing or unrecognised model, one trained on another env id or
-            env layout (:func:`agents.layouts.check_layout`), an env kwarg the env does not
+            env layout (:func:`agents.sb3.layouts.check_layout`), an env kwarg the env does not
             take, or a path recorded relative to an unset ``PALGYM_DATA_DIR`` that the command
             line does not override.
     """

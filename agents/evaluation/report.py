@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.env_args import changed_kwargs, format_kwargs
 from agents.evaluation.best import BestHeuristic
 from agents.evaluation.best_output import (
     best_json_data,
@@ -37,7 +38,6 @@ from agents.evaluation.best_output import (
     write_best_csv,
     write_best_json,
 )
-from agents.evaluation.env_args import changed_kwargs, format_kwargs
 from agents.evaluation.stats import RatioSummary
 from agents.evaluation.summary import (
     EPISODE_COLUMNS,
@@ -47,7 +47,7 @@ from agents.evaluation.summary import (
     episode_rows,
     summary_rows,
 )
-from agents.runs import plain
+from agents.sb3.runs import plain
 from palgym.io import atomic_write_text
 from palgym.report import Evaluation
 from palgym.report_output import (
@@ -91,7 +91,7 @@ def format_result(result: Result) -> str:
     if result.best_heuristic is not None:
         text = "\n\n".join([format_best(result.best_heuristic), text])
     if any(c.kind == "planner" for c in result.contenders):
-        from agents.planner import format_planner_costs
+        from agents.planning.planner import format_planner_costs
 
         text += "\n" + format_planner_costs(result.contenders, result.outcomes)
     return text
@@ -283,7 +283,7 @@ def format_warnings(comparison: Comparison) -> str:
 def learned_env_lines(comparison: Comparison) -> list[str]:
     """One line per learned contender: the env kwargs it ran with that differ from its env id's
     defaults (sorted keys, as ``--env-kwargs`` items;
-    :func:`agents.evaluation.env_args.changed_kwargs`)."""
+    :func:`agents.env_args.changed_kwargs`)."""
     return [f"{c.label} env kwargs (besides {comparison.env_id}'s defaults): "
             f"{format_kwargs(changed_kwargs(comparison.env_id, c.env_kwargs))}"
             for c in comparison.contenders if c.kind == "learned"]

@@ -92,11 +92,6 @@ def paired_ratios(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return ratios
 
 
-def geomean(ratios: np.ndarray) -> float:
-    """exp(mean(log ratios)) of positive values (float64 (n,), n >= 1)."""
-    return float(np.exp(np.mean(np.log(np.asarray(ratios, dtype=np.float64)))))
-
-
 def bootstrap_geomean(
     ratios: np.ndarray,
     *,

@@ -5,8 +5,9 @@ data (:mod:`palgym.bench.suites`, ``palgym/bench/suites/*.yaml``); a results fil
 (:mod:`palgym.bench.results`) holds every episode's metrics and env actions, and
 :mod:`palgym.bench.replay` replays them; :mod:`palgym.bench.stats` and
 :mod:`palgym.bench.leaderboard` turn them into docs/LEADERBOARD.md (docs/SUBMITTING.md).
-:mod:`palgym.bench.runner` (the command's body) is not imported here: it imports ``agents`` and
-``traces``.
+The command's parser and the body of ``run`` and ``prepare`` are :mod:`agents.bench` (they
+build contenders with ``agents`` and write generated files with ``traces``, so they live above
+both); ``python -m palgym.bench`` reaches them through the command table, :mod:`palgym.cli`.
 """
 
 from palgym.bench.replay import Problem, validate_files

@@ -1,5 +1,5 @@
 """What one ``python -m palgym.bench run`` runs, and the rows it writes (no agent code here:
-:mod:`palgym.bench.runner` builds and runs the contenders).
+:mod:`agents.bench.runner` builds and runs the contenders).
 
 An entry's kind (:func:`entry_kind`) decides its units (:class:`Unit`: one split's contenders,
 on some of its traces) and its rows (:func:`episode_rows`, in (trace, seed) order per member).

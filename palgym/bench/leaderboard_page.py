@@ -66,7 +66,7 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   the one figure that is not reproducible.
 - An entry with an episode in which no job completed (no average JCT; its ratio counts as
   +inf in P(< best) and the profile) has no geomean or IQM and is not ranked.
-- A **planner** row (kind `planner`, `agents/planner.py`) is a reference, not a contender,
+- A **planner** row (kind `planner`, `agents/planning/planner.py`) is a reference, not a contender,
   and is never ranked: it is shown after the ranked rows, with its ratios, intervals and
   P(< best). At each decision the planner tries actions on a copy of the simulator, which
   holds the true job durations, the episode's random streams and the true slowdowns. On a

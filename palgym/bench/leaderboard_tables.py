@@ -22,8 +22,8 @@ PLANNER = "planner"
 """The entry kind shown as a reference, never ranked."""
 PLANNER_KIND = "planner (reference: plans on a copy of the simulator)"
 """The kind text of a planner row: its rollouts run on a deep copy of the env
-(``agents/planner.py``), which holds the true job durations, the random streams and the true
-slowdowns, whatever the task lets a scheduler know."""
+(``agents/planning/planner.py``), which holds the true job durations, the random streams and
+the true slowdowns, whatever the task lets a scheduler know."""
 
 
 @dataclass(frozen=True)

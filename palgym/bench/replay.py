@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from palgym.bench.module_entry import replay_schedule_row, schedule_object_problem
 from palgym.bench.results import (
     AGENT_KWARGS,
@@ -63,6 +61,7 @@ from palgym.bench.suites import (
 )
 from palgym.errors import PalgymError
 from palgym.policies.loader import no_user_imports
+from palgym.sim.metrics import geomean
 
 
 @dataclass(frozen=True)
@@ -388,7 +387,7 @@ def _geomean(values: Sequence[float | None]) -> float:
     """Geomean of the values (NaN if any is None or there are none)."""
     if not values or any(v is None for v in values):
         return math.nan
-    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=np.float64)))))
+    return geomean([float(v) for v in values if v is not None])
 
 
 NO_IMPORT = ("validate imports no module a results file names (importing a module runs its "

@@ -1,7 +1,7 @@
 """``python -m palgym.bench run --agent selector:PATH``: a rule selector as a benchmark entry,
 and the replay of its rows.
 
-A rule selector (``agents/rule_selector.py``, a JSON file of format ``palgym-rule-selector/2``,
+A rule selector (``agents/selection/selector.py``, a JSON file of format ``palgym-rule-selector/2``,
 or ``/1``, which has no aging floor) picks, at the first round and at every round with an
 event, which rule ``ORDER/PLACEMENT[+SUFFIX]`` of its field schedules the cluster. It runs on
 the engine's rule selection (:func:`palgym.rule_selection.run_selected_episode`), not through
@@ -22,7 +22,7 @@ Runs on the tasks whose queue-order regime is ``free`` (a selector brings its ow
 orders), with the task's belief (one belief shared by the rules,
 :class:`palgym.rule_selection.SharedBelief`); a rule the task's duration knowledge cannot run
 (SRTF under ``unknown``) is refused before any episode. This module imports no agent:
-``palgym.bench.runner`` loads the file (``agents/rule_selector_entry.py``) and hands over a
+``agents.bench.runner`` loads the file (``agents/selection/entry.py``) and hands over a
 :class:`LoadedSelector`.
 """
 
@@ -250,7 +250,7 @@ def run_selector_unit(plan: Plan, unit: Unit, selector: LoadedSelector,
 def run_selector_entry(plan: Plan, selector: LoadedSelector, started: float
                        ) -> tuple[Path, int, float]:
     """Run a selector entry and write its results file (as
-    :func:`palgym.bench.runner.run_entry`; ``started``: its ``time.perf_counter()``).
+    :func:`agents.bench.runner.run_entry`; ``started``: its ``time.perf_counter()``).
 
     Raises:
         ConfigError: for ``workers`` > 1 or Ray (a selector entry runs in one process), a task

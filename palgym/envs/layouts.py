@@ -16,7 +16,7 @@ its probes (:func:`layout_probes`: the defaults, and each layout argument change
 fails when the code computes another, since an env id's layout must not change under a model
 trained on it: bump the id's ``-vN`` and add a line to docs/ENV.md "Version history".
 ``train.py`` records the hash in a run's ``config.yml`` (``env_layout``) and a model is refused
-on an env of another layout (:mod:`agents.layouts`).
+on an env of another layout (:mod:`agents.sb3.layouts`).
 """
 
 from __future__ import annotations

@@ -48,14 +48,13 @@ from palgym.envs.cluster_env import ClusterEnv
 from palgym.envs.heuristics import check_heuristic
 from palgym.envs.selector_obs import SelectorObservation
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
+from palgym.rule_sets import PLACEMENT_RULES, expand_rule_set
 from palgym.sim.engine import Simulator
 from palgym.simulate import Episode
 
-DEFAULT_RULES: tuple[str, ...] = ("pal", "pal+backfill", "pal+easy",
-                                  "pm-first", "pm-first+backfill", "pm-first+easy")
-"""The default field: PAL and PM-First, each without backfilling, with first-fit and with EASY
-backfilling (the class-reordered placements of the scheduling study in docs/RESULTS.md; Packed
-and Random need ``class_reorder=False`` and make a field of their own)."""
+DEFAULT_RULES: tuple[str, ...] = PLACEMENT_RULES
+"""The default field: the rule set :data:`palgym.rule_sets.PLACEMENT_RULE_SET` (PAL and
+PM-First, each without backfilling, with first-fit and with EASY backfilling)."""
 GRANULARITIES: tuple[str, ...] = ("round", "decision")
 """How long a chosen rule decides: the rest of the round, or the current decision."""
 NOT_SELECTOR_ARGUMENTS: tuple[str, ...] = ("task", "strict", "fallback_policy")
@@ -64,13 +63,17 @@ heuristic's action is always valid, so no fallback is ever taken)."""
 
 
 def parse_rules(rules: Sequence[str] | str) -> tuple[str, ...]:
-    """The field as a tuple of names (a string is split at commas).
+    """The field as a tuple of names (a string is split at commas; a rule set's name,
+    :data:`palgym.rule_sets.RULE_SETS`, stands for its rules).
 
     Raises:
-        ConfigError: for no rule, a name given twice, a non-string, or an ``ORDER/NAME``
-            (the queue order is the env's ``queue_order``).
+        ConfigError: for no rule, a name given twice, a non-string, an ``ORDER/NAME``
+            (the queue order is the env's ``queue_order``), or a set of ORDER/PLACEMENT rules.
     """
-    names = rules.split(",") if isinstance(rules, str) else list(rules)
+    if isinstance(rules, str):
+        names = expand_rule_set(rules, "placement").split(",")
+    else:
+        names = list(rules)
     if not names or not all(isinstance(n, str) and n.strip() for n in names):
         raise ConfigError(f"rules must be a non-empty list of placement names, got {rules!r}")
     names = [n.strip() for n in names]

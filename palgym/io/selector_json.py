@@ -1,5 +1,5 @@
 """The strict read of a rule selector's JSON file (``palgym-rule-selector/1`` or ``/2``, written
-by ``agents.rule_selector.LinearSelector.save``): at most :data:`MAX_SELECTOR_BYTES`, strict
+by ``agents.selection.selector.LinearSelector.save``): at most :data:`MAX_SELECTOR_BYTES`, strict
 JSON (:mod:`palgym.io.strict_json`), ``rules`` and ``features`` lists of strings, ``weights`` a
 list of rows of JSON numbers (``"1.0"`` and ``true`` are refused) of magnitude at most
 :data:`MAX_SELECTOR_WEIGHT`, ``floor`` null or ``{"hours": number, "rule": string}``. Each

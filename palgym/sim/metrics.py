@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -236,10 +237,21 @@ def improvement(avg_jct_policy_s: float, avg_jct_baseline_s: float) -> float:
     return 1.0 - jct_ratio(avg_jct_policy_s, avg_jct_baseline_s)
 
 
+def geomean(values: FloatArray | Sequence[float]) -> float:
+    """The geometric mean, exp(mean(log x)), of positive values (float64 (n,), n >= 1): the one
+    home of palgym's and agents' geomeans of episodes and ratios (a bootstrap's resampled
+    rows: :func:`palgym.bench.stats.geometric_mean_rows`).
+
+    Source: the geometric mean as the exponential of the mean logarithm; numpy's pairwise
+    summation for the mean.
+    """
+    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=np.float64)))))
+
+
 def geomean_improvement(ratios: FloatArray) -> float:
     """1 - geomean(avgJCT(P) / avgJCT(B)) over traces (PAL, SC24, Figure 10 style).
 
     Args:
         ratios: float64 (traces,), positive JCT ratios.
     """
-    return 1.0 - float(np.exp(np.mean(np.log(ratios))))
+    return 1.0 - geomean(ratios)

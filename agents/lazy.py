@@ -1,0 +1,24 @@
+"""Names of a package loaded on first use (PEP 562), so that importing a package of
+:mod:`agents` loads none of its heavy dependencies (torch, stable-baselines3, Ray)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_getattr(package: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that imports ``names[name]`` (a module path) on
+    first use and returns its attribute ``name``.
+
+    Raises (from the returned function):
+        AttributeError: for a name not in ``names``, naming the package.
+    """
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 (the PEP 562 hook it becomes)
+        if name in names:
+            return getattr(importlib.import_module(names[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
