@@ -5,7 +5,9 @@ For a world (``--preset``) and the bundled traces' splits (validation ``sia-phil
 test ``sia-philly-gen-4``, or ``--validation`` / ``--test`` trace files), it
 
 1. runs the field (``--orders`` x ``--placements``, each with and without first-fit and EASY
-   backfilling) on the validation traces and picks the best (geomean average JCT);
+   backfilling, and the aging guards of ``--guard-bases`` at ``--guard-hours`` switching to
+   ``fifo/pal+easy``, :mod:`palgym.policies.guards`) on the validation traces and picks the
+   best (geomean average JCT);
 2. on each test trace, runs that choice, the hindsight search
    (:func:`palgym.headroom.search.hindsight_search`, ``--evaluations`` candidates, started
    from the field's best on that trace) and the lower bound
@@ -54,12 +56,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--orders", nargs="+", default=["fifo", "srtf", "srsf"])
     parser.add_argument("--placements", nargs="+", default=["pal", "pm-first",
                                                             "packed-non-sticky"])
+    parser.add_argument("--guard-bases", nargs="*", default=["srtf/pal+backfill",
+                                                             "srsf/pal+backfill"])
+    parser.add_argument("--guard-hours", nargs="*", type=float, default=[8, 16, 24, 32, 48])
     parser.add_argument("--evaluations", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     field = [(o, p + s) for o in args.orders for p in args.placements
              for s in ("", "+backfill", "+easy")]
+    field += [(base.split("/", 1)[0], f"{base.split('/', 1)[1]}+age={h:g}h:fifo/pal+easy")
+              for base in args.guard_bases for h in args.guard_hours]
     unfinished = 0
     scores = {}
     for order, placement in field:

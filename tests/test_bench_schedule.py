@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from palgym.bench.runner import run_entry
 
+from agents.bench.runner import run_entry
 from palgym.bench.entries import RunRequest
 from palgym.bench.replay import validate_files
 from palgym.bench.results import SCHEDULE_SCHEMA, decode_actions, read_results
@@ -116,8 +116,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_env_cannot_act_as_it(suite: Path) -> None:
     # what the bench ran before: the placement through the env, whose candidates hold no
     # "fastest node" GPU set of some job
-    from palgym.bench.runner import run_unit
-
+    from agents.bench.runner import run_unit
     from palgym.bench.entries import Unit
     from palgym.bench.suites import load_suite
 

@@ -40,5 +40,7 @@ def test_the_env_snippet_runs_beside_a_clone_named_palgym(tmp_path: Path) -> Non
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     where, invalid = done.stdout.split()[-2:]
-    assert Path(where) == tmp_path / "palgym" / "palgym" / "__init__.py"
+    # the regular package (the clone's, through the link or an installed path entry of the
+    # same clone), never the namespace portion of the folder (its __file__ would be None)
+    assert Path(where).resolve() == (ROOT / "palgym" / "__init__.py").resolve()
     assert invalid == "False"

@@ -50,7 +50,7 @@ def test_a_class_reorder_mismatch_names_the_env_argument() -> None:
 
 def test_the_selector_objective_lines_say_lower_is_better() -> None:
     pytest.importorskip("stable_baselines3", reason="agents needs the train extra")
-    from agents.rule_selector_cli import OBJECTIVE_TEXT, iteration_line
+    from agents.selection.cli import OBJECTIVE_TEXT, iteration_line
 
     line = iteration_line(0, 5, 0.0123, -0.25, -0.0456, 12.7)
     assert line == ("iteration 1/5: train objective of the mean before it +0.0123, best sample "

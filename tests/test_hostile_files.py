@@ -268,7 +268,7 @@ def _submission(**changes: Any) -> dict[str, Any]:
 def test_a_nan_in_the_submission_is_refused_before_any_episode(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import palgym.bench.runner as runner
+    import agents.bench.runner as runner
 
     def no_episode(*_: Any) -> Any:
         raise AssertionError("an episode ran")
@@ -552,7 +552,7 @@ def test_traces_sizes_are_bounded(tmp_path: Path, argv: list[str], message: str,
 def test_the_selector_cli_reads_the_cache_variable(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    import agents.rule_selector_cli as cli
+    import agents.selection.cli as cli
 
     seen: dict[str, Any] = {}
 
@@ -575,7 +575,7 @@ def test_the_selector_cli_reads_the_cache_variable(tmp_path: Path,
 def test_selector_training_refuses_a_task_bench_run_refuses(
         capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
-    from agents.rule_selector_cli import main as selector_main
+    from agents.selection.cli import main as selector_main
 
     assert selector_main(["train", "--suite", "palgym-bench-v1-lite", "--task",
                           "placement-default", "--output", "never.json"]) == 2

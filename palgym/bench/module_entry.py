@@ -84,7 +84,7 @@ def run_module_unit(plan: Plan, unit: Unit, placement: str, queue_order: str | N
 def run_module_entry(plan: Plan, placement: str, queue_order: str | None, started: float
                      ) -> tuple[Path, int, float]:
     """Run a user's placement entry on the engine and write its results file (as
-    :func:`palgym.bench.runner.run_entry`; ``placement``: the class's registered name;
+    :func:`agents.bench.runner.run_entry`; ``placement``: the class's registered name;
     ``queue_order``: the spec's, or None for the task's; ``started``: the run's
     ``time.perf_counter()``).
 
