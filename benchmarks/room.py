@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--guard-hours", nargs="*", type=float, default=[8, 16, 24, 32, 48])
     parser.add_argument("--evaluations", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--round-cap", type=float, default=3.0,
+                        help="stop a candidate at this many times the longest start's rounds")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     field = [(o, p + s) for o in args.orders for p in args.placements
@@ -84,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         best = run_episode(episode, placement, order, slowdown_factors(episode)).metrics
         unfinished += best.truncated
         started = time.perf_counter()
-        search = hindsight_search(episode, evaluations=args.evaluations, seed=args.seed)
+        search = hindsight_search(episode, evaluations=args.evaluations, seed=args.seed,
+                                  round_cap_factor=args.round_cap)
         wall = time.perf_counter() - started
         replayed = replay_schedule(episode, search.schedule).metrics
         assert replayed.avg_jct_s == search.avg_jct_s

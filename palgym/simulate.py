@@ -335,6 +335,11 @@ def _run_guard(episode: Episode, policy: str, queue_order: str | QueueOrder,
         raise ConfigError(f"policy {policy!r}: a guard runs on the Python loop (rule selection)")
     if not _GUARD_RUNNER:
         raise ConfigError("guard names need palgym.guards (import palgym)")
+    base = policy.split("+age=", 1)[0]
+    if "/" in base:
+        order, placement = policy.split("/", 1)
+        raise ConfigError(f"policy {policy!r}: run_episode takes the guard's base order as "
+                          f"queue_order: run_episode(episode, {placement!r}, {order!r})")
     parse_guard(policy, "policy")
     return _GUARD_RUNNER[0](episode, policy, queue_order, durations)
 

@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         The parser.
     """
-    parser = argparse.ArgumentParser(prog="python -m traces", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m traces", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     add_data_commands(commands)
     generate = commands.add_parser("generate", help="write one generated trace")

@@ -120,6 +120,13 @@ def learned_api() -> tuple[Any, Any, Any]:
     Raises:
         ConfigError: naming the ``train`` extra when its packages are missing.
     """
+    import importlib.util
+
+    missing = [name for name in ("torch", "stable_baselines3", "sb3_contrib")
+               if importlib.util.find_spec(name) is None]
+    if missing:  # the model modules import them lazily: say so before any work
+        raise ConfigError(f"learned agents need the training extra (missing: "
+                          f"{', '.join(missing)}): pip install -e '.[train]'")
     try:
         from agents.sb3.learned import load_agent, model_config, resolve_model_path
     except ImportError as exc:

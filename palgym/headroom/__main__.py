@@ -1,8 +1,10 @@
-"""``python -m palgym.headroom``: build the small-instance suite, print bounds.
+"""``python -m palgym.headroom`` (``palgym headroom``): build the small-instance suite of
+exact optima (docs/HEADROOM.md; needs the ``exact`` extra, OR-Tools).
 
-    python -m palgym.headroom small --seeds 0-63 --output palgym-small-v1.json \\
-        --time-limit 60 --solver-workers 2 --jobs 8
-    python -m palgym.headroom check [SUITE]
+    python -m palgym.headroom small --seeds 0-69 --output palgym-small-v1.json \\
+        --time-limit 60 --jobs 2
+    python -m palgym.headroom small --seeds 0-69 --resume palgym-small-v1.json \\
+        --output palgym-small-v2.json --time-limit 120
 """
 
 from __future__ import annotations
@@ -67,8 +69,15 @@ def _solve_one(seed: int, time_limit_s: float, workers: int, evaluations: int,
 
 
 def _small(args: argparse.Namespace) -> int:
+    import importlib.util
     from importlib.metadata import version
 
+    from palgym.errors import ConfigError
+    from palgym.io.atomic import check_destination
+
+    if importlib.util.find_spec("ortools") is None:
+        raise ConfigError("small: the exact optima need OR-Tools: pip install -e '.[exact]'")
+    check_destination(args.output, "--output")
     from palgym.headroom.suite import SUITE_FORMAT, read_suite
     from palgym.io.atomic import atomic_write_text
 
@@ -118,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     small = commands.add_parser("small", help="build the small-instance suite (needs the "
                                 "exact extra: OR-Tools)")
-    small.add_argument("--seeds", type=_seeds, default=_seeds("0-63"),
+    small.add_argument("--seeds", type=_seeds, default="0-69",
                        help="instance seeds, e.g. 0-63 or 0,5,9 (default %(default)s)")
     small.add_argument("--output", type=Path, required=True, help="suite file to write")
     small.add_argument("--time-limit", type=float, default=60.0,

@@ -29,9 +29,11 @@ is a reference that knows the future, never a scheduler.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -151,20 +153,42 @@ def _value(result: EpisodeResult) -> float:
     return float(metrics.censored_avg_jct_s if metrics.truncated else metrics.avg_jct_s)
 
 
+class _RoundCapError(Exception):
+    """A candidate ran past the search's round cap."""
+
+
+def _cap_at(rounds: int | None) -> Callable[[Any], int] | None:
+    """A ``run_episode`` progress hook that stops a run at round ``rounds`` (None: no cap)."""
+    if rounds is None:
+        return None
+
+    def hook(sim: Any) -> int:
+        if sim.round_index >= rounds:
+            raise _RoundCapError
+        return rounds
+
+    return hook
+
+
 def evaluate_order(episode: Episode, order: IntArray, placement: str,
-                   factors: SearchFactors | None = None) -> float:
+                   factors: SearchFactors | None = None, round_cap: int | None = None) -> float:
     """The average JCT (s; censored if unfinished) of ``episode`` under ``placement`` (a name,
     or one with :data:`TRUE_SPEEDS`) with the priority ``order`` (job indices, first =
-    highest); ``factors``: :meth:`SearchFactors.of` the episode (computed if None)."""
+    highest); ``factors``: :meth:`SearchFactors.of` the episode (computed if None);
+    ``round_cap``: a run that reaches this round is stopped and scores ``inf`` (None: none)."""
     name, chosen = (factors or SearchFactors.of(episode)).resolve(placement)
-    result = run_episode(episode, policy=name, queue_order=PriorityOrder(rank_of(order)),
-                         factors=chosen, driver="python")
+    try:
+        result = run_episode(episode, policy=name, queue_order=PriorityOrder(rank_of(order)),
+                             factors=chosen, driver="python", progress=_cap_at(round_cap))
+    except _RoundCapError:
+        return math.inf
     return _value(result)
 
 
 def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0,
                      placements: Sequence[str] = DEFAULT_PLACEMENTS, window: int = 8,
-                     patience: int = 200, time_limit_s: float | None = None) -> SearchResult:
+                     patience: int = 200, time_limit_s: float | None = None,
+                     round_cap_factor: float | None = None) -> SearchResult:
     """Search priority orders for the lowest average JCT of ``episode`` (module docstring).
 
     Args:
@@ -176,6 +200,9 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
         patience: evaluations without improvement before a perturbation.
         time_limit_s: stop after this many seconds as well (None: no limit; with a limit the
             result depends on the machine's speed).
+        round_cap_factor: stop a candidate's run once it reaches this many times the rounds
+            of the longest start (it scores ``inf``): a bad order can run an episode with
+            background jobs for hundreds of thousands of rounds (None: no cap).
 
     Returns:
         The best candidate, its schedule and the search's record.
@@ -188,9 +215,11 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     factors = SearchFactors.of(episode)
-    starts, count = _starts(episode, placements, factors)
+    starts, count, longest = _starts(episode, placements, factors)
+    cap = None if round_cap_factor is None else int(math.ceil(round_cap_factor * longest))
     start_value, start_label = starts[0][0], starts[0][3]
-    best_value, best_order, best_placement, count = _best_start(episode, starts, factors, count)
+    best_value, best_order, best_placement, count = _best_start(episode, starts, factors, count,
+                                                                cap)
     history = [(count, best_value)]
     current_value, current_order, current_placement = best_value, best_order, best_placement
     stale = 0
@@ -198,7 +227,7 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
         if time_limit_s is not None and time.perf_counter() - started > time_limit_s:
             break
         order, placement = _neighbour(rng, current_order, current_placement, placements, window)
-        value = evaluate_order(episode, order, placement, factors)
+        value = evaluate_order(episode, order, placement, factors, cap)
         count += 1
         if value <= current_value:
             stale = 0 if value < current_value else stale + 1
@@ -213,7 +242,8 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
             for _ in range(3):
                 current_order, _ = _neighbour(rng, current_order, best_placement, (), window)
             current_placement = best_placement
-            current_value = evaluate_order(episode, current_order, current_placement, factors)
+            current_value = evaluate_order(episode, current_order, current_placement, factors,
+                                           cap)
             count += 1
             stale = 0
     name, chosen = factors.resolve(best_placement)
@@ -228,13 +258,13 @@ Start = tuple[float, IntArray, str, str]
 
 
 def _starts(episode: Episode, placements: Sequence[str],
-            factors: SearchFactors) -> tuple[list[Start], int]:
-    """The search's starts, best first, and the evaluations they took: each field
-    heuristic's run (its completion order as a priority order), the submit order and the
-    order by SRSF's initial key."""
+            factors: SearchFactors) -> tuple[list[Start], int, int]:
+    """The search's starts, best first, the evaluations they took and the most rounds a field
+    heuristic ran: each field heuristic's run (its completion order as a priority order), the
+    submit order and the order by SRSF's initial key."""
     trace = episode.trace
     jobs = trace.num_jobs
-    count = 0
+    count = longest = 0
     starts: list[Start] = []
     for order_name, placement in START_FIELD:
         if placement not in placements:
@@ -242,6 +272,7 @@ def _starts(episode: Episode, placements: Sequence[str],
         result = run_episode(episode, policy=placement, queue_order=order_name,
                              factors=factors.fitted)
         count += 1
+        longest = max(longest, result.num_rounds)
         completion = np.nan_to_num(result.records.completion_time_s, nan=np.inf)
         by_completion = np.lexsort((np.arange(jobs), completion)).astype(np.int64)
         starts.append((_value(result), by_completion, placement, f"{order_name}/{placement}"))
@@ -252,16 +283,16 @@ def _starts(episode: Episode, placements: Sequence[str],
         starts.append((value, order, placements[0], label))
         count += 1
     starts.sort(key=lambda start: start[0])
-    return starts, count
+    return starts, count, longest
 
 
 def _best_start(episode: Episode, starts: list[Start], factors: SearchFactors,
-                count: int) -> tuple[float, IntArray, str, int]:
+                count: int, cap: int | None) -> tuple[float, IntArray, str, int]:
     """The best start as a priority order (a heuristic's completion order re-evaluated)."""
     best_value, best_order, best_placement = np.inf, starts[0][1], starts[0][2]
     for value, order, placement, label in starts:
         if label.endswith(placement) and "/" in label:
-            value = evaluate_order(episode, order, placement, factors)
+            value = evaluate_order(episode, order, placement, factors, cap)
             count += 1
         if value < best_value:
             best_value, best_order, best_placement = value, order, placement
