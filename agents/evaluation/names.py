@@ -107,7 +107,7 @@ def parse_heuristic(text: str, argument: str = "heuristic") -> HeuristicName:
             raise ConfigError(f"{where}: unknown queue order {order!r}; expected "
                               f"{known_names_text()}")
     if is_guard(rest):  # BASE+age=Hh:ALT_ORDER/ALT (palgym.policies.guards)
-        return HeuristicName(order, parse_guard(rest, where).placement, "none")
+        return HeuristicName(order, parse_guard(rest, argument or "guard").placement, "none")
     if SPEC_SEPARATOR in rest:
         rest = placement_name(rest, where)
     placement, backfill = split_name(rest)
