@@ -20,7 +20,9 @@ Stuetzle, "Iterated Local Search", Handbook of Metaheuristics, 2003):
    walks plateaus);
 3. after ``patience`` evaluations without improvement, perturb the best order (a few random
    moves) and continue from there;
-4. stop after ``evaluations`` candidates.
+4. stop after ``evaluations`` candidates; if no priority order beat the best start
+   heuristic's own run (a dynamic order such as SRTF is no fixed priority order), the result
+   is that run: the search is never worse than the best heuristic of its start field.
 
 The best candidate found is recorded as a :class:`~palgym.schedule_record.ScheduleRecord`
 (:func:`palgym.schedule_record.record_episode`), which replays to the same value. The search
@@ -128,7 +130,8 @@ class SearchResult:
     Attributes:
         avg_jct_s: the best candidate's average JCT (s), as its schedule replays.
         order: int64 (J,), its priority order (job indices, first = highest).
-        placement: its placement name.
+        placement: its placement name (the start heuristic's ``ORDER/PLACEMENT`` when no
+            priority order beat that heuristic's own run: its schedule is then that run's).
         schedule: its schedule's record (:mod:`palgym.schedule_record`).
         start_avg_jct_s: the best start's average JCT (s).
         start: the best start's label (``"srsf/pal+backfill"``, ``"completion order"``, ...).
@@ -246,6 +249,13 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
                                            cap)
             count += 1
             stale = 0
+    if start_value < best_value and "/" in start_label:  # no order beat the best start itself
+        order_name, placement = start_label.split("/", 1)
+        run = record_episode(episode, placement, order_name, factors=factors.fitted,
+                             driver="python")
+        return SearchResult(_value(run.result), starts[0][1], start_label, run.record,
+                            start_value, start_label, count, time.perf_counter() - started,
+                            history)
     name, chosen = factors.resolve(best_placement)
     run = record_episode(episode, name, PriorityOrder(rank_of(best_order)),  # type: ignore[arg-type]
                          factors=chosen, driver="python")
