@@ -8,7 +8,9 @@ sits above ``palgym.simulate``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+from palgym.policies.base import PlacementPolicy
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.policies.guards import GuardName, parse_guard
 from palgym.sim.types import FloatArray
@@ -31,7 +33,9 @@ class GuardSelector:
 
 
 def run_guard(episode: Episode, guard: str | GuardName, queue_order: str,
-              durations: Durations = CLAIRVOYANT) -> EpisodeResult:
+              durations: Durations = CLAIRVOYANT,
+              wrap_placement: Callable[[PlacementPolicy], PlacementPolicy] | None = None
+              ) -> EpisodeResult:
     """Simulate ``episode`` under the guard (rules ``queue_order/BASE`` and ``ALT``).
 
     Args:
@@ -39,6 +43,7 @@ def run_guard(episode: Episode, guard: str | GuardName, queue_order: str,
         guard: the guard placement text (``pal+backfill+age=32h:fifo/pal+easy``) or parsed.
         queue_order: the base rule's queue order (a name).
         durations: what the orders, EASY and the features know of durations.
+        wrap_placement: as :func:`palgym.rule_selection.run_selected_episode` (a recorder).
 
     Returns:
         The episode's result, ``policy`` the guard's placement text and ``queue_order`` the
@@ -53,7 +58,7 @@ def run_guard(episode: Episode, guard: str | GuardName, queue_order: str,
 
     parsed = parse_guard(guard) if isinstance(guard, str) else guard
     selected = run_selected_episode(episode, parsed.rules(queue_order),
-                                    GuardSelector(parsed.hours), durations)
+                                    GuardSelector(parsed.hours), durations, wrap_placement)
     return replace(selected.result, policy=parsed.placement, queue_order=queue_order)
 
 

@@ -248,8 +248,11 @@ def _ask(select: Selector, sim: Simulator, durations: Durations, count: int) -> 
     return int(chosen)
 
 
-def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selector,
-                         durations: Durations = CLAIRVOYANT) -> SelectedEpisode:
+def run_selected_episode(
+    episode: Episode, rules: Sequence[str], select: Selector,
+    durations: Durations = CLAIRVOYANT,
+    wrap_placement: Callable[[PlacementPolicy], PlacementPolicy] | None = None,
+) -> SelectedEpisode:
     """Simulate ``episode`` with ``select`` picking among ``rules`` (:func:`drive_selector`).
 
     Args:
@@ -260,6 +263,9 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
         select: the selector.
         durations: what the queue orders, EASY backfilling and the features know of job
             durations (its errors: the episode seed's), as in ``run_episode``.
+        wrap_placement: called once with each placement object a rule runs (a refit makes
+            new ones), returns the one the loop runs (e.g. a recorder,
+            :func:`palgym.schedule_record.record_episode`); None: none.
 
     Raises:
         ConfigError: for a malformed rule or a rule that needs durations under ``unknown``
@@ -273,8 +279,11 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
     belief = SharedBelief(sim, episode, [placement for _, placement in parsed], known)
     changes = belief.fit.belief.changes
     stall = StallDetector(sim, DEFAULT_STALL_FACTOR, None)
+    placements: Sequence[PlacementPolicy] = belief.placements
+    if wrap_placement is not None:
+        placements = _Wrapping(belief.placements, wrap_placement)
     reason, rule_rounds, choices, switches = drive_selector(
-        sim, orders, belief.placements, select, episode_sampler(episode), known, stall,
+        sim, orders, placements, select, episode_sampler(episode), known, stall,
         belief.on_event if changes else None, belief if changes else None)
     result = EpisodeResult(
         trace=episode.trace.name, policy="selector", queue_order="mixed",
@@ -282,6 +291,27 @@ def run_selected_episode(episode: Episode, rules: Sequence[str], select: Selecto
         episode_hash=episode.episode_hash(), belief=episode.belief.mode.value,
         refits=belief.fit.refits, migrations=belief.migrations)
     return SelectedEpisode(result, rule_rounds, choices, switches)
+
+
+class _Wrapping(Sequence[PlacementPolicy]):
+    """The rules' current placements, each wrapped once by ``wrap`` (read at every access, so
+    a placement a refit replaces is wrapped anew)."""
+
+    def __init__(self, placements: list[PlacementPolicy],
+                 wrap: Callable[[PlacementPolicy], PlacementPolicy]) -> None:
+        self._placements, self._wrap = placements, wrap
+        self._wrapped: dict[int, tuple[PlacementPolicy, PlacementPolicy]] = {}
+
+    def __len__(self) -> int:
+        return len(self._placements)
+
+    def __getitem__(self, index: int) -> PlacementPolicy:  # type: ignore[override]
+        inner = self._placements[index]
+        kept = self._wrapped.get(id(inner))
+        if kept is None or kept[0] is not inner:
+            kept = (inner, self._wrap(inner))
+            self._wrapped[id(inner)] = kept
+        return kept[1]
 
 
 class StragglerMigration(WrappedPlacement):

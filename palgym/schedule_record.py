@@ -227,7 +227,8 @@ class RecordedEpisode:
 
 def record_episode(episode: Episode, policy: str | PlacementPolicy, queue_order: str = "fifo",
                    **run_options: Any) -> RecordedEpisode:
-    """Run :func:`palgym.simulate.run_episode` and record the schedule it commits.
+    """Run :func:`palgym.simulate.run_episode` and record the schedule it commits (an aging
+    guard too: each of its rules' placements records into one list).
 
     Args:
         episode: a :class:`palgym.simulate.Episode`.
@@ -238,14 +239,15 @@ def record_episode(episode: Episode, policy: str | PlacementPolicy, queue_order:
         whatever :func:`palgym.simulate.run_episode` raises.
     """
     holder: list[RecordingPlacement] = []
+    commits: list[Commit] = []  # one list: a guard's rules each place in their own rounds
 
     def wrap(placement: PlacementPolicy) -> PlacementPolicy:
-        holder.append(RecordingPlacement(placement))
+        holder.append(RecordingPlacement(placement, commits))
         return holder[-1]
 
     result = run_episode(episode, policy, queue_order, wrap_placement=wrap, **run_options)
-    [recorder] = holder
-    return RecordedEpisode(result, recorder.record(), recorder.asked, recorder.seconds)
+    return RecordedEpisode(result, ScheduleRecord(tuple(commits)),
+                           sum(r.asked for r in holder), sum(r.seconds for r in holder))
 
 
 def replay_schedule(episode: Episode, record: ScheduleRecord, name: str = "recorded"

@@ -281,7 +281,8 @@ def run_episode(
             arrivals left (the episode could never end).
     """
     if isinstance(policy, str) and is_guard(policy):
-        return _run_guard(episode, policy, queue_order, durations, belief, driver)
+        return _run_guard(episode, policy, queue_order, durations, belief, driver,
+                          wrap_placement)
     known = durations.for_seed(episode.seed)
     name = placement_name(policy) if isinstance(policy, str) else None
     if name is not None:
@@ -324,7 +325,9 @@ def run_episode(
 
 
 def _run_guard(episode: Episode, policy: str, queue_order: str | QueueOrder,
-               durations: Durations, belief: object, driver: str | Driver) -> EpisodeResult:
+               durations: Durations, belief: object, driver: str | Driver,
+               wrap_placement: Callable[[PlacementPolicy], PlacementPolicy] | None
+               ) -> EpisodeResult:
     """A guard name's episode (:mod:`palgym.policies.guards`), on the engine's rule selection."""
     if not isinstance(queue_order, str):
         raise ConfigError(f"policy {policy!r}: a guard's base order is a queue order name")
@@ -341,7 +344,7 @@ def _run_guard(episode: Episode, policy: str, queue_order: str | QueueOrder,
         raise ConfigError(f"policy {policy!r}: run_episode takes the guard's base order as "
                           f"queue_order: run_episode(episode, {placement!r}, {order!r})")
     parse_guard(policy, "policy")
-    return _GUARD_RUNNER[0](episode, policy, queue_order, durations)
+    return _GUARD_RUNNER[0](episode, policy, queue_order, durations, wrap_placement)
 
 
 def _runs_prefix(placement: PlacementPolicy) -> bool:

@@ -76,3 +76,16 @@ def test_evaluate_heuristic_table_runs_a_guard(capsys):
                           "--policy", "pal+backfill", GUARD]) in (0, None)
     out = capsys.readouterr().out
     assert GUARD in out and "160/160" in out
+
+
+@pytest.mark.parametrize("config", ["default", "pal-artifact"])
+def test_a_guards_schedule_is_recorded_and_replays_bit_for_bit(config):
+    """Both rules' placements record into one schedule; its replay is the guard's episode."""
+    from palgym.schedule_record import record_episode, replay_schedule
+
+    ep = episode(config)
+    guard = "pal+backfill+age=8h:fifo/pal+easy"
+    plain = run_episode(ep, guard, "srtf")
+    recorded = record_episode(ep, guard, "srtf")
+    assert recorded.result.metrics == plain.metrics
+    assert replay_schedule(ep, recorded.record).metrics == plain.metrics
