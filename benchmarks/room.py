@@ -41,10 +41,10 @@ from palgym.io.atomic import atomic_write_text
 from palgym.schedule_record import record_episode, replay_schedule
 
 
-def _episodes(paths: list[str], config_name: str) -> list:
+def _episodes(paths: list[str], config_name: str, variability_data: str | None) -> list:
     bundled = bundled_trace_paths()
-    return [make_episode(read_sia_trace(bundled.get(p, p)), config=preset(config_name))
-            for p in paths]
+    return [make_episode(read_sia_trace(bundled.get(p, p)), config=preset(config_name),
+                         variability_data=variability_data) for p in paths]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--guard-bases", nargs="*", default=["srtf/pal+backfill",
                                                              "srsf/pal+backfill"])
     parser.add_argument("--guard-hours", nargs="*", type=float, default=[8, 16, 24, 32, 48])
-    parser.add_argument("--evaluations", type=int, default=400)
+    parser.add_argument("--evaluations", type=int, default=400,
+                        help="search candidates per test trace (0: no search)")
+    parser.add_argument("--variability-data", default=None,
+                        help="a measurement folder (e.g. $PALGYM_DATA_DIR/variability/"
+                             "longhorn_pal); default: the preset's bundled profile")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--round-cap", type=float, default=3.0,
                         help="stop a candidate at this many times the longest start's rounds")
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     scores = {}
     for order, placement in field:
         logs = []
-        for episode in _episodes(args.validation, args.preset):
+        for episode in _episodes(args.validation, args.preset, args.variability_data):
             m = run_episode(episode, placement, order).metrics
             unfinished += m.truncated
             logs.append(math.inf if m.truncated else math.log(m.avg_jct_s))
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     best_name = min(scores, key=lambda k: scores[k])
     print(f"validation-chosen best of {len(field)}: {best_name}", flush=True)
     rows = []
-    for episode in _episodes(args.test, args.preset):
+    for episode in _episodes(args.test, args.preset, args.variability_data):
         order, placement = best_name.split("/", 1)
         field_run = record_episode(episode, placement, order)  # a guard's schedule too
         best = field_run.result.metrics
