@@ -5,7 +5,8 @@ a :class:`palgym.schedule_record.ScheduleRecord`, replayed by
 :func:`palgym.schedule_record.replay_schedule`.
 
 Modules: :mod:`~palgym.headroom.bound` (the lower bound), :mod:`~palgym.headroom.exact` (the
-CP-SAT model), :mod:`~palgym.headroom.search` (the hindsight search),
+CP-SAT solve) and :mod:`~palgym.headroom.model` (its model), :mod:`~palgym.headroom.search`
+(the hindsight search),
 :mod:`~palgym.headroom.schedule` (dense allocations played and recorded),
 :mod:`~palgym.headroom.small` and :mod:`~palgym.headroom.suite` (the small-instance suite).
 """
