@@ -56,7 +56,7 @@ from palgym.policies.belief import (
     BeliefPlacement,
     belief_options,
 )
-from palgym.policies.guards import is_guard, parse_guard
+from palgym.policies.guards import is_guard
 from palgym.policies.registry import placement_entry
 from palgym.policies.slowdown import SlowdownFactors
 from palgym.sim.backend import BackendName
@@ -281,8 +281,10 @@ def run_episode(
             arrivals left (the episode could never end).
     """
     if isinstance(policy, str) and is_guard(policy):
-        return _run_guard(episode, policy, queue_order, durations, belief, driver,
-                          wrap_placement)
+        if not _GUARD_RUNNER:
+            raise ConfigError("guard names need palgym.guards (import palgym)")
+        return _GUARD_RUNNER[0](episode, policy, queue_order, durations, belief=belief,
+                                driver=driver, wrap_placement=wrap_placement)
     known = durations.for_seed(episode.seed)
     name = placement_name(policy) if isinstance(policy, str) else None
     if name is not None:
@@ -322,29 +324,6 @@ def run_episode(
         refits=watched.refits if watched else 0,
         migrations=watched.migrations if watched else 0,
     )
-
-
-def _run_guard(episode: Episode, policy: str, queue_order: str | QueueOrder,
-               durations: Durations, belief: object, driver: str | Driver,
-               wrap_placement: Callable[[PlacementPolicy], PlacementPolicy] | None
-               ) -> EpisodeResult:
-    """A guard name's episode (:mod:`palgym.policies.guards`), on the engine's rule selection."""
-    if not isinstance(queue_order, str):
-        raise ConfigError(f"policy {policy!r}: a guard's base order is a queue order name")
-    if belief is not None:
-        raise ConfigError(f"policy {policy!r}: a guard decides on the episode's belief "
-                          "(make_episode(..., belief=))")
-    if Driver(driver) is Driver.COMPILED:
-        raise ConfigError(f"policy {policy!r}: a guard runs on the Python loop (rule selection)")
-    if not _GUARD_RUNNER:
-        raise ConfigError("guard names need palgym.guards (import palgym)")
-    base = policy.split("+age=", 1)[0]
-    if "/" in base:
-        order, placement = policy.split("/", 1)
-        raise ConfigError(f"policy {policy!r}: run_episode takes the guard's base order as "
-                          f"queue_order: run_episode(episode, {placement!r}, {order!r})")
-    parse_guard(policy, "policy")
-    return _GUARD_RUNNER[0](episode, policy, queue_order, durations, wrap_placement)
 
 
 def _runs_prefix(placement: PlacementPolicy) -> bool:
