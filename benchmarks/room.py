@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
               for base in args.guard_bases for h in args.guard_hours]
     unfinished = 0
     scores = {}
-    for order, placement in field:
+    for k, (order, placement) in enumerate(field):
+        print(f"  field {k + 1}/{len(field)}: {order}/{placement}", file=sys.stderr, flush=True)
         logs = []
         for episode in _episodes(args.validation, args.preset, args.variability_data):
             m = run_episode(episode, placement, order).metrics
@@ -91,8 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         best = field_run.result.metrics
         unfinished += best.truncated
         started = time.perf_counter()
+        def report(count: int, value: float, name: str = episode.trace.name,
+                   began: float = started) -> None:
+            print(f"  {name}: {count}/{args.evaluations} candidates, best {value / 3600:.3f} h, "
+                  f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+
         search = hindsight_search(episode, evaluations=args.evaluations, seed=args.seed,
-                                  round_cap_factor=args.round_cap)
+                                  round_cap_factor=args.round_cap, report=report)
         wall = time.perf_counter() - started
         replayed = replay_schedule(episode, search.schedule).metrics
         assert replayed.avg_jct_s == search.avg_jct_s

@@ -191,7 +191,8 @@ def evaluate_order(episode: Episode, order: IntArray, placement: str,
 def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0,
                      placements: Sequence[str] = DEFAULT_PLACEMENTS, window: int = 8,
                      patience: int = 200, time_limit_s: float | None = None,
-                     round_cap_factor: float | None = None) -> SearchResult:
+                     round_cap_factor: float | None = None,
+                     report: Callable[[int, float], None] | None = None) -> SearchResult:
     """Search priority orders for the lowest average JCT of ``episode`` (module docstring).
 
     Args:
@@ -206,6 +207,8 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
         round_cap_factor: stop a candidate's run once it reaches this many times the rounds
             of the longest start (it scores ``inf``): a bad order can run an episode with
             background jobs for hundreds of thousands of rounds (None: no cap).
+        report: called with (candidates evaluated, best average JCT so far, s) after every
+            25th candidate (e.g. a progress line).
 
     Returns:
         The best candidate, its schedule and the search's record.
@@ -232,6 +235,8 @@ def hindsight_search(episode: Episode, *, evaluations: int = 2000, seed: int = 0
         order, placement = _neighbour(rng, current_order, current_placement, placements, window)
         value = evaluate_order(episode, order, placement, factors, cap)
         count += 1
+        if report is not None and count % 25 == 0:
+            report(count, best_value)
         if value <= current_value:
             stale = 0 if value < current_value else stale + 1
             current_value, current_order, current_placement = value, order, placement
