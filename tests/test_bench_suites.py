@@ -33,11 +33,37 @@ from tests.bench_suites import LITE, lite_data
 FULL = "palgym-bench-v1"
 
 
+V2, V2_LITE = "palgym-bench-v2", "palgym-bench-v2-lite"
+GUARD_HOURS = (8, 16, 24, 32, 48)
+
+
 def test_the_committed_suites_are_listed() -> None:
-    assert suite_names() == [FULL, LITE]
+    assert suite_names() == [FULL, LITE, V2, V2_LITE]
 
 
-@pytest.mark.parametrize("name", [FULL, LITE])
+@pytest.mark.parametrize(("v1", "v2"), [(FULL, V2), (LITE, V2_LITE)])
+def test_v2_adds_aging_guards_to_the_scheduling_fields_and_changes_nothing_else(
+        v1: str, v2: str) -> None:
+    # v2 = v1 but for the scheduling tasks' fields, which keep v1's members and add guards
+    # at every threshold the room issue names; each guard parses as a heuristic name.
+    old, new = load_suite(v1), load_suite(v2)
+    assert [t.name for t in old.tasks] == [t.name for t in new.tasks]
+    assert old.files == new.files
+    for before, after in zip(old.tasks, new.tasks, strict=True):
+        added = [m for m in after.heuristic_field if m not in before.heuristic_field]
+        assert after.heuristic_field[:len(before.heuristic_field)] == before.heuristic_field
+        if before.queue_order_regime == "fixed":
+            assert after == before
+            continue
+        assert added and all("+age=" in m for m in added)
+        for hours in GUARD_HOURS:
+            assert any(f"+age={hours}h:" in m for m in added), (after.name, hours)
+        for member in added:
+            assert parse_heuristic(member, "field").label == member
+        assert after.splits == before.splits and after.world == before.world
+
+
+@pytest.mark.parametrize("name", [FULL, LITE, V2, V2_LITE])
 def test_each_task_records_the_layout_of_its_env(name: str) -> None:
     # A suite is frozen against the env: each task's env_layout is the hash the current env
     # computes from the task's kwargs (the layout arguments only: no data is read).

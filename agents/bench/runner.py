@@ -32,9 +32,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from palgym.bench.entries import Plan, RunRequest, Unit, entry_kind, entry_name, episode_rows
+from palgym.bench.engine_members import (
+    engine_member_header,
+    guard_parts,
+    is_engine_member,
+    run_engine_members,
+)
+from palgym.bench.entries import (
+    REFERENCE_SPECS,
+    Plan,
+    RunRequest,
+    Unit,
+    entry_kind,
+    entry_name,
+    episode_rows,
+)
 from palgym.bench.results import (
     AGENT_KWARGS,
+    SCHEDULE_SCHEMA,
     ChoiceRow,
     EpisodeRow,
     Row,
@@ -160,10 +175,14 @@ def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None
     traces = split_traces(suite, task, unit.split, unit.roots)
     if unit.traces is not None:
         traces = [traces[i] for i in unit.traces]
-    contenders = build_contenders(task, kwargs, unit.specs, unit.kind, unit.device,
-                                  unit.trust_model)
-    return run_contenders(task.env_id, contenders, traces, task.seeds, heuristics_via="env",
-                          on_episode=on_episode)
+    engine = [s for s in unit.specs if unit.kind == "heuristic" and is_engine_member(s)]
+    contenders = build_contenders(task, kwargs, [s for s in unit.specs if s not in engine],
+                                  unit.kind, unit.device, unit.trust_model)
+    found = run_contenders(task.env_id, contenders, traces, task.seeds, heuristics_via="env",
+                           on_episode=on_episode) if contenders else {}
+    step = None if on_episode is None else (lambda _n: on_episode(None))
+    return {**found, **run_engine_members(suite, task, unit.split, unit.roots, unit.traces,
+                                          engine, step)}
 
 
 def _start_worker() -> None:
@@ -316,8 +335,13 @@ def _members(plan: Plan, unit: Unit) -> dict[str, dict[str, Any]]:
     task = plan.suite.task(unit.task)
     kwargs = split_env_kwargs(plan.suite, task, unit.split, plan.request.roots)
     found = {}
-    for contender in build_contenders(task, kwargs, unit.specs, unit.kind, unit.device,
-                                      unit.trust_model):
+    for spec in unit.specs:
+        if unit.kind == "heuristic" and is_engine_member(spec):
+            found[plan.member or spec] = engine_member_header(
+                plan.suite, task, unit.split, plan.request.roots, spec)
+    for contender in build_contenders(task, kwargs,
+                                      [s for s in unit.specs if not is_engine_member(s)],
+                                      unit.kind, unit.device, unit.trust_model):
         own = member_kwargs(task, kwargs, contender)
         found[plan.member or contender.label] = {
             "env_kwargs": own, "env_layout": env_layout(task.env_id, {**kwargs, **own})}
@@ -361,6 +385,12 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
                 "a selector file's rules import no module (importing a module runs its code); "
                 "pass --trust-model if you trust the file and the module"):
             return run_selector(plan, started)
+    if plan.kind in REFERENCE_SPECS:  # best-known / lower-bound: palgym.bench.reference_entry
+        from palgym.bench.reference_entry import run_reference_entry
+        return run_reference_entry(plan, started)
+    if plan.kind == "heuristic" and (own := guard_parts(request.agent)) is not None:
+        from palgym.bench.module_entry import run_module_entry  # an aging guard: recorded
+        return run_module_entry(plan, *own, started)
     if plan.kind == "module" and (own := _own_placement(request.agent)) is not None:
         from palgym.bench.module_entry import run_module_entry  # on the engine, recorded
         return run_module_entry(plan, *own, started)
@@ -382,7 +412,10 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     members: dict[str, dict[str, dict[str, Any]]] = {}
     for unit in units:
         members.setdefault(unit.task, {}).update(_members(plan, unit))
-    write_results_or_recover(request.output, plan.header(members), rows)
+    header = plan.header(members)
+    if any("schedule" in m for found in members.values() for m in found.values()):
+        header = replace(header, schema=SCHEDULE_SCHEMA)  # an aging guard among the members
+    write_results_or_recover(request.output, header, rows)
     episodes = sum(1 for r in rows if isinstance(r, EpisodeRow))
     return request.output, episodes, time.perf_counter() - started
 

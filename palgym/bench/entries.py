@@ -16,9 +16,12 @@ from typing import Any
 from palgym import __version__
 from palgym.bench.results import EpisodeRow, Header, encode_actions, row_metrics
 from palgym.bench.suites import DataRoots, Suite, Task
+from palgym.policies.guards import is_guard
 
 SPECIAL: tuple[str, ...] = ("best", "field")
 """The entries made of a task's heuristic field."""
+REFERENCE_SPECS: tuple[str, ...] = ("best-known", "lower-bound")
+"""The reference entries of the room (:mod:`palgym.bench.reference_entry`)."""
 RUN_FOLDER_MODELS: tuple[str, ...] = ("model.zip", "best_model.zip")
 
 
@@ -86,6 +89,8 @@ def entry_kind(spec: str) -> str:
     ``selector`` is one of :data:`palgym.bench.results.ENTRY_KINDS`."""
     if spec in SPECIAL:
         return spec
+    if spec.split(":", 1)[0] in REFERENCE_SPECS:  # palgym.bench.reference_entry
+        return spec.split(":", 1)[0]
     if spec.startswith("planner:"):
         return "planner"
     if spec.startswith("selector:"):
@@ -93,7 +98,8 @@ def entry_kind(spec: str) -> str:
     if (spec == "pretrained" or spec.startswith("pretrained:") or spec.endswith(".zip")
             or Path(spec).is_dir()):
         return "learned"
-    return "module" if ":" in spec else "heuristic"
+    guard = is_guard(spec.partition("/")[2] or spec)  # an aging guard's ':' is no MODULE:CLASS
+    return "module" if ":" in spec and not guard else "heuristic"
 
 
 def entry_name(spec: str, kind: str) -> str:
@@ -103,6 +109,8 @@ def entry_name(spec: str, kind: str) -> str:
     if kind == "selector":
         rest = spec.split(":", 1)[1]
         return rest.split(":", 1)[1] if rest.startswith("pretrained:") else Path(rest).stem
+    if kind in REFERENCE_SPECS:
+        return kind
     if kind != "learned":
         return spec
     if spec.startswith("pretrained:"):

@@ -72,6 +72,13 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   holds the true job durations, the episode's random streams and the true slowdowns. On a
   task that hides durations (`duration_knowledge: unknown`) or slowdowns (`belief` other
   than `oracle`), it therefore sees what the task hides from every contender.
+- The **best-known** and **lower bound** rows (palgym-bench-v2 on;
+  `palgym/bench/reference_entry.py`, docs/HEADROOM.md) are references, never ranked: the
+  best schedule found per episode by the field's members and a hindsight search that sees
+  the whole trace, and a bound no schedule beats. Between them lies the optimum: the room.
+  **gap closed** (shown where a task has a best-known row that beats the best) = (best −
+  entry) / (best − best-known) on the geomean ratios to the best: 1 takes all the room found
+  so far, 0 none, below 0 is worse than the best.
 - The **oracle** row takes, for each episode, the field member with the lowest average JCT in
   hindsight (test split). It bounds the per-episode choice among the field's members only
   (a planner, or any other entry, can beat it); it is not a contender and is never ranked.
@@ -101,8 +108,8 @@ def failures_text(count: int, suffix: str = "") -> str:
     return f"{WARNING} {count}{suffix}" if count else "0"
 
 
-def row_line(rank: str, row: Row) -> str:
-    """One Markdown table line."""
+def row_line(rank: str, row: Row, room: bool = False) -> str:
+    """One Markdown table line (``room``: with the gap-closed cell after the ratios)."""
     name = f"*{cell(row.entry)}*" if row.oracle else f"`{cell(row.entry)}`"
     unfinished = failures_text(row.unfinished_jobs, f" ({row.episodes_unfinished} ep.)"
                                if row.unfinished_jobs else "")
@@ -112,7 +119,8 @@ def row_line(rank: str, row: Row) -> str:
         ["–"] * 3 if summary is None else [
         interval_text(summary.to_best_geomean), interval_text(summary.to_best_iqm),
         interval_text(summary.to_pal_geomean), interval_text(summary.to_pal_iqm)]
-    cells = [rank, name, cell(row.kind), *ratios, f"{row.improvement:.2f}", unfinished,
+    gap = ["–" if row.gap_closed is None else f"{row.gap_closed:.2f}"] if room else []
+    cells = [rank, name, cell(row.kind), *ratios, *gap, f"{row.improvement:.2f}", unfinished,
              failures_text(row.invalid_actions), timing]
     return "| " + " | ".join(cells) + " |"
 
@@ -161,18 +169,20 @@ def warnings_of(task: TaskBoard) -> list[str]:
 def task_section(task: TaskBoard) -> list[str]:
     """The Markdown of one task: its line of facts, table and warnings."""
     seeds = ", ".join(str(s) for s in task.seeds)
+    room = any(row.gap_closed is not None for row in shown_rows(task))
     lines = [f"### Task `{task.task}`", "",
              f"Best heuristic (chosen on the validation split): `{task.best_member}`. Test "
              f"split: {task.rows[0].num_episodes} episodes per entry, {len(task.traces)} "
              f"trace{'s' if len(task.traces) != 1 else ''} x seeds {seeds}"
              f"{' (one trace: no interval)' if len(task.traces) == 1 else ''}.", "",
              "| rank | entry | kind | geomean / best | IQM / best | geomean / PAL | IQM / PAL "
-             "| P(< best) | unfinished jobs | invalid actions | ms / decision |",
-             "|---:|---|---|---|---|---|---|---:|---:|---:|---:|"]
-    lines += [row_line(rank, row) for rank, row in zip(ranks_of(task.rows), task.rows,
-                                                       strict=True)]
-    lines += [row_line("–", row) for row in (*task.references,
-                                             *([task.oracle] if task.oracle else []))]
+             f"|{' gap closed |' if room else ''} P(< best) | unfinished jobs | invalid actions "
+             "| ms / decision |",
+             f"|---:|---|---|---|---|---|---|{'---:|' if room else ''}---:|---:|---:|---:|"]
+    lines += [row_line(rank, row, room) for rank, row in zip(ranks_of(task.rows), task.rows,
+                                                             strict=True)]
+    lines += [row_line("–", row, room) for row in (*task.references,
+                                                   *([task.oracle] if task.oracle else []))]
     warnings = warnings_of(task)
     return lines + ([""] + warnings if warnings else []) + [""]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,25 @@ PLANNER_KIND = "planner (reference: plans on a copy of the simulator)"
 """The kind text of a planner row: its rollouts run on a deep copy of the env
 (``agents/planning/planner.py``), which holds the true job durations, the random streams and
 the true slowdowns, whatever the task lets a scheduler know."""
+BEST_KNOWN, LOWER_BOUND = "best-known", "lower-bound"
+"""The reference entries of the room (:mod:`palgym.bench.reference_entry`)."""
+REFERENCE_KINDS: dict[str, str] = {
+    PLANNER: PLANNER_KIND,
+    BEST_KNOWN: "best-known (reference: hindsight search, sees the whole trace)",
+    LOWER_BOUND: "lower bound (reference: no schedule beats it)",
+}
+"""The entry kinds shown as references, never ranked, and their kind text."""
+
+
+def gap_closed(row_geomean: float, best_known_geomean: float) -> float | None:
+    """The share of the room an entry takes: ``(best - entry) / (best - best-known)`` on the
+    geomean ratios to the best (``(1 - r) / (1 - r_best_known)``); None when the best-known
+    schedule is no better than the best (no room to close). 1: the entry matches the
+    best-known schedule; 0: the best; < 0: worse than the best."""
+    room = 1.0 - best_known_geomean
+    if not (math.isfinite(row_geomean) and room > 0):
+        return None
+    return (1.0 - row_geomean) / room
 
 
 @dataclass(frozen=True)
@@ -42,7 +61,9 @@ class Row:
 
     ``summary`` is None when an episode has no average JCT (no job completed: its ratio is
     +inf); such a row is not ranked. ``ratios_to_best`` and ``traces`` are float64 (n,) / n
-    trace names in key order. ``reference``: a planner's row, shown but never ranked.
+    trace names in key order. ``reference``: a planner's or the room's row (best-known, lower
+    bound), shown but never ranked. ``gap_closed``: :func:`gap_closed` on a task with a
+    best-known row (None elsewhere, and on the oracle and lower-bound rows).
     """
 
     entry: str
@@ -59,6 +80,7 @@ class Row:
     ratios_to_best: np.ndarray
     traces: tuple[str, ...]
     reference: bool = False
+    gap_closed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -284,8 +306,8 @@ def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard
     traces = tuple(key[1] for key in keys)
     pal, best = (reference_jct(by_name[name], keys) for name in (REFERENCE, BEST))
     running = [e for e in entries if e.kind != FIELD and keys[0] in e.episodes]
-    labels: list[Label] = [(e.name, PLANNER_KIND if e.kind == PLANNER else e.kind, False,
-                            e.kind == PLANNER) for e in running]
+    labels: list[Label] = [(e.name, REFERENCE_KINDS.get(e.kind, e.kind), False,
+                            e.kind in REFERENCE_KINDS) for e in running]
     episodes = [[e.episodes[k] for k in keys] for e in running]
     field = next((e for e in entries if e.kind == FIELD and e.members), None)
     if field is not None:
@@ -297,6 +319,7 @@ def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard
     rows = [row_of(label, row, summary, best, traces)
             for label, row, summary in zip(labels, episodes, found, strict=True)]
     oracle = rows.pop() if field is not None else None
+    rows = with_gap_closed(rows, [e.kind for e in running])
     rows.sort(key=lambda row: (row.summary is None, math.inf if row.summary is None
                                else row.summary.to_best_geomean.point[0], row.entry))
     return TaskBoard(task=task, best_member=by_name[BEST].choices[task],
@@ -304,6 +327,20 @@ def task_board(task: str, entries: list[Entry], num_resamples: int) -> TaskBoard
                      seeds=tuple(sorted({key[2] for key in keys})),
                      rows=tuple(row for row in rows if not row.reference), oracle=oracle,
                      references=tuple(row for row in rows if row.reference))
+
+
+def with_gap_closed(rows: list[Row], kinds: Sequence[str]) -> list[Row]:
+    """The rows with :func:`gap_closed` set where the task has a best-known row with a summary
+    (not on the lower-bound row: it is no schedule)."""
+    known = [row for row, kind in zip(rows, kinds, strict=True)
+             if kind == BEST_KNOWN and row.summary is not None]
+    if not known:
+        return rows
+    assert known[0].summary is not None
+    room = known[0].summary.to_best_geomean.point[0]
+    return [row if kind == LOWER_BOUND or row.summary is None else
+            replace(row, gap_closed=gap_closed(row.summary.to_best_geomean.point[0], room))
+            for row, kind in zip(rows, kinds, strict=True)]
 
 
 def build_leaderboard(files: Sequence[ResultsFile], *,

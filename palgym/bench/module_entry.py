@@ -31,54 +31,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from palgym.bench.engine_members import ScheduleOutcome, record_unit
 from palgym.bench.entries import Plan, Unit, episode_rows
 from palgym.bench.results import SCHEDULE_SCHEMA, Row, decode_actions, row_metrics, write_results
-from palgym.bench.selector_entry import env_episode, episode_metrics, split_env
+from palgym.bench.selector_entry import env_episode, episode_metrics
 from palgym.bench.suites import split_env_kwargs
 from palgym.errors import ConfigError
-from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord, record_episode
+from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord
 
 SCHEDULE_KEYS = ("format", "placement", "queue_order")
 """The keys of a member's ``schedule`` object in the header."""
 
 
-@dataclass(frozen=True)
-class ScheduleOutcome:
-    """One recorded episode, with what :func:`palgym.bench.entries.episode_rows` reads
-    (``num_steps``: the commits; ``actions``: the record's flat form)."""
-
-    metrics: dict[str, Any]
-    num_steps: int
-    decision_time_s: float
-    episode_hash: str
-    actions: list[int]
-
-
 def run_module_unit(plan: Plan, unit: Unit, placement: str, queue_order: str | None,
                     step: Callable[[int], None]) -> tuple[list[ScheduleOutcome], str]:
     """The unit's episodes in (trace, seed) order (``step(1)`` after each) and the queue
-    order they ran under (``queue_order``, else the env's)."""
-    task = plan.suite.task(unit.task)
-    env = split_env(plan.suite, task, unit.split, plan.request.roots)
-    order = queue_order or env.unwrapped.order.name
-    outcomes = []
-    try:
-        for index in range(len(task.splits[unit.split].traces)):
-            for seed in task.seeds:
-                episode, durations = env_episode(env, seed, index)
-                done = record_episode(episode, placement, order, durations=durations)
-                result = done.result
-                outcomes.append(ScheduleOutcome(
-                    episode_metrics(result.metrics), len(done.record), done.seconds,
-                    result.episode_hash, done.record.to_ints()))
-                step(1)
-    finally:
-        env.close()
-    return outcomes, order
+    order they ran under (``queue_order``, else the env's):
+    :func:`palgym.bench.engine_members.record_unit`."""
+    return record_unit(plan.suite, plan.suite.task(unit.task), unit.split, plan.request.roots,
+                       unit.traces, placement, queue_order, step)
 
 
 def run_module_entry(plan: Plan, placement: str, queue_order: str | None, started: float

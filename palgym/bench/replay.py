@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from palgym.bench.module_entry import replay_schedule_row, schedule_object_problem
+from palgym.bench.reference_entry import bound_object_problem, replay_bound_row
 from palgym.bench.results import (
     AGENT_KWARGS,
     METRIC_FIELDS,
@@ -223,14 +224,18 @@ class _Check:
 
         field = f"members.{task.name}.{member}"
         keys = {"env_kwargs", "env_layout"}
-        if (not isinstance(entry, dict) or set(entry) - {"selector", "schedule"} != keys
-                or {"selector", "schedule"} <= set(entry)):
+        extra = {"selector", "schedule", "bound"}
+        if (not isinstance(entry, dict) or set(entry) - extra != keys
+                or len(set(entry) & extra) > 1):
             self.add(1, field, "{'env_kwargs': {...}, 'env_layout': HASH}", entry)
             return
         own = entry["env_kwargs"]
         if "selector" in entry and not self.selector(task, field, entry):
             return
         if "schedule" in entry and not self.schedule(task, field, entry):
+            return
+        if "bound" in entry and (problem := bound_object_problem(entry["bound"])):
+            self.add(1, f"{field}.bound", problem, entry["bound"])
             return
         allowed = [k for k in AGENT_KWARGS if k != "queue_order"
                    or task.queue_order_regime == "free"]
@@ -315,6 +320,8 @@ def _replay_group(check: _Check, task: Task, split: str, member: str,
             index = labels.index(row.trace)
             if "schedule" in entry:
                 replayed = replay_schedule_row(env, row, index)
+            elif "bound" in entry:
+                replayed = replay_bound_row(env, row, index)
             elif rules is not None:
                 replayed = replay_selector_row(env, row, index, rules)
             else:

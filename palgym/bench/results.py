@@ -14,7 +14,9 @@ replayed without the agent (:mod:`palgym.bench.replay`). A rule selector's membe
 ``selector`` object there (its rules and the SHA-256 of its file); its rows' ``actions`` are
 its choices of rule (:mod:`palgym.bench.selector_entry`).
 
-Schema versions (:data:`READ_SCHEMAS`): ``/3`` adds the members' ``schedule`` object (a user's
+Schema versions (:data:`READ_SCHEMAS`): ``/4`` adds the members' ``bound`` object (a lower
+bound, its rows' ``avg_jct_s`` the bound: :mod:`palgym.bench.reference_entry`; only such a file
+is written as ``/4``); ``/3`` adds the members' ``schedule`` object (a user's
 placement run on the engine, its rows' ``actions`` a schedule record:
 :mod:`palgym.bench.module_entry`; only such a file is written as ``/3``, every other as
 ``/2``); ``/2`` adds the members' ``selector`` object to ``/1``, which had none; a ``/1``
@@ -54,9 +56,14 @@ SCHEMA = "palgym-bench-results/2"
 """The ``schema`` of the header line this palgym writes."""
 SCHEDULE_SCHEMA = "palgym-bench-results/3"
 """The ``schema`` of a file with a ``schedule`` member (module docstring)."""
-READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA, SCHEDULE_SCHEMA)
+BOUND_SCHEMA = "palgym-bench-results/4"
+"""The ``schema`` of a file with a ``bound`` member (a lower bound:
+:mod:`palgym.bench.reference_entry`)."""
+READ_SCHEMAS: tuple[str, ...] = ("palgym-bench-results/1", SCHEMA, SCHEDULE_SCHEMA,
+                                 BOUND_SCHEMA)
 """The schemas this palgym reads (module docstring)."""
-ENTRY_KINDS: tuple[str, ...] = ("heuristic", "learned", "planner", "module", "best", "field")
+ENTRY_KINDS: tuple[str, ...] = ("heuristic", "learned", "planner", "module", "best", "field",
+                                "best-known", "lower-bound")
 """What an entry is (the header's ``entry_kind``)."""
 METRIC_FIELDS: tuple[str, ...] = (
     "avg_jct_s", "p99_jct_s", "makespan_s", "utilization", "num_jobs", "completed_jobs",
@@ -330,11 +337,15 @@ def _check_values(mapping: Mapping[str, Any], kinds: tuple[type, ...], file: Pat
 
 def _check_schema(header: Header, file: Path) -> None:
     """A header of an earlier schema holds nothing it lacked: no ``selector`` member before
-    ``/2``, no ``schedule`` member before ``/3``."""
-    if header.schema == SCHEDULE_SCHEMA:
-        return
+    ``/2``, no ``schedule`` member before ``/3``; a ``bound`` member in a ``/4`` file alone."""
     for task, members in header.members.items():
         for member, entry in members.items():
+            if isinstance(entry, dict) and ("bound" in entry) != (header.schema == BOUND_SCHEMA):
+                raise ResultsError(f"a bound member needs schema {BOUND_SCHEMA!r}, and only it "
+                                   f"does; the file has {header.schema!r}", file, 1,
+                                   f"members.{task}.{member}")
+            if header.schema in (SCHEDULE_SCHEMA, BOUND_SCHEMA):
+                continue
             if isinstance(entry, dict) and "schedule" in entry:
                 raise ResultsError(f"a schedule member needs schema {SCHEDULE_SCHEMA!r}, the "
                                    f"file has {header.schema!r}", file, 1,
@@ -443,7 +454,7 @@ def read_results(path: str | Path, allow_large: bool = False) -> ResultsFile:
 
 
 __all__ = ["AGENT_KWARGS", "ENTRY_KINDS", "MAX_FILE_ACTIONS", "MAX_ROW_ACTIONS", "METRIC_FIELDS",
-           "OPTIONAL_FIELDS", "READ_SCHEMAS", "SCHEDULE_SCHEMA",
+           "BOUND_SCHEMA", "OPTIONAL_FIELDS", "READ_SCHEMAS", "SCHEDULE_SCHEMA",
            "SCHEMA", "ChoiceRow", "EpisodeRow", "Header", "ResultsError", "ResultsFile", "Row",
            "decode_actions", "encode_actions", "finite_or_none", "read_results", "recovery_path",
            "write_results_or_recover",

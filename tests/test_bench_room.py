@@ -1,0 +1,147 @@
+"""The room in palgym-bench: aging guards as field members (run on the engine, recorded,
+replayed), the ``best-known`` and ``lower-bound`` reference entries, and the leaderboard's
+*gap closed* column."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from agents.bench.runner import run_entry
+from palgym.bench.entries import RunRequest, entry_kind, entry_name
+from palgym.bench.leaderboard_tables import gap_closed
+from palgym.bench.reference_entry import evaluations_of
+from palgym.bench.replay import validate_files
+from palgym.bench.results import BOUND_SCHEMA, SCHEDULE_SCHEMA, read_results
+from palgym.bench.suites import DataRoots
+from palgym.errors import ConfigError
+from tests.bench_suites import tiny_suite
+
+TASK = "scheduling-clairvoyant"
+GUARD = "srtf/pal+backfill+age=8h:fifo/pal+easy"
+FIELD = ["srtf/pal+backfill", "fifo/pal+easy", GUARD]
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_suite(tmp_path_factory.mktemp("room"), [TASK, "placement-default"],
+                      window=12, seeds=(0, 1), fields={TASK: FIELD})
+
+
+def _run(suite: Path, agent: str, out: Path, tasks: tuple[str, ...] = (TASK,)) -> Path:
+    request = RunRequest(str(suite), agent, out, DataRoots(), tasks=tasks, progress=False)
+    return run_entry(request)[0]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("room-results")
+
+
+@pytest.fixture(scope="module")
+def field(suite: Path, folder: Path) -> Path:
+    return _run(suite, "field", folder / "field.jsonl")
+
+
+@pytest.fixture(scope="module")
+def best_known(suite: Path, folder: Path) -> Path:
+    return _run(suite, "best-known:evaluations=20", folder / "best-known.jsonl")
+
+
+@pytest.fixture(scope="module")
+def bound(suite: Path, folder: Path) -> Path:
+    return _run(suite, "lower-bound", folder / "lower-bound.jsonl")
+
+
+def _problems(path: Path, suite: Path) -> list:
+    [(_, problems)] = list(validate_files([path], DataRoots(), suite))
+    return problems
+
+
+def _jcts(path: Path, member: str | None = None, split: str = "test") -> dict[tuple, float]:
+    found = read_results(path)
+    return {(row.trace, row.seed): row.avg_jct_s for _, row in found.episodes
+            if row.split == split and (member is None or row.member == member)}
+
+
+def test_spec_kinds_and_names() -> None:
+    assert entry_kind(GUARD) == "heuristic"  # a guard's ':' is not MODULE:CLASS
+    assert entry_kind("tests.node_fastest:NodeFastest") == "module"
+    assert entry_kind("best-known") == "best-known"
+    assert entry_kind("best-known:evaluations=7") == "best-known"
+    assert entry_kind("lower-bound") == "lower-bound"
+    assert entry_name("best-known:evaluations=7", "best-known") == "best-known"
+    assert evaluations_of("best-known:evaluations=7") == 7
+    for bad in ("best-known:evaluations=0", "best-known:budget=3", "best-known:evaluations="):
+        with pytest.raises(ConfigError, match="best-known:evaluations=N"):
+            evaluations_of(bad)
+
+
+def test_a_guard_in_the_field_is_recorded_and_replays(suite: Path, field: Path) -> None:
+    results = read_results(field)
+    assert results.header.schema == SCHEDULE_SCHEMA
+    members = results.header.members[TASK]
+    assert members[GUARD]["schedule"]["placement"] == GUARD.split("/", 1)[1]
+    assert members[GUARD]["schedule"]["queue_order"] == "srtf"
+    assert "schedule" not in members["srtf/pal+backfill"]
+    assert _problems(field, suite) == []
+
+
+def test_a_guard_as_the_entry_replays(suite: Path, folder: Path, field: Path) -> None:
+    path = _run(suite, GUARD, folder / "guard.jsonl")
+    assert read_results(path).header.entry_kind == "heuristic"
+    assert _problems(path, suite) == []
+    # the same episodes as the guard's field rows (one engine run per episode)
+    assert _jcts(path) == _jcts(field, GUARD)
+
+
+def test_best_known_is_no_worse_than_any_field_member_and_replays(
+        suite: Path, field: Path, best_known: Path) -> None:
+    known = _jcts(best_known)
+    assert len(known) == 2
+    for member in FIELD:
+        for key, value in _jcts(field, member).items():
+            assert known[key] <= value + 1e-9, (member, key)
+    results = read_results(best_known)
+    assert results.header.entry_kind == "best-known"
+    assert results.header.members[TASK]["best-known"]["schedule"]["placement"] == "best-known"
+    assert _problems(best_known, suite) == []
+
+
+def test_the_lower_bound_is_below_best_known_and_replays(suite: Path, best_known: Path,
+                                                         bound: Path) -> None:
+    known, low = _jcts(best_known), _jcts(bound)
+    assert low.keys() == known.keys()
+    assert all(0 < low[k] <= known[k] for k in low)
+    results = read_results(bound)
+    assert results.header.schema == BOUND_SCHEMA
+    assert all(row.decisions == 0 and row.p99_jct_s is None for _, row in results.episodes)
+    assert _problems(bound, suite) == []
+
+
+def test_a_tampered_bound_is_refused(suite: Path, bound: Path, tmp_path: Path) -> None:
+    lines = bound.read_text().splitlines()
+    row = json.loads(lines[1])
+    row["avg_jct_s"] *= 0.9  # a bound that claims more room than there is
+    lines[1] = json.dumps(row)
+    path = tmp_path / "lower-bound.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    problems = _problems(path, suite)
+    assert problems and any("avg_jct_s" in str(p) for p in problems)
+
+
+def test_a_reference_refuses_a_fixed_order_task(suite: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"fixes the queue order.*scheduling-clairvoyant"):
+        _run(suite, "lower-bound", tmp_path / "x.jsonl", ("placement-default",))
+
+
+def test_gap_closed_by_hand() -> None:
+    # best-known 0.9x the best: an entry at 0.95x takes half the room, 1.02x is behind
+    assert gap_closed(0.95, 0.9) == pytest.approx(0.5)
+    assert gap_closed(0.9, 0.9) == pytest.approx(1.0)
+    assert gap_closed(1.02, 0.9) == pytest.approx(-0.2)
+    assert gap_closed(0.95, 1.0) is None  # no room found: undefined
+    assert gap_closed(math.inf, 0.9) is None
