@@ -5,7 +5,8 @@ that each scheduling task states an interval for the room: no schedule beats the
 and the best-known schedule is one that exists.
 
 - ``best-known[:evaluations=N]``: per test episode, the best of (a) every member of the task's
-  heuristic field run on the engine with its schedule recorded
+  heuristic field (and of the fields of the tasks run before it on the same episode) run on
+  the engine with its schedule recorded
   (:func:`palgym.schedule_record.record_episode`; aging guards included) and (b) the hindsight
   search (:func:`palgym.headroom.search.hindsight_search`, ``N`` candidates, default
   :data:`DEFAULT_EVALUATIONS`, seed 0, candidates cut at :data:`ROUND_CAP_FACTOR` times the
@@ -88,27 +89,33 @@ def check_tasks(plan: Plan) -> None:
                               f"a reference runs on the tasks {able} (--tasks)")
 
 
-def _best_known(episode: Any, task: Task, evaluations: int) -> tuple[Any, Any]:
-    """The best (result, record) of the field's members and the search on ``episode``."""
+def _best_known(episode: Any, task: Task, evaluations: int,
+                seen: dict[str, list[tuple[float, str, Any]]]) -> tuple[Any, Any]:
+    """The best (result, record) of the field's members and the search on ``episode``, and of
+    the schedules found before for the same episode (``seen``, by episode hash: the scheduling
+    tasks share their world, so one search serves them all)."""
     from palgym.headroom.search import hindsight_search
     from palgym.schedule_record import record_episode, replay_schedule
 
-    found = []
+    found = seen.setdefault(episode.episode_hash(), [])
+    searched = any(label == "search" for _, label, _ in found)
     for member in task.heuristic_field:
         order, placement = member.split("/", 1) if "/" in member else (task.queue_order,
                                                                         member)
         done = record_episode(episode, placement, order)
         if not done.result.metrics.truncated:
             found.append((done.result.metrics.avg_jct_s, member, done.record))
-    search = hindsight_search(episode, evaluations=evaluations, seed=0,
-                              round_cap_factor=ROUND_CAP_FACTOR)
-    found.append((search.avg_jct_s, "search", search.schedule))
+    if not searched:
+        search = hindsight_search(episode, evaluations=evaluations, seed=0,
+                                  round_cap_factor=ROUND_CAP_FACTOR)
+        found.append((search.avg_jct_s, "search", search.schedule))
     _, _, record = min(found, key=lambda item: item[0])
     return replay_schedule(episode, record), record
 
 
 def _rows(plan: Plan, task: Task, kind: str, evaluations: int,
-          step: Callable[[int], None]) -> list[Row]:
+          step: Callable[[int], None], seen: dict[str, list[tuple[float, str, Any]]]
+          ) -> list[Row]:
     from palgym.bench.engine_members import ScheduleOutcome
     from palgym.bench.entries import episode_rows
     from palgym.bench.selector_entry import env_episode, episode_metrics, split_env
@@ -125,7 +132,7 @@ def _rows(plan: Plan, task: Task, kind: str, evaluations: int,
                         bound_metrics(episode), 0, time.perf_counter() - started,
                         episode.episode_hash(), []))
                 else:
-                    result, record = _best_known(episode, task, evaluations)
+                    result, record = _best_known(episode, task, evaluations, seen)
                     outcomes.append(ScheduleOutcome(
                         episode_metrics(result.metrics), len(record),
                         time.perf_counter() - started, result.episode_hash, record.to_ints()))
@@ -186,9 +193,10 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
     total = sum(len(t.splits["test"].traces) * len(t.seeds) for t in plan.tasks)
     bar = SweepProgress(total, enabled=request.progress)
     rows: list[Row] = []
+    seen: dict[str, list[tuple[float, str, Any]]] = {}
     try:
         for task in plan.tasks:
-            rows += _rows(plan, task, kind, evaluations, bar.update)
+            rows += _rows(plan, task, kind, evaluations, bar.update, seen)
     finally:
         bar.close()
     members = {t.name: {plan.name: member_object(plan, t, kind)} for t in plan.tasks}
