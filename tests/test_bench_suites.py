@@ -26,6 +26,7 @@ from palgym.bench.suites import (
     suite_test_traces,
 )
 from palgym.envs.layouts import env_layout
+from palgym.policies.guards import default_guards
 from palgym.sim.cluster import ClusterSpec
 from palgym.simulate import slowdown_factors
 from tests.bench_suites import LITE, lite_data
@@ -58,6 +59,7 @@ def test_v2_adds_aging_guards_to_the_scheduling_fields_and_changes_nothing_else(
         assert added and all("+age=" in m for m in added)
         for hours in GUARD_HOURS:
             assert any(f"+age={hours}h:" in m for m in added), (after.name, hours)
+        assert added == default_guards(after.duration_knowledge)  # evaluate.py's default too
         for member in added:
             assert parse_heuristic(member, "field").label == member
         assert after.splits == before.splits and after.world == before.world

@@ -89,3 +89,35 @@ def test_a_guards_schedule_is_recorded_and_replays_bit_for_bit(config):
     recorded = record_episode(ep, guard, "srtf")
     assert recorded.result.metrics == plain.metrics
     assert replay_schedule(ep, recorded.record).metrics == plain.metrics
+
+
+def test_default_guards_cover_every_threshold_and_parse() -> None:
+    from palgym.policies.guards import GUARD_HOURS, default_guards, parse_guard
+
+    for knowledge, base, alt in (("clairvoyant", "pal+backfill", "fifo/pal+easy"),
+                                 ("unknown", "pal+backfill", "fifo/pal")):
+        names = default_guards(knowledge)
+        hours = sorted(parse_guard(n.split("/", 1)[1]).hours for n in names)
+        assert set(hours) == set(GUARD_HOURS) == {8, 16, 24, 32, 48}
+        for name in names:
+            guard = parse_guard(name.split("/", 1)[1])
+            assert guard.base_placement == base
+            assert f"{guard.alt_order}/{guard.alt_placement}" == alt
+        if knowledge == "unknown":  # no rule that needs durations
+            assert not any(o in n for n in names for o in ("srtf", "srsf", "easy"))
+
+
+def test_the_default_field_holds_guards_on_the_scheduling_env_only() -> None:
+    from agents.evaluation.best_contender import default_field
+    from palgym.policies.guards import default_guards
+
+    plain, _ = default_field(None, None, None, None)
+    scheduling, _ = default_field(None, None, None, None, "palgym/PALScheduling-v0")
+    placement, _ = default_field(None, None, None, None, "palgym/PALPlacement-v0")
+    assert placement == plain and not any("+age=" in c.placement for c in plain)
+    added = scheduling[len(plain):]
+    assert scheduling[:len(plain)] == plain
+    assert [f"{c.queue_order}/{c.placement}" for c in added] == default_guards()
+    # a field narrowed by the user stays as given
+    narrowed, _ = default_field(["fifo"], None, None, None, "palgym/PALScheduling-v0")
+    assert not any("+age=" in c.placement for c in narrowed)

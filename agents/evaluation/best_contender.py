@@ -22,6 +22,7 @@ from agents.evaluation.traces import split_of_sets, split_source
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, DURATION_ORDER_NAMES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES
 from palgym.policies.durations import parse_knowledge
+from palgym.policies.guards import default_guards
 from palgym.policies.registry import DURATION_BACKFILL_MODES
 from palgym.sim.workload import Trace
 from palgym.sweep import Runner
@@ -49,10 +50,13 @@ def check_selection_split(selection_split: str, split: str) -> None:
 
 
 def default_field(queue_orders: Sequence[str] | None, placements: Sequence[str] | None,
-                  backfills: Sequence[str] | None, duration_knowledge: str | None
-                  ) -> tuple[list[Combination], str | None]:
+                  backfills: Sequence[str] | None, duration_knowledge: str | None,
+                  env_id: str | None = None) -> tuple[list[Combination], str | None]:
     """Every order x placement x backfill (None: all), and a note when unknown durations
-    leave srtf, srsf and EASY out of a default dimension (else None).
+    leave srtf, srsf and EASY out of a default dimension (else None). On a scheduling env
+    (``PALScheduling``: a contender brings its own queue order) the whole default field (no
+    dimension given) adds the aging guards of
+    :func:`palgym.policies.guards.default_guards` for the duration knowledge.
 
     Raises:
         ConfigError: ``duration_knowledge`` is not None or a known name; see
@@ -68,7 +72,11 @@ def default_field(queue_orders: Sequence[str] | None, placements: Sequence[str] 
         modes = list(backfills or [b for b in BACKFILL_MODES
                                    if b not in DURATION_BACKFILL_MODES])
         note = None if (queue_orders and backfills) else UNKNOWN_NOTE
-    return field_of(orders, placements or PLACEMENT_NAMES, modes), note
+    field = field_of(orders, placements or PLACEMENT_NAMES, modes)
+    if (env_id is not None and "Scheduling" in env_id and queue_orders is None
+            and placements is None and backfills is None):
+        field += field_of_names(default_guards(duration_knowledge or "clairvoyant"), "guards")
+    return field, note
 
 
 def uses_best(args: argparse.Namespace) -> bool:
@@ -76,11 +84,13 @@ def uses_best(args: argparse.Namespace) -> bool:
     return BEST in (args.policy or []) or BEST in (args.reference, args.baseline)
 
 
-def side_by_side_field(args: argparse.Namespace) -> list[Combination]:
-    """``--best-field`` (explicit names), or the default field; prints the unknown note."""
+def side_by_side_field(args: argparse.Namespace, env_id: str | None = None
+                       ) -> list[Combination]:
+    """``--best-field`` (explicit names), or the default field of ``env_id``
+    (:func:`default_field`); prints the unknown note."""
     if args.best_field:
         return field_of_names(args.best_field, "--best-field")
-    field, note = default_field(None, None, None, args.duration_knowledge)
+    field, note = default_field(None, None, None, args.duration_knowledge, env_id)
     if note:
         print(note)
     return field
@@ -102,7 +112,8 @@ def choose_for_side_by_side(
     check_selection_split(args.selection_split, args.split)
     sets, source = split_source(args.trace_set, args.selection_split)
     selection = split_of_sets(sets, args.selection_split, args.duration_unit)
-    return choose_best(env_id, overrides, side_by_side_field(args), selection, source, seeds,
+    return choose_best(env_id, overrides, side_by_side_field(args, env_id), selection, source,
+                       seeds,
                        evaluation, runner)
 
 

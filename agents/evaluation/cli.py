@@ -401,7 +401,8 @@ def _best_heuristic(args: argparse.Namespace) -> Any:
             raise ConfigError("--best-heuristic crosses --policy with --backfill: give "
                               "placements without a backfill suffix")
         field, note = default_field(args.queue_order, placements, args.backfill,
-                                    args.duration_knowledge)
+                                    args.duration_knowledge,
+                                    args.env or BEST_HEURISTIC_ENV_ID)
         if note:
             print(note)
     if args.env:

@@ -32,6 +32,8 @@ from palgym.errors import ConfigError
 
 GUARD_TOKEN = "+age="
 """What makes a placement name a guard."""
+GUARD_HOURS: tuple[float, ...] = (8, 16, 24, 32, 48)
+"""The thresholds (h) of the default guards (:func:`default_guards`)."""
 _HOURS = re.compile(r"(?P<hours>[0-9]+(?:\.[0-9]+)?)h")
 
 
@@ -102,3 +104,24 @@ def parse_guard(placement: str, where: str = "guard") -> GuardName:
     base = placement_name(base, f"{where} {placement!r}")
     alt_placement = placement_name(alt_placement, f"{where} {placement!r}")
     return GuardName(base, hours, alt_order, alt_placement)
+
+
+def default_guards(duration_knowledge: str = "clairvoyant") -> list[str]:
+    """The aging guards a default field of whole schedules holds (``evaluate.py``'s default
+    ``--best-field``, palgym-bench-v2's scheduling tasks), at every :data:`GUARD_HOURS`
+    threshold: with job durations known, ``srtf/pal+backfill`` and ``srsf/pal+backfill``
+    handing over to ``fifo/pal+easy`` (the rules a learned selector's win was made of,
+    docs/RESULTS.md); with durations unknown (no SRTF, SRSF or EASY), ``fifo/pal+backfill``
+    handing over to ``fifo/pal`` (first-fit backfilling stopped once a job has queued too
+    long).
+
+    Raises:
+        ConfigError: for a knowledge other than ``clairvoyant`` / ``unknown``.
+    """
+    if duration_knowledge not in ("clairvoyant", "unknown"):
+        raise ConfigError(f"duration knowledge {duration_knowledge!r}: clairvoyant or unknown")
+    if duration_knowledge == "unknown":
+        pairs = [("fifo/pal+backfill", "fifo/pal")]
+    else:
+        pairs = [("srtf/pal+backfill", "fifo/pal+easy"), ("srsf/pal+backfill", "fifo/pal+easy")]
+    return [f"{base}{GUARD_TOKEN}{hours:g}h:{alt}" for base, alt in pairs for hours in GUARD_HOURS]
