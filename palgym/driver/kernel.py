@@ -201,20 +201,26 @@ def _admitted_all(jobs, counters, times, background):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def run_rounds(state, clock, decider_t, arrivals, scratch_t):  # type: ignore[no-untyped-def]
+def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds, order_t,  # type: ignore[no-untyped-def]  # noqa: PLR0913
+               tables_t, walk_t, stream, memo_valid, times, background, scratch_t):
     """Run rounds until Python must act (see the module docstring).
+
+    The one entry from Python takes its arrays one by one: numba types an array argument at
+    a call far faster than an array inside a tuple, and this entry is called about once per
+    arrival. Inside, they travel as records (:class:`Decider`, the clock, the arrivals).
 
     Args:
         state: the bound state (:attr:`palgym.sim.step_numba.Bound.kernel_args`; updated).
-        clock: (next_arrival_s, stop_round, stop_after_s): the next arrival (s; inf if none is
-            left); stop at a round index reaching ``stop_round`` or a clock beyond
-            ``stop_after_s``.
-        decider_t: the :class:`Decider` as a plain tuple, its :class:`OrderMemo`,
-            :class:`RuleTables` and :class:`WalkState` plain tuples too (the memos updated).
-        arrivals: (times, background): float64 (B,), the next background arrival times (s),
-            drawn ahead; int64 (5,), at :data:`FIRST_AHEAD` ... :data:`TRACE_ADMITTED`: the
-            first of ``times`` not admitted, the copies admitted so far, the first copy's job
-            id, J, 1 once every trace job is admitted (the first two updated as copies are
+        next_arrival_s: the next arrival (s; inf if none is left).
+        stop_round, stop_after_s: stop at a round index reaching the first or a clock beyond
+            the second.
+        spec, thresholds, order_t, tables_t, walk_t, stream, memo_valid: the fields of the
+            :class:`Decider`, its :class:`OrderMemo`, :class:`RuleTables` and
+            :class:`WalkState` as plain tuples (the memos updated).
+        times: float64 (B,), the next background arrival times (s), drawn ahead.
+        background: int64 (5,), at :data:`FIRST_AHEAD` ... :data:`TRACE_ADMITTED`: the first
+            of ``times`` not admitted, the copies admitted so far, the first copy's job id,
+            J, 1 once every trace job is admitted (the first two updated as copies are
             admitted here, :func:`palgym.sim.admit_kernel.admit_copies`).
         scratch_t: the :class:`Scratch` as a plain tuple, its lazy account a plain tuple too
             (its waiting times are written back to the job table before returning).
@@ -224,7 +230,6 @@ def run_rounds(state, clock, decider_t, arrivals, scratch_t):  # type: ignore[no
         :data:`REJECTED`, the commit's rejection (see :func:`palgym.sim.step_numba.rejected`).
     """
     sim = bundles_of(*state)
-    spec, thresholds, order_t, tables_t, walk_t, stream, memo_valid = decider_t
     decider = Decider(spec, thresholds, OrderMemo(*order_t), RuleTables(*tables_t),
                       WalkState(*walk_t), stream, memo_valid)
     lazy_t, marks, held, modes = scratch_t
@@ -233,7 +238,8 @@ def run_rounds(state, clock, decider_t, arrivals, scratch_t):  # type: ignore[no
     listed = listed_active(active, counters.ints[ADMITTED])
     modes[0] = holders_run(jobs.status, listed, alloc.job_of_gpu, marks, held)
     modes[1] = applies(jobs, params, counters, listed, scratch.lazy)
-    result = _rounds(sim, clock, decider, arrivals, scratch)
+    result = _rounds(sim, (next_arrival_s, stop_round, stop_after_s), decider,
+                     (times, background), scratch)
     write_back(jobs, params, listed_active(active, counters.ints[ADMITTED]), scratch.lazy)
     return result
 

@@ -81,11 +81,10 @@ class _Run:
         background = np.array([0, arrivals.background_count, arrivals.first_copy_id,
                                arrivals.trace.num_jobs, arrivals.trace_admitted], np.int64)
         times = arrivals.background_ahead(AHEAD if arrivals.trace_admitted else 1)
-        clock = (float(arrivals.next_arrival_s), self.stop_round, float(self.stop_after_s))
-        decider = (self.spec, self.thresholds, tuple(self.order_memo), self.tables,
-                   tuple(self.walk), self.stream, self.memo_valid)
         result: tuple[int, ...] = run_rounds(
-            state, clock, decider, (times, background),
+            state, float(arrivals.next_arrival_s), self.stop_round, float(self.stop_after_s),
+            self.spec, self.thresholds, tuple(self.order_memo), self.tables, tuple(self.walk),
+            self.stream, self.memo_valid, times, background,
             (tuple(self.lazy), self.marks, self.held, self.modes))
         return result, int(background[0])
 
