@@ -23,31 +23,19 @@ sb3-contrib: the ``train`` extra) load on first use.
 from __future__ import annotations
 
 from agents.base import Agent, HeuristicAgent, heuristic_env_kwargs
-from agents.lazy import lazy_getattr
+from agents.lazy import lazy_exports
 
 _LAZY = {
-    "LearnedAgent": "agents.sb3.learned",
-    "load_agent": "agents.sb3.learned",
-    "detect_algo": "agents.sb3.learned",
-    "load_model": "agents.sb3.model_zip",
-    "make_model": "agents.sb3.factory",
-    "algo_class": "agents.sb3.factory",
-    "ALGO_NAMES": "agents.sb3.hyperparams",
-    "load_hyperparams": "agents.sb3.hyperparams",
-    "parse_key_values": "agents.sb3.hyperparams",
-    "TrainSettings": "agents.sb3.train_settings",
-    "TrainResult": "agents.sb3.training",
-    "train": "agents.sb3.training",
-    "EpisodeOutcome": "agents.rollout",
-    "rollout": "agents.rollout",
-    "rollout_sequence": "agents.rollout",
-    "heuristic_outcomes": "agents.rollout",
-    "bootstrap_geomean": "agents.evaluation.stats",
-    "paired_ratios": "agents.evaluation.stats",
-    "SideBySide": "agents.evaluation.comparison",
-    "run_side_by_side": "agents.evaluation.comparison",
+    ".sb3.learned": ("LearnedAgent", "load_agent", "detect_algo"),
+    ".sb3.model_zip": ("load_model",),
+    ".sb3.factory": ("make_model", "algo_class"),
+    ".sb3.hyperparams": ("ALGO_NAMES", "load_hyperparams", "parse_key_values"),
+    ".sb3.train_settings": ("TrainSettings",),
+    ".sb3.training": ("TrainResult", "train"),
+    ".rollout": ("EpisodeOutcome", "rollout", "rollout_sequence", "heuristic_outcomes"),
+    ".evaluation.stats": ("bootstrap_geomean", "paired_ratios"),
+    ".evaluation.comparison": ("SideBySide", "run_side_by_side"),
 }
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-__all__ = ["Agent", "HeuristicAgent", "heuristic_env_kwargs", *sorted(_LAZY)]
+__getattr__, _names = lazy_exports(__name__, _LAZY)
+__all__ = ["Agent", "HeuristicAgent", "heuristic_env_kwargs", *_names]

@@ -13,7 +13,8 @@ SB3's signature, so any code written for SB3 policies calls a bound heuristic un
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -27,9 +28,22 @@ from palgym.policies.registry import placement_entry
 State = tuple[np.ndarray, ...] | None
 
 
-@runtime_checkable
-class Agent(Protocol):
+class Query(NamedTuple):
+    """The arguments of one ``predict`` call (SB3's, with sb3-contrib's ``action_masks``)."""
+
+    observation: Any
+    state: State
+    episode_start: np.ndarray | None
+    deterministic: bool
+    action_masks: np.ndarray | None
+
+
+class Agent(ABC):
     """What the evaluation loop needs from an agent.
+
+    Any object whose class has ``bind`` and ``predict`` counts as an agent
+    (``isinstance(x, Agent)``), subclass or not. The agents of this package subclass it and
+    answer each ``predict`` in :meth:`answer`.
 
     Attributes:
         name: label used in result tables (a policy name or the model's path).
@@ -37,11 +51,18 @@ class Agent(Protocol):
     """
 
     name: str
-    uses_masks: bool
+    uses_masks: bool = True
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> bool:
+        if cls is Agent:
+            return all(callable(getattr(other, member, None)) for member in ("bind", "predict"))
+        return NotImplemented  # type: ignore[no-any-return]
 
     def bind(self, env: gym.Env[Any, Any]) -> Agent:
-        """Attach the env the next episodes run in; returns the agent."""
-        ...
+        """Attach the env the next episodes run in; returns the agent (this default attaches
+        nothing)."""
+        return self
 
     def predict(
         self,
@@ -51,8 +72,41 @@ class Agent(Protocol):
         deterministic: bool = False,
         action_masks: np.ndarray | None = None,
     ) -> tuple[np.ndarray, State]:
-        """The action for ``observation`` (SB3 semantics) and the next recurrent state."""
-        ...
+        """The action for ``observation`` (SB3 semantics) and the next recurrent state:
+        :meth:`answer` of the call's :class:`Query`."""
+        return self.answer(Query(observation, state, episode_start, deterministic, action_masks))
+
+    @abstractmethod
+    def answer(self, query: Query) -> tuple[np.ndarray, State]:
+        """``(action, state)`` for one ``predict`` call."""
+
+
+class EnvAgent(Agent):
+    """An agent that decides from the simulator of the env it is bound to, not from the
+    observation (``agent.bind(env)`` before each episode); it answers with :meth:`act`."""
+
+    _env: Any = None
+
+    def bind(self, env: gym.Env[Any, Any]) -> EnvAgent:
+        """Act in ``env`` (a palgym env or any wrapper of one) from now on; returns self."""
+        self._env = env.unwrapped
+        return self
+
+    def answer(self, query: Query) -> tuple[np.ndarray, State]:
+        """``(action, state)``: :meth:`act` in the bound env as an int64 array of shape (),
+        the state returned as is.
+
+        Raises:
+            PalgymError: if the agent was never bound to an env.
+        """
+        if self._env is None:
+            raise PalgymError(f"agent {self.name!r} is not bound: call agent.bind(env) before "
+                              "predict()")
+        return np.asarray(self.act(self._env, query), dtype=np.int64), query.state
+
+    @abstractmethod
+    def act(self, env: Any, query: Query) -> int:
+        """The action in the unwrapped env ``env`` for ``query``."""
 
 
 def heuristic_env_kwargs(name: str) -> dict[str, bool]:
@@ -75,7 +129,7 @@ def heuristic_env_kwargs(name: str) -> dict[str, bool]:
     return {"sticky": entry.sticky, "class_reorder": entry.class_reorder}
 
 
-class HeuristicAgent:
+class HeuristicAgent(EnvAgent):
     """A placement heuristic (PAL, PM-First, Packed, Random; with backfilling, e.g.
     ``pal+easy``, in the scheduling task; any registered placement) as an agent of the env.
 
@@ -91,44 +145,15 @@ class HeuristicAgent:
         ConfigError: for an unknown name.
     """
 
-    uses_masks = True
-
     def __init__(self, name: str) -> None:
         self.env_kwargs = heuristic_env_kwargs(name)
         self.name = placement_name(name) if ":" in name and not is_guard(name) else name
-        self._env: Any = None
 
     def __repr__(self) -> str:
         return f"HeuristicAgent({self.name!r})"
 
-    def bind(self, env: gym.Env[Any, Any]) -> HeuristicAgent:
-        """Act in ``env`` (any wrapper of a palgym ClusterEnv) from now on; returns self."""
-        self._env = env.unwrapped
-        return self
-
-    def predict(
-        self,
-        observation: Any,
-        state: State = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-        action_masks: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, State]:
-        """The heuristic's action in the bound env (the observation is not used).
-
-        Args:
-            observation: ignored (the heuristic reads the simulator's views).
-            state: ignored; returned as is.
-            episode_start: ignored.
-            deterministic: ignored (Random placement draws from the episode's seeded stream).
-            action_masks: ignored (the heuristic's action is always valid).
-
-        Returns:
-            ``(action, state)`` with ``action`` an int64 array of shape ().
-
-        Raises:
-            PalgymError: if the agent was never bound to an env.
-        """
-        if self._env is None:
-            raise PalgymError(f"{self!r} is not bound: call agent.bind(env) before predict()")
-        return np.asarray(self._env.heuristic_action(self.name), dtype=np.int64), state
+    def act(self, env: Any, query: Query) -> int:
+        """The heuristic's action in ``env``; the observation, masks and ``deterministic``
+        are not used (Random placement draws from the episode's seeded stream; the heuristic's
+        action is always valid)."""
+        return int(env.heuristic_action(self.name))

@@ -19,7 +19,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -32,12 +31,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from public_data import check_arguments  # noqa: E402
+from public_data import check_arguments, finish_table  # noqa: E402
 
 from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
 from palgym.bundled import bundled_trace_paths  # noqa: E402
-from palgym.io.atomic import atomic_write_text  # noqa: E402
 from palgym.simulate import slowdown_factors  # noqa: E402
 
 BELIEFS = ("oracle", "stale", "online")
@@ -126,13 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         kept = "" if share is None else f"  keeps {share:.0%} of the oracle gain"
         print(f"  pal-{belief:<7} {s['geomean_ratio']:.4f} [{s['ci_low']:.4f}, "
               f"{s['ci_high']:.4f}] over {s['num_units']} traces{kept}")
-    print(f"unfinished (truncated) episodes: {unfinished} (marked *; censored JCTs)")
-    if unfinished:
-        print("warning: truncated episodes enter the ratios with censored JCTs", file=sys.stderr)
-    if args.json is not None:
-        atomic_write_text(args.json, json.dumps(
-            {"preset": args.preset, "seeds": args.seeds, "rows": rows, "summary": summary,
-             "unfinished": unfinished}, indent=2, sort_keys=True) + "\n")
+    finish_table(args.json, unfinished, {"preset": args.preset, "seeds": args.seeds,
+                                         "rows": rows, "summary": summary})
     return 0
 
 

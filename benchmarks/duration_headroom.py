@@ -28,7 +28,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,11 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from public_data import check_arguments  # noqa: E402
+from public_data import check_arguments, finish_table  # noqa: E402
 
 from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
-from palgym.io.atomic import atomic_write_text  # noqa: E402
 from palgym.policies.base import QueueOrder  # noqa: E402
 from palgym.policies.gittins import GittinsOrder, ServicePrior  # noqa: E402
 from palgym.sim.workload import Trace  # noqa: E402
@@ -129,14 +127,9 @@ def main(argv: list[str] | None = None) -> int:
                           "num_units": s.num_units}
         print(f"  {order:<9} {s.geomean:.4f} [{s.ci_low:.4f}, {s.ci_high:.4f}] over "
               f"{s.num_units} traces")
-    print(f"unfinished (truncated) episodes: {unfinished} (marked *; censored JCTs)")
-    if unfinished:
-        print("warning: truncated episodes enter the ratios with censored JCTs", file=sys.stderr)
-    if args.json is not None:
-        atomic_write_text(args.json, json.dumps(
-            {"preset": args.preset, "policy": args.policy, "seeds": args.seeds,
-             "best_non_clairvoyant": best, "prior": prior.source, "rows": rows,
-             "summary": summary, "unfinished": unfinished}, indent=2, sort_keys=True) + "\n")
+    finish_table(args.json, unfinished, {
+        "preset": args.preset, "policy": args.policy, "seeds": args.seeds,
+        "best_non_clairvoyant": best, "prior": prior.source, "rows": rows, "summary": summary})
     return 0
 
 

@@ -24,7 +24,7 @@ J, G = 80, 16
 def _order(code, floats, ints, status, listed, admitted, thresholds, memo_t):  # type: ignore[no-untyped-def]  # noqa: PLR0913
     jobs = compiled_columns_of(floats, ints, status)
     memo = codes.OrderMemo(*memo_t)
-    return codes.sorted_order(code, jobs, listed, admitted, thresholds, memo).copy()
+    return codes.sorted_order((code, thresholds), jobs, listed, admitted, memo).copy()
 
 
 @njit(cache=True)

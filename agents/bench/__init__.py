@@ -15,15 +15,11 @@ they need neither ``agents`` nor ``traces``.
 
 from __future__ import annotations
 
-from agents.lazy import lazy_getattr
+from agents.lazy import lazy_exports
 
 _LAZY = {
-    "main": "agents.bench.cli",
-    "RunRequest": "agents.bench.runner",
-    "run_entry": "agents.bench.runner",
-    "build_contenders": "agents.bench.runner",
-    "prepare": "agents.bench.runner",
+    ".cli": ("main",),
+    ".runner": ("RunRequest", "run_entry", "build_contenders", "prepare"),
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
-__all__ = sorted(_LAZY)
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

@@ -30,33 +30,24 @@ Names load on first use (PEP 562): the heuristic table needs neither gymnasium's
 
 from __future__ import annotations
 
-from agents.lazy import lazy_getattr
+from agents.lazy import lazy_exports
 
 _LAZY = {
-    "Contender": "agents.evaluation.contenders",
-    "heuristic_contender": "agents.evaluation.contenders",
-    "learned_contender": "agents.evaluation.contenders",
-    "planner_contender": "agents.evaluation.contenders",
-    "learning_curve_files": "agents.evaluation.contenders",
-    "run_contenders": "agents.evaluation.comparison",
-    "check_identical_episodes": "agents.evaluation.comparison",
-    "SideBySide": "agents.evaluation.comparison",
-    "heuristic_table": "agents.evaluation.comparison",
-    "run_side_by_side": "agents.evaluation.comparison",
-    "Comparison": "agents.evaluation.summary",
-    "summarise": "agents.evaluation.summary",
-    "bootstrap_geomean": "agents.evaluation.stats",
-    "paired_ratios": "agents.evaluation.stats",
-    "BestHeuristic": "agents.evaluation.best",
-    "run_best": "agents.evaluation.best",
-    "Outputs": "agents.evaluation.report",
-    "format_result": "agents.evaluation.report",
-    "write_result": "agents.evaluation.report",
-    "write_plots": "agents.evaluation.plots",
-    "resolve_traces": "agents.evaluation.traces",
-    "make_runner": "agents.evaluation.parallel",
+    ".contenders": (
+        "Contender", "heuristic_contender", "learned_contender", "planner_contender",
+        "learning_curve_files",
+    ),
+    ".comparison": (
+        "run_contenders", "check_identical_episodes", "SideBySide", "heuristic_table",
+        "run_side_by_side",
+    ),
+    ".summary": ("Comparison", "summarise"),
+    ".stats": ("bootstrap_geomean", "paired_ratios"),
+    ".best": ("BestHeuristic", "run_best"),
+    ".report": ("Outputs", "format_result", "write_result"),
+    ".plots": ("write_plots",),
+    ".traces": ("resolve_traces",),
+    ".parallel": ("make_runner",),
 }
 
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-__all__ = sorted(_LAZY)
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

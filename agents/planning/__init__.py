@@ -14,19 +14,13 @@ Names load on first use.
 
 from __future__ import annotations
 
-from agents.lazy import lazy_getattr
+from agents.lazy import lazy_exports
 
 _LAZY = {
-    "BaseRollout": "agents.planning.search",
-    "clone_env": "agents.planning.search",
-    "PlannerAgent": "agents.planning.planner",
-    "PlannerSpec": "agents.planning.planner",
-    "planner_agent": "agents.planning.planner",
-    "format_planner_costs": "agents.planning.planner",
-    "RuleSearchAgent": "agents.planning.rule_search",
-    "RuleSearchSpec": "agents.planning.rule_search",
-    "PlannerEpisodeStats": "agents.planning.stats",
+    ".search": ("BaseRollout", "clone_env"),
+    ".planner": ("PlannerAgent", "PlannerSpec", "planner_agent", "format_planner_costs"),
+    ".rule_search": ("RuleSearchAgent", "RuleSearchSpec"),
+    ".stats": ("PlannerEpisodeStats",),
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
-__all__ = sorted(_LAZY)
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

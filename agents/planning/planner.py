@@ -37,15 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
-
-from agents.base import State, heuristic_env_kwargs
+from agents.base import EnvAgent, Query, heuristic_env_kwargs
 from agents.planning.rule_search import RuleSearchAgent, RuleSearchSpec
 from agents.planning.search import ESTIMATES, BaseRollout, clone_env
 from agents.planning.stats import PlannerEpisodeStats, episode_stats
 from palgym.envs.heuristics import heuristic_candidate
-from palgym.errors import ConfigError, PalgymError
+from palgym.errors import ConfigError
 from palgym.policies import placement_name
 from palgym.policies.backfill import split_name
 from palgym.policies.registry import placement_entry
@@ -209,7 +206,7 @@ def _effect(env: Any, action: int) -> tuple[Any, ...]:
     return (job, tuple(int(g) for g in candidates.gpus(slot, candidate)))
 
 
-class PlannerAgent:
+class PlannerAgent(EnvAgent):
     """The rollout planner as an agent of the env (:class:`agents.base.Agent`).
 
     Args:
@@ -219,41 +216,19 @@ class PlannerAgent:
         episodes: per episode run so far, its :class:`PlannerEpisodeStats` (in run order).
     """
 
-    uses_masks = True
-
     def __init__(self, spec: PlannerSpec) -> None:
         self.spec = spec
         self.name = spec.label
         self.env_kwargs: dict[str, Any] = {**heuristic_env_kwargs(spec.base), "strict": True}
         self.episodes: list[PlannerEpisodeStats] = []
-        self._env: Any = None
 
-    def bind(self, env: gym.Env[Any, Any]) -> PlannerAgent:
-        """Act in ``env`` (a palgym env or a wrapper of one); returns self."""
-        self._env = env.unwrapped
-        return self
-
-    def predict(
-        self,
-        observation: Any,
-        state: State = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-        action_masks: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, State]:
-        """The planner's action in the bound env (observation and masks are read from it).
-
-        Raises:
-            PalgymError: if the agent was never bound to an env.
-        """
-        env = self._env
-        if env is None:
-            raise PalgymError(f"{self.name} is not bound: call agent.bind(env) before predict()")
-        stats, _ = episode_stats(self.episodes, env, episode_start)
+    def act(self, env: Any, query: Query) -> int:
+        """The planner's action in ``env`` (observation and masks are read from it)."""
+        stats, _ = episode_stats(self.episodes, env, query.episode_start)
         started = time.perf_counter()
         action = self.decide(env, stats, self.spec.depth)
         stats.planning_s += time.perf_counter() - started
-        return np.asarray(action, dtype=np.int64), state
+        return action
 
     def decide(self, env: Any, stats: PlannerEpisodeStats, depth: int) -> int:
         """The action at ``env``'s decision, searching ``depth`` levels; counts into stats."""

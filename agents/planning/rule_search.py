@@ -30,13 +30,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
-
-from agents.base import State, heuristic_env_kwargs
+from agents.base import EnvAgent, Query, heuristic_env_kwargs
 from agents.planning.search import ESTIMATES, BaseRollout, clone_env, state_cost
 from agents.planning.stats import PlannerEpisodeStats, episode_stats
-from palgym.errors import ConfigError, PalgymError
+from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES
 
 _TIE_TOLERANCE = 1e-12
@@ -148,7 +145,7 @@ def choose_rule(costs: list[float]) -> tuple[int, bool]:
     return best, any(abs(c - costs[0]) <= margin for c in costs[1:])
 
 
-class RuleSearchAgent:
+class RuleSearchAgent(EnvAgent):
     """The round-by-round rule search as an agent of the env (:class:`agents.base.Agent`).
 
     Args:
@@ -163,8 +160,6 @@ class RuleSearchAgent:
             rounds played by another rule than the base / where another rule tied it.
     """
 
-    uses_masks = True
-
     def __init__(self, spec: RuleSearchSpec) -> None:
         self.spec = spec
         self.name = spec.label
@@ -172,26 +167,11 @@ class RuleSearchAgent:
         if spec.order is not None:
             self.env_kwargs["queue_order"] = spec.order
         self.episodes: list[PlannerEpisodeStats] = []
-        self._env: Any = None
         self._held: tuple[str, int] = (spec.base, -1)
 
-    def bind(self, env: gym.Env[Any, Any]) -> RuleSearchAgent:
-        """Act in ``env`` (a palgym env or a wrapper of one); returns self."""
-        self._env = env.unwrapped
-        return self
-
-    def predict(self, observation: Any, state: State = None,
-                episode_start: np.ndarray | None = None, deterministic: bool = False,
-                action_masks: np.ndarray | None = None) -> tuple[np.ndarray, State]:
-        """The held rule's action in the bound env, searching at a round's first decision.
-
-        Raises:
-            PalgymError: if the agent was never bound to an env.
-        """
-        env = self._env
-        if env is None:
-            raise PalgymError(f"{self.name} is not bound: call agent.bind(env) before predict()")
-        stats, new = episode_stats(self.episodes, env, episode_start)
+    def act(self, env: Any, query: Query) -> int:
+        """The held rule's action in ``env``, searching at a round's first decision."""
+        stats, new = episode_stats(self.episodes, env, query.episode_start)
         if new:
             self._held = (self.spec.base, -1)
         started = time.perf_counter()
@@ -201,7 +181,7 @@ class RuleSearchAgent:
         stats.decisions += 1
         action = int(env.heuristic_action(self._held[0], check=False))
         stats.planning_s += time.perf_counter() - started
-        return np.asarray(action, dtype=np.int64), state
+        return action
 
     def search(self, env: Any, stats: PlannerEpisodeStats) -> int:
         """The index of the rule to play this round (one rollout per rule)."""

@@ -23,27 +23,19 @@ Names load on first use: torch and stable-baselines3 (the ``train`` extra) load 
 
 from __future__ import annotations
 
-from agents.lazy import lazy_getattr
+from agents.lazy import lazy_exports
 
 _LAZY = {
-    "ALGO_NAMES": "agents.sb3.hyperparams",
-    "load_hyperparams": "agents.sb3.hyperparams",
-    "parse_key_values": "agents.sb3.hyperparams",
-    "algo_class": "agents.sb3.factory",
-    "make_model": "agents.sb3.factory",
-    "CandidateScoringPolicy": "agents.sb3.policies",
-    "TrainSettings": "agents.sb3.train_settings",
-    "TrainResult": "agents.sb3.training",
-    "train": "agents.sb3.training",
-    "make_vec_env": "agents.sb3.envs",
-    "optimize": "agents.sb3.optimize",
-    "LearnedAgent": "agents.sb3.learned",
-    "load_agent": "agents.sb3.learned",
-    "detect_algo": "agents.sb3.learned",
-    "pretrained_names": "agents.sb3.learned",
-    "load_model": "agents.sb3.model_zip",
-    "check_layout": "agents.sb3.layouts",
+    ".hyperparams": ("ALGO_NAMES", "load_hyperparams", "parse_key_values"),
+    ".factory": ("algo_class", "make_model"),
+    ".policies": ("CandidateScoringPolicy",),
+    ".train_settings": ("TrainSettings",),
+    ".training": ("TrainResult", "train"),
+    ".envs": ("make_vec_env",),
+    ".optimize": ("optimize",),
+    ".learned": ("LearnedAgent", "load_agent", "detect_algo", "pretrained_names"),
+    ".model_zip": ("load_model",),
+    ".layouts": ("check_layout",),
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
-__all__ = sorted(_LAZY)
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

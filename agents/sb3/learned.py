@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from agents.base import State
+from agents.base import Agent, Query, State
 from agents.data_dir import resolve_config
 from agents.ids import canonical_env_id
 from agents.run_markers import check_run_folder
@@ -38,7 +38,7 @@ PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 ``<env name>_<algo>.yml`` (see ``agents/pretrained/README.md``)."""
 
 
-class LearnedAgent:
+class LearnedAgent(Agent):
     """A trained model as an agent (see :class:`agents.base.Agent`).
 
     Args:
@@ -70,26 +70,19 @@ class LearnedAgent:
         check_env_layout(self.name, self.run_config, env)
         return self
 
-    def predict(
-        self,
-        observation: Any,
-        state: State = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-        action_masks: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, State]:
+    def answer(self, query: Query) -> tuple[np.ndarray, State]:
         """The model's action (SB3 semantics); masks are passed to masked models only.
 
         Args:
-            observation: one observation (or a batch, as SB3 accepts).
-            state: recurrent state (None for these feed-forward policies).
-            episode_start: SB3's episode-start flags.
-            deterministic: greedy action if True.
-            action_masks: bool (K*M+1,) or (n_envs, K*M+1); used by ``maskable_ppo`` only.
+            query: one observation (or a batch, as SB3 accepts); recurrent state (None for
+                these feed-forward policies); SB3's episode-start flags; greedy if
+                ``deterministic``; ``action_masks`` bool (K*M+1,) or (n_envs, K*M+1), used by
+                ``maskable_ppo`` only.
 
         Returns:
             ``(action, state)`` as the model returns them.
         """
+        observation, state, episode_start, deterministic, action_masks = query
         if self.uses_masks:
             return self.model.predict(  # type: ignore[no-any-return]
                 observation, state, episode_start, deterministic, action_masks=action_masks

@@ -18,24 +18,16 @@ Names load on first use.
 
 from __future__ import annotations
 
-from agents.lazy import lazy_getattr
+from agents.lazy import lazy_exports
 
 _LAZY = {
-    "LinearSelector": "agents.selection.selector",
-    "StarvationFloor": "agents.selection.selector",
-    "train_cem": "agents.selection.selector",
-    "log_ratio": "agents.selection.selector",
-    "LabelledEpisode": "agents.selection.runs",
-    "split_episodes": "agents.selection.runs",
-    "run_many": "agents.selection.runs",
-    "RolloutSearch": "agents.selection.search",
-    "run_search_episode": "agents.selection.search",
-    "copy_engine": "agents.selection.engine_copies",
-    "distill": "agents.selection.distill",
-    "load_selector": "agents.selection.entry",
-    "run_entry": "agents.selection.entry",
-    "main": "agents.selection.cli",
+    ".selector": ("LinearSelector", "StarvationFloor", "train_cem", "log_ratio"),
+    ".runs": ("LabelledEpisode", "split_episodes", "run_many"),
+    ".search": ("RolloutSearch", "run_search_episode"),
+    ".engine_copies": ("copy_engine",),
+    ".distill": ("distill",),
+    ".entry": ("load_selector", "run_entry"),
+    ".cli": ("main",),
 }
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
-__all__ = sorted(_LAZY)
+__getattr__, __all__ = lazy_exports(__name__, _LAZY)

@@ -39,10 +39,7 @@ from palgym.sim.state import (
     MEASURED_LEFT,
     NOW_S,
     ROUND_INDEX,
-    Allocation,
     CommitOutcome,
-    Counters,
-    KernelParams,
 )
 from palgym.sim.step_active import holders_run, running_of
 from palgym.sim.step_active import listed as listed_active
@@ -50,8 +47,8 @@ from palgym.sim.step_numba import (
     advance_over,
     advance_step,
     apply_target,
+    bundles_of,
     commit_step,
-    compiled_columns_of,
     idle_steps,
 )
 from palgym.sim.types import JobStatus
@@ -94,13 +91,36 @@ class Scratch(NamedTuple):
     modes: np.ndarray
 
 
+class Decider(NamedTuple):
+    """What decides a round in :func:`run_rounds`: the policy's spec and the memos it keeps.
+
+    Attributes:
+        spec: int64: the order's key code, the loop's memo flag, then the placement's spec
+            (:func:`palgym.policies.place_kernel.place`).
+        thresholds: float64 (T,) Tiresias' 2D-LAS thresholds.
+        order_memo, tables, walk: the :class:`OrderMemo`, :class:`RuleTables` and
+            :class:`WalkState` (the memos updated).
+        stream: the placement's random stream.
+        memo_valid: int64 (1,), the loop's memo (the last commit kept the allocation).
+    """
+
+    spec: np.ndarray
+    thresholds: np.ndarray
+    order_memo: OrderMemo
+    tables: RuleTables
+    walk: WalkState
+    stream: np.ndarray
+    memo_valid: np.ndarray
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def _commit_and_advance(jobs, alloc, counters, params, active, target, apply, scratch):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """Commit ``target`` (if ``apply``, else keep the allocation) and, if the commit was not
-    rejected, account waiting; (code, job, value 1, value 2) as
-    :func:`palgym.sim.step_numba.commit_step`."""
+def _commit_and_advance(sim, target, apply, scratch):  # type: ignore[no-untyped-def]
+    """Commit ``target`` (if ``apply``, else keep the allocation) on the :class:`Bundles`
+    ``sim`` and, if the commit was not rejected, account waiting; (code, job, value 1,
+    value 2) as :func:`palgym.sim.step_numba.commit_step`."""
     if not scratch.modes[1]:
-        return commit_step(jobs, alloc, counters, params, active, target, apply)
+        return commit_step(sim, target, apply)
+    jobs, alloc, counters, params, _ = sim
     touched = np.empty(0, np.int64)
     code, job, value_1, value_2 = np.int64(0), np.int64(-1), np.int64(0), np.int64(0)
     if apply:
@@ -114,55 +134,54 @@ def _commit_and_advance(jobs, alloc, counters, params, active, target, apply, sc
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _advance(jobs, alloc, counters, params, active, scratch):  # type: ignore[no-untyped-def]
+def _advance(sim, scratch):  # type: ignore[no-untyped-def]
     """:func:`palgym.sim.step_numba.advance_step`, reading the running jobs only when
     ``scratch.modes[0]``."""
     if scratch.modes[0]:
-        advance_over(jobs, alloc, counters, params, active,
-                     running_of(alloc.job_of_gpu, scratch.marks, scratch.held))
+        advance_over(sim, running_of(sim.alloc.job_of_gpu, scratch.marks, scratch.held))
     else:
-        advance_step(jobs, alloc, counters, params, active)
+        advance_step(sim)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _idle(jobs, alloc, counters, params, active, next_arrival_s, scratch):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def _idle(sim, next_arrival_s, scratch):  # type: ignore[no-untyped-def]
     """:func:`palgym.sim.step_numba.idle_steps` with the round's account and advance of
     :func:`_commit_and_advance` and :func:`_advance`."""
     if not scratch.modes[0] and not scratch.modes[1]:
-        idle_steps(jobs, alloc, counters, params, active, next_arrival_s)
+        idle_steps(sim, next_arrival_s)
         return
-    while counters.ints[ROUND_INDEX] < params.max_rounds:
-        _commit_and_advance(jobs, alloc, counters, params, active, alloc.job_of_gpu, False,
-                            scratch)
-        _advance(jobs, alloc, counters, params, active, scratch)
+    counters = sim.counters
+    while counters.ints[ROUND_INDEX] < sim.params.max_rounds:
+        _commit_and_advance(sim, sim.alloc.job_of_gpu, False, scratch)
+        _advance(sim, scratch)
         if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
                 or counters.ints[MEASURED_LEFT] == 0):
             break
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec, thresholds,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-                   order_memo, tables, walk, stream, memo_valid, scratch):
+def _decided_round(sim, next_arrival_s, decider, scratch):  # type: ignore[no-untyped-def]
     """Order, place, commit and advance one round: (outcome or -1 to go on, job, value 1,
     value 2), as :func:`run_rounds` returns."""
+    jobs, alloc, counters, params, active = sim
+    spec, order_memo = decider.spec, decider.order_memo
     listed = listed_active(active, counters.ints[ADMITTED])
-    order = sorted_order(spec[ORDER_CODE], jobs, listed, counters.ints[ADMITTED], thresholds,
-                         order_memo)
+    order = sorted_order((spec[ORDER_CODE], decider.thresholds), jobs, listed,
+                         counters.ints[ADMITTED], order_memo)
     num_jobs = max(params.num_measured, counters.ints[ADMITTED])
-    target = place(spec[PLACE_SPEC:], order, jobs, alloc.job_of_gpu, num_jobs, tables, walk,
-                   stream)
-    code, job, value_1, value_2 = _commit_and_advance(jobs, alloc, counters, params, active,
-                                                      target, True, scratch)
+    target = place(spec[PLACE_SPEC:], order, jobs, (alloc.job_of_gpu, num_jobs),
+                   (decider.tables, decider.walk, decider.stream))
+    code, job, value_1, value_2 = _commit_and_advance(sim, target, True, scratch)
     if code < 0:
         return (np.int64(REJECTED), np.int64(code), np.int64(job), np.int64(value_1),
                 np.int64(value_2))
-    memo_valid[0] = code != CHANGED
+    decider.memo_valid[0] = code != CHANGED
     note_round(order_memo, alloc.job_of_gpu, counters.ints[EVENTS_SINCE_COMMIT] != 0)
     if next_arrival_s == np.inf:
         listed = listed_active(active, counters.ints[ADMITTED])
         if listed.size and not _any_running(jobs.status, listed):
             return np.int64(IDLE_CLUSTER), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
-    _advance(jobs, alloc, counters, params, active, scratch)
+    _advance(sim, scratch)
     return np.int64(-1), np.int64(0), np.int64(0), np.int64(0), np.int64(0)
 
 
@@ -186,18 +205,18 @@ def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds
                tables_t, walk_t, stream, memo_valid, times, background, scratch_t):
     """Run rounds until Python must act (see the module docstring).
 
+    The one entry from Python takes its arrays one by one: numba types an array argument at
+    a call far faster than an array inside a tuple, and this entry is called about once per
+    arrival. Inside, they travel as records (:class:`Decider`, the clock, the arrivals).
+
     Args:
         state: the bound state (:attr:`palgym.sim.step_numba.Bound.kernel_args`; updated).
         next_arrival_s: the next arrival (s; inf if none is left).
         stop_round, stop_after_s: stop at a round index reaching the first or a clock beyond
             the second.
-        spec: int64: the order's key code, the loop's memo flag, then the placement's spec
-            (:func:`palgym.policies.place_kernel.place`).
-        thresholds: float64 (T,) Tiresias' 2D-LAS thresholds.
-        order_t, tables_t, walk_t: the :class:`OrderMemo`, :class:`RuleTables` and
+        spec, thresholds, order_t, tables_t, walk_t, stream, memo_valid: the fields of the
+            :class:`Decider`, its :class:`OrderMemo`, :class:`RuleTables` and
             :class:`WalkState` as plain tuples (the memos updated).
-        stream: the placement's random stream.
-        memo_valid: int64 (1,), the loop's memo (the last commit kept the allocation).
         times: float64 (B,), the next background arrival times (s), drawn ahead.
         background: int64 (5,), at :data:`FIRST_AHEAD` ... :data:`TRACE_ADMITTED`: the first
             of ``times`` not admitted, the copies admitted so far, the first copy's job id,
@@ -210,44 +229,41 @@ def run_rounds(state, next_arrival_s, stop_round, stop_after_s, spec, thresholds
         (outcome, code, job, value 1, value 2): the outcome (module constants) and, for
         :data:`REJECTED`, the commit's rejection (see :func:`palgym.sim.step_numba.rejected`).
     """
-    jobs_t, alloc_t, counters_t, params_t, active = state
-    jobs, alloc = compiled_columns_of(*jobs_t), Allocation(*alloc_t)
-    counters, params = Counters(*counters_t), KernelParams(*params_t)
-    order_memo, tables, walk = OrderMemo(*order_t), RuleTables(*tables_t), WalkState(*walk_t)
+    sim = bundles_of(*state)
+    decider = Decider(spec, thresholds, OrderMemo(*order_t), RuleTables(*tables_t),
+                      WalkState(*walk_t), stream, memo_valid)
     lazy_t, marks, held, modes = scratch_t
     scratch = Scratch(LazyWaiting(*lazy_t), marks, held, modes)
+    jobs, alloc, counters, params, active = sim
     listed = listed_active(active, counters.ints[ADMITTED])
     modes[0] = holders_run(jobs.status, listed, alloc.job_of_gpu, marks, held)
     modes[1] = applies(jobs, params, counters, listed, scratch.lazy)
-    result = _rounds(jobs, alloc, counters, params, active, next_arrival_s, stop_round,
-                     stop_after_s, spec, thresholds, order_memo, tables, walk, stream,
-                     memo_valid, times, background, scratch)
+    result = _rounds(sim, (next_arrival_s, stop_round, stop_after_s), decider,
+                     (times, background), scratch)
     write_back(jobs, params, listed_active(active, counters.ints[ADMITTED]), scratch.lazy)
     return result
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _rounds(jobs, alloc, counters, params, active, next_arrival_s, stop_round, stop_after_s,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-            spec, thresholds, order_memo, tables, walk, stream, memo_valid, times, background,
-            scratch):
+def _rounds(sim, clock, decider, arrivals, scratch):  # type: ignore[no-untyped-def]
     """The loop of :func:`run_rounds` on the rebuilt bundles."""
-    ints, floats = counters.ints, counters.floats
+    next_arrival_s, stop_round, stop_after_s = clock
+    times, background = arrivals
+    ints, floats = sim.counters.ints, sim.counters.floats
     measured_left = ints[MEASURED_LEFT]
     while True:
-        if spec[MEMO_ROUNDS] and memo_valid[0] and not ints[EVENTS_SINCE_COMMIT]:
-            _idle(jobs, alloc, counters, params, active, next_arrival_s, scratch)
-            order_memo.counts[FAST] = 0  # a promotion may have ended the stretch
+        if decider.spec[MEMO_ROUNDS] and decider.memo_valid[0] and not ints[EVENTS_SINCE_COMMIT]:
+            _idle(sim, next_arrival_s, scratch)
+            decider.order_memo.counts[FAST] = 0  # a promotion may have ended the stretch
         else:
-            result = _decided_round(jobs, alloc, counters, params, active, next_arrival_s, spec,
-                                    thresholds, order_memo, tables, walk, stream, memo_valid,
-                                    scratch)
+            result = _decided_round(sim, next_arrival_s, decider, scratch)
             if result[0] >= 0:
                 return result
         outcome = -1
-        if ints[MEASURED_LEFT] == 0 or ints[ROUND_INDEX] >= params.max_rounds:
+        if ints[MEASURED_LEFT] == 0 or ints[ROUND_INDEX] >= sim.params.max_rounds:
             outcome = ENDED
         elif floats[NOW_S] >= next_arrival_s:
-            next_arrival_s = _admitted_all(jobs, counters, times, background)
+            next_arrival_s = _admitted_all(sim.jobs, sim.counters, times, background)
             if next_arrival_s < 0.0:
                 outcome = ARRIVAL
         if outcome < 0 and (ints[MEASURED_LEFT] != measured_left

@@ -162,12 +162,8 @@ def check_placement(obj: object) -> PlacementPolicy:
 
 
 def check_queue_order(obj: object) -> QueueOrder:
-    """``obj`` itself, once it has every member of :class:`QueueOrder`.
-
-    Raises:
-        TypeError: naming the members ``obj`` lacks or that have the wrong type (or if ``obj``
-            is a class).
-    """
+    """``obj`` itself, once it has every member of :class:`QueueOrder`; raises as
+    :func:`check_placement`."""
     _require(obj, "queue order", QUEUE_ORDER_MEMBERS)
     return cast(QueueOrder, obj)
 

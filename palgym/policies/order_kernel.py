@@ -106,13 +106,14 @@ def note_round(memo, job_of_gpu, promoted):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def keys_of(code, jobs, listed, thresholds, key_1, key_2):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """The keys of the jobs ``listed`` under order ``code`` into ``key_1[:A]``, ``key_2[:A]``
+def keys_of(rule, jobs, listed, fresh):  # type: ignore[no-untyped-def]
+    """The keys of the jobs ``listed`` under the order ``rule`` (its key code and Tiresias'
+    thresholds, :func:`sorted_order`) into ``fresh`` = (``key_1[:A]``, ``key_2[:A]``)
     (float64; key 2 is 0 where the order has one key), as :mod:`palgym.policies.ordering` and
     :func:`palgym.policies.durations.remaining_time_s` compute them (clairvoyant)."""
+    code, thresholds = rule
+    key_1, key_2 = fresh
     submit, attained, gpu_service = jobs.submit_time_s, jobs.attained_service_s, jobs.gpu_service_s
-    iteration_s, total, done = jobs.iteration_time_s, jobs.total_iterations, jobs.iterations_done
-    num_gpus = jobs.num_gpus
     for i in range(listed.size):
         j = listed[i]
         second = 0.0
@@ -130,14 +131,15 @@ def keys_of(code, jobs, listed, thresholds, key_1, key_2):  # type: ignore[no-un
                     first += 1.0
             second = submit[j]
         else:
-            first = _remaining(code, iteration_s[j], total[j], done[j], attained[j],
-                               num_gpus[j])
+            first = _remaining(code, jobs, j)
         key_1[i], key_2[i] = first, second
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _remaining(code, iteration_s, total, done, attained, num_gpus):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """SRTF's (or SRSF's, x ``num_gpus``) key of one job, nominal or ideal."""
+def _remaining(code, jobs, j):  # type: ignore[no-untyped-def]
+    """SRTF's (or SRSF's, x its GPU count) key of job ``j``, nominal or ideal."""
+    iteration_s, total = jobs.iteration_time_s[j], jobs.total_iterations[j]
+    done, attained, num_gpus = jobs.iterations_done[j], jobs.attained_service_s[j], jobs.num_gpus[j]
     if code == SRTF_NOMINAL_KEY or code == SRSF_NOMINAL_KEY:
         left = iteration_s * total - attained
     else:
@@ -157,8 +159,10 @@ def _float_less(a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _less(priority, key_1, key_2, a, b):  # type: ignore[no-untyped-def]
-    """Job ``a`` before job ``b`` by (priority, key 1, key 2, index), on the memo's keys."""
+def _less(keys, a, b):  # type: ignore[no-untyped-def]
+    """Job ``a`` before job ``b`` by (priority, key 1, key 2, index), on the memo's ``keys``
+    = (priority, key_1, key_2) (:class:`OrderMemo`)."""
+    priority, key_1, key_2 = keys
     if priority[a] != priority[b]:
         return priority[a] < priority[b]
     a1, b1 = key_1[a], key_1[b]
@@ -175,12 +179,12 @@ def _less(priority, key_1, key_2, a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _upper_bound(priority, key_1, key_2, job, order, low, high):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """The first position in the sorted ``order[low:high]`` whose job comes after ``job``
-    (binary search; ``high`` if none does)."""
+def _upper_bound(keys, job, order, low, high):  # type: ignore[no-untyped-def]
+    """The first position in the sorted ``order[low:high]`` whose job comes after ``job`` by
+    :func:`_less` on ``keys`` (binary search; ``high`` if none does)."""
     while low < high:
         middle = (low + high) // 2
-        if _less(priority, key_1, key_2, job, order[middle]):
+        if _less(keys, job, order[middle]):
             high = middle
         else:
             low = middle + 1
@@ -194,7 +198,7 @@ def _same(a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _sort(priority, key_1, key_2, items, scratch):  # type: ignore[no-untyped-def]
+def _sort(keys, items, scratch):  # type: ignore[no-untyped-def]
     """Sort ``items`` (job indices) in place by :func:`_less`: insertion sort for a few,
     merge sort (bottom-up, through ``scratch``) for more."""
     n = items.size
@@ -202,7 +206,7 @@ def _sort(priority, key_1, key_2, items, scratch):  # type: ignore[no-untyped-de
         for i in range(1, n):
             job = items[i]
             k = i
-            while k > 0 and _less(priority, key_1, key_2, job, items[k - 1]):
+            while k > 0 and _less(keys, job, items[k - 1]):
                 items[k] = items[k - 1]
                 k -= 1
             items[k] = job
@@ -214,7 +218,7 @@ def _sort(priority, key_1, key_2, items, scratch):  # type: ignore[no-untyped-de
         source, target = (items, other) if in_items else (other, items)
         for start in range(0, n, 2 * width):
             middle, end = min(start + width, n), min(start + 2 * width, n)
-            _merge(priority, key_1, key_2, source[start:middle], source[middle:end],
+            _merge(keys, source[start:middle], source[middle:end],
                    target[start:end])
         in_items = not in_items
         width *= 2
@@ -223,12 +227,12 @@ def _sort(priority, key_1, key_2, items, scratch):  # type: ignore[no-untyped-de
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _merge(priority, key_1, key_2, left, right, out):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """Merge the sorted ``left`` and ``right`` into ``out``."""
+def _merge(keys, left, right, out):  # type: ignore[no-untyped-def]
+    """Merge the sorted (by :func:`_less` on ``keys``) ``left`` and ``right`` into ``out``."""
     i = k = 0
     for n in range(out.size):
         if k == right.size or (i < left.size
-                               and not _less(priority, key_1, key_2, right[k], left[i])):
+                               and not _less(keys, right[k], left[i])):
             out[n] = left[i]
             i += 1
         else:
@@ -237,7 +241,7 @@ def _merge(priority, key_1, key_2, left, right, out):  # type: ignore[no-untyped
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def sorted_order(code, jobs, listed, admitted, thresholds, memo):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def sorted_order(rule, jobs, listed, admitted, memo):  # type: ignore[no-untyped-def]
     """The active jobs ``listed`` (int64 (A,), ascending) in queue order ``code``: int64 (A,),
     a view of ``memo.order`` (valid until the next call).
 
@@ -246,24 +250,24 @@ def sorted_order(code, jobs, listed, admitted, thresholds, memo):  # type: ignor
     read (those unchanged keep their relative order).
 
     Args:
-        code: the order's key code (module constants).
+        rule: (code, thresholds): the order's key code (module constants) and, float64
+            (T,), Tiresias' 2D-LAS thresholds (GPU-s, ascending).
         jobs: the job columns.
         listed: int64 (A,) the active jobs, ascending index.
         admitted: the job-table rows admitted (``listed`` holds every active one of them).
-        thresholds: float64 (T,) Tiresias' 2D-LAS thresholds (GPU-s, ascending).
         memo: the :class:`OrderMemo` of the episode (updated).
     """
     counts = memo.counts
     if counts[FAST]:
-        merged = _resorted(code, jobs, listed, thresholds, memo)
+        merged = _resorted(rule, jobs, listed, memo)
     else:
-        merged = _sorted_afresh(code, jobs, listed, thresholds, memo)
+        merged = _sorted_afresh(rule, jobs, listed, memo)
     counts[LENGTH], counts[FAST], counts[ADMITTED_AT_SORT] = merged.size, 0, admitted
     return merged
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-def]
+def _resorted(rule, jobs, listed, memo):  # type: ignore[no-untyped-def]
     """The fast path of :func:`sorted_order`: the dirty jobs, the promoted and the new ones
     re-keyed, sorted and merged into the last ordering (the others keep their keys and
     places).
@@ -274,6 +278,7 @@ def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-
     grows with how far into the ordering the changes reach, not with its length."""
     order, keep = memo.order, memo.sorted_once
     priority, key_1, key_2 = memo.priority, memo.key_1, memo.key_2
+    keys = (priority, key_1, key_2)
     length, to_find = memo.counts[LENGTH], memo.counts[NUM_DIRTY]
     promoted = memo.counts[FAST] == PROMOTED
     m = _moved(jobs, listed, memo)
@@ -291,19 +296,19 @@ def _resorted(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-
             to_find -= 1
     moved = memo.scratch[:m]
     fresh_1, fresh_2 = memo.fresh_1[:m], memo.fresh_2[:m]
-    keys_of(code, jobs, moved, thresholds, fresh_1, fresh_2)
+    keys_of(rule, jobs, moved, (fresh_1, fresh_2))
     for i in range(m):
         j = moved[i]
         priority[j], key_1[j], key_2[j] = jobs.priority[j], fresh_1[i], fresh_2[i]
         keep[j] = True
-    _sort(priority, key_1, key_2, moved, memo.scratch[m : 2 * m])
+    _sort(keys, moved, memo.scratch[m : 2 * m])
     reach = scanned  # order[scanned:length] is sorted; the moved jobs go before order[reach]
     if m:
-        reach = _upper_bound(priority, key_1, key_2, moved[m - 1], order, scanned, length)
+        reach = _upper_bound(keys, moved[m - 1], order, scanned, length)
     front = kept + reach - scanned
     _move(order, scanned, reach, kept)  # close the gap left by the dropped jobs
     _move(order, reach, length, front + m)  # the rest, behind the moved jobs' room
-    _insert(priority, key_1, key_2, moved, order, front)
+    _insert(keys, moved, order, front)
     return order[: front + m + length - reach]
 
 
@@ -349,13 +354,14 @@ def _moved(jobs, listed, memo):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _insert(priority, key_1, key_2, moved, order, kept):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """Merge the sorted ``moved`` into the sorted ``order[:kept]`` in place, from the back
-    (binary search for each; ``order`` has room for both)."""
+def _insert(keys, moved, order, kept):  # type: ignore[no-untyped-def]
+    """Merge the sorted (by :func:`_less` on ``keys``) ``moved`` into the sorted
+    ``order[:kept]`` in place, from the back (binary search for each; ``order`` has room for
+    both)."""
     end = kept  # order[:end] is not placed yet
     for k in range(moved.size - 1, -1, -1):
         job = moved[k]
-        low = _upper_bound(priority, key_1, key_2, job, order, 0, end)
+        low = _upper_bound(keys, job, order, 0, end)
         for t in range(end - 1, low - 1, -1):
             order[t + k + 1] = order[t]
         order[low + k] = job
@@ -363,14 +369,15 @@ def _insert(priority, key_1, key_2, moved, order, kept):  # type: ignore[no-unty
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _sorted_afresh(code, jobs, listed, thresholds, memo):  # type: ignore[no-untyped-def]
+def _sorted_afresh(rule, jobs, listed, memo):  # type: ignore[no-untyped-def]
     """The full path of :func:`sorted_order`: every listed job's keys read; the unchanged
     ones keep their relative order, the others are sorted and merged in."""
     size = listed.size
     count = memo.counts[LENGTH]
     fresh_1, fresh_2 = memo.fresh_1[:size], memo.fresh_2[:size]
-    keys_of(code, jobs, listed, thresholds, fresh_1, fresh_2)
+    keys_of(rule, jobs, listed, (fresh_1, fresh_2))
     priority, key_1, key_2 = memo.priority, memo.key_1, memo.key_2
+    keys = (priority, key_1, key_2)
     keep, status, job_priority = memo.sorted_once, jobs.status, jobs.priority
     changed = memo.scratch[:size]
     num_changed = 0
@@ -392,9 +399,9 @@ def _sorted_afresh(code, jobs, listed, thresholds, memo):  # type: ignore[no-unt
             stayed[num_stayed] = j
             num_stayed += 1
     moved = changed[:num_changed]
-    _sort(priority, key_1, key_2, moved, order[:num_changed])
+    _sort(keys, moved, order[:num_changed])
     for j in moved:
         keep[j] = True
     merged = order[: num_stayed + num_changed]
-    _merge(priority, key_1, key_2, stayed[:num_stayed], moved, merged)
+    _merge(keys, stayed[:num_stayed], moved, merged)
     return merged

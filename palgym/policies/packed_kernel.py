@@ -126,14 +126,14 @@ def sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, gpus_per_node,  # 
     counts = np.empty(free.size // gpus_per_node, np.int64)
     out = np.empty(free.size, np.int64)
     stopped = np.empty(order.size, np.int64)
+    walk = (order, last, target, free, running, stopped)
+    pick = (gpus_per_node, strict_total, counts, out)
     for position in range(order.size):
         job = order[position]
         if running[job]:
             continue
         need = num_gpus[job]
-        found, num_stopped = _fit_with_victims(order, position, last, target, free, running,
-                                               need, gpus_per_node, strict_total, counts, out,
-                                               stopped)
+        found, num_stopped = _fit_with_victims(walk, position, need, pick)
         if not found:
             if not keep_victims_stopped:
                 _restore(job_of_gpu, target, free, running, stopped[:num_stopped])
@@ -169,11 +169,16 @@ def last_running_at(order, job_of_gpu, running):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _fit_with_victims(order, position, last, target, free, running, need, gpus_per_node,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-                      strict_total, counts, out, stopped):
-    """Packed for the job at ``position``, stopping running jobs after it (the last first,
-    none after ``last``) until it fits; returns (found, victims stopped, listed in
-    ``stopped``)."""
+def _fit_with_victims(walk, position, need, pick):  # type: ignore[no-untyped-def]
+    """Packed for the job at ``position`` (``need`` GPUs), stopping running jobs after it (the
+    last first, none after ``last``) until it fits; returns (found, victims stopped, listed in
+    ``stopped``).
+
+    ``walk`` is the sticky walk's (order, last, target, free, running, stopped) and ``pick``
+    the arguments of :func:`packed_pick` after the need: (gpus_per_node, strict_total, counts,
+    out)."""
+    order, last, target, free, running, stopped = walk
+    gpus_per_node, strict_total, counts, out = pick
     found = packed_pick(free, need, gpus_per_node, strict_total, counts, out)
     num_stopped = 0
     victim_at = last

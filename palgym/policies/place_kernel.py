@@ -109,9 +109,23 @@ def grown_walk_state(walk: WalkState, capacity: int) -> WalkState:
     return walk._replace(sequence=np.empty(capacity, np.int64))
 
 
+class Walker(NamedTuple):
+    """A deterministic rule as its walks read it: the rule (module constants), strict total
+    (Packed), G_n, the :class:`RuleTables` (PM-First, PAL) and the :class:`WalkState` (the
+    memo of the last walk; updated)."""
+
+    rule: int
+    strict_total: bool
+    per_node: int
+    tables: RuleTables
+    walk: WalkState
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _pick(rule, strict_total, free, need, c, per_node, tables, walk):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """One job's GPUs by the deterministic ``rule`` into ``walk.out[:need]``; found."""
+def _pick(walker, free, need, c):  # type: ignore[no-untyped-def]
+    """One job's ``need`` GPUs of class ``c`` by the :class:`Walker`'s rule into
+    ``walker.walk.out[:need]``; found."""
+    rule, strict_total, per_node, tables, walk = walker
     if rule == PACKED_RULE:
         return packed_pick(free, need, per_node, strict_total, walk.node_counts, walk.out)
     if rule == PM_FIRST_RULE:
@@ -124,9 +138,11 @@ def _pick(rule, strict_total, free, need, c, per_node, tables, walk):  # type: i
 
 
 @njit(cache=True, nogil=True)
-def class_reordered(order, num_gpus, perf_class, total_gpus, num_classes, out):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def class_reordered(order, jobs, total_gpus, num_classes, out):  # type: ignore[no-untyped-def]
     """:func:`palgym.policies.placement.class_reordered` into ``out[:A]``: the longest prefix
-    of ``order`` whose demand fits ``total_gpus``, stably by class, then the rest."""
+    of ``order`` whose demand fits ``total_gpus``, stably by class, then the rest (the job
+    columns ``num_gpus``, ``perf_class`` read)."""
+    num_gpus, perf_class = jobs.num_gpus, jobs.perf_class
     cut = 0
     demand = 0
     while cut < order.size and demand + num_gpus[order[cut]] <= total_gpus:
@@ -143,9 +159,12 @@ def class_reordered(order, num_gpus, perf_class, total_gpus, num_classes, out): 
 
 
 @njit(cache=True, nogil=True)
-def walk_from_empty(rule, strict_total, sequence, num_gpus, perf_class, per_node, tables, walk):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """The non-sticky walk of a deterministic rule from an empty cluster, reusing the last
-    walk as :func:`palgym.policies.walk_memo.place_from_empty_memo` does: int64 (G,)."""
+def walk_from_empty(walker, sequence, jobs):  # type: ignore[no-untyped-def]
+    """The non-sticky walk of the :class:`Walker`'s rule over ``sequence`` from an empty
+    cluster, reusing the last walk as :func:`palgym.policies.walk_memo.place_from_empty_memo`
+    does: int64 (G,) (the job columns ``num_gpus``, ``perf_class`` read)."""
+    walk = walker.walk
+    num_gpus, perf_class = jobs.num_gpus, jobs.perf_class
     position, free, keys = walk.position, walk.free, walk.keys
     num_keys, placed, failed = walk.counts[0], walk.counts[1], walk.counts[2]
     span = min(sequence.size, num_keys)
@@ -171,7 +190,7 @@ def walk_from_empty(rule, strict_total, sequence, num_gpus, perf_class, per_node
         need = num_gpus[job]
         keys[k] = need * NUM_PERF_CLASSES + perf_class[job]
         k += 1
-        if not _pick(rule, strict_total, free, need, perf_class[job], per_node, tables, walk):
+        if not _pick(walker, free, need, perf_class[job]):
             stopped = True
             break
         for i in range(need):
@@ -184,7 +203,7 @@ def walk_from_empty(rule, strict_total, sequence, num_gpus, perf_class, per_node
 
 
 @njit(cache=True, nogil=True)
-def place(spec, order, jobs, job_of_gpu, num_jobs, tables, walk, stream):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def place(spec, order, jobs, current, memos):  # type: ignore[no-untyped-def]
     """The round's target allocation, int64 (G,).
 
     Args:
@@ -192,14 +211,16 @@ def place(spec, order, jobs, job_of_gpu, num_jobs, tables, walk, stream):  # typ
             keep victims stopped (sticky), G_n.
         order: int64 (A,) the queue order.
         jobs: the job columns (``num_gpus``, ``perf_class`` read).
-        job_of_gpu: int64 (G,) the current allocation (sticky walks).
-        num_jobs: job-table rows in use.
-        tables: :class:`RuleTables` (PM-First, PAL).
-        walk: :class:`WalkState` (deterministic non-sticky walks; updated).
-        stream: the random stream of Random (see :mod:`palgym.policies.random_kernel`).
+        current: (job_of_gpu, num_jobs): int64 (G,) the current allocation (sticky walks);
+            the job-table rows in use.
+        memos: (tables, walk, stream): :class:`RuleTables` (PM-First, PAL);
+            :class:`WalkState` (deterministic non-sticky walks; updated); the random stream of
+            Random (see :mod:`palgym.policies.random_kernel`).
     """
+    job_of_gpu, num_jobs = current
+    tables, walk, stream = memos
     rule, sticky, strict_total, keep_stopped, per_node = spec[0], spec[1], spec[2], spec[3], spec[4]
-    num_gpus, perf_class = jobs.num_gpus, jobs.perf_class
+    num_gpus = jobs.num_gpus
     total_gpus = job_of_gpu.size
     if rule == RANDOM_RULE:
         if sticky:
@@ -210,7 +231,6 @@ def place(spec, order, jobs, job_of_gpu, num_jobs, tables, walk, stream):  # typ
         if sticky:
             return sticky_packed_walk(order, job_of_gpu, num_gpus, num_jobs, per_node,
                                       strict_total != 0, keep_stopped != 0)
-        return walk_from_empty(rule, False, order, num_gpus, perf_class, per_node, tables, walk)
-    sequence = class_reordered(order, num_gpus, perf_class, total_gpus, tables.sf.shape[0],
-                               walk.sequence)
-    return walk_from_empty(rule, False, sequence, num_gpus, perf_class, per_node, tables, walk)
+        return walk_from_empty(Walker(rule, False, per_node, tables, walk), order, jobs)
+    sequence = class_reordered(order, jobs, total_gpus, tables.sf.shape[0], walk.sequence)
+    return walk_from_empty(Walker(rule, False, per_node, tables, walk), sequence, jobs)

@@ -163,17 +163,17 @@ def sticky_random_walk(order, job_of_gpu, num_gpus, num_jobs, keep_victims_stopp
     scratch = np.empty(size, np.int64)
     marks = np.zeros(size, np.bool_)
     stopped = np.empty(order.size, np.int64)
+    walk = (order, last, target, free, running, stopped)
+    draw = (stream, pool, out, scratch, marks)
     for position in range(order.size):
         job = order[position]
         if running[job]:
             continue
-        found, num_stopped = _fit_with_victims(order, position, last, target, free, running,
-                                               num_gpus[job], stream, pool, out, scratch,
-                                               marks, stopped)
+        found, num_stopped = _fit_with_victims(walk, position, num_gpus[job], draw)
         if not found:
             if not keep_victims_stopped:
                 for victim in stopped[:num_stopped]:
-                    _set_gpus(target, free, job_of_gpu, victim, victim, False)
+                    _set_gpus((target, free), job_of_gpu, victim, victim, False)
                     running[victim] = True
             break
         for i in range(num_gpus[job]):
@@ -184,11 +184,15 @@ def sticky_random_walk(order, job_of_gpu, num_gpus, num_jobs, keep_victims_stopp
 
 
 @njit(cache=True, nogil=True)
-def _fit_with_victims(order, position, last, target, free, running, need, stream, pool,  # type: ignore[no-untyped-def]  # noqa: PLR0913
-                      out, scratch, marks, stopped):
-    """Random for the job at ``position``, stopping running jobs after it (the last first,
-    none after ``last``, :func:`palgym.policies.packed_kernel.last_running_at`) until it
-    fits; returns (found, victims stopped, listed in ``stopped``)."""
+def _fit_with_victims(walk, position, need, draw):  # type: ignore[no-untyped-def]
+    """Random for the job at ``position`` (``need`` GPUs), stopping running jobs after it (the
+    last first, none after ``last``, :func:`palgym.policies.packed_kernel.last_running_at`)
+    until it fits; returns (found, victims stopped, listed in ``stopped``).
+
+    ``walk`` is the sticky walk's (order, last, target, free, running, stopped) and ``draw``
+    the stream and buffers of :func:`_random_pick`: (stream, pool, out, scratch, marks)."""
+    order, last, target, free, running, stopped = walk
+    stream, pool, out, scratch, marks = draw
     found = _random_pick(free, need, stream, pool, out, scratch, marks)
     num_stopped = 0
     victim_at = last
@@ -197,7 +201,7 @@ def _fit_with_victims(order, position, last, target, free, running, need, stream
         victim_at -= 1
         if not running[victim]:
             continue
-        _set_gpus(target, free, target, victim, _FREE, True)
+        _set_gpus((target, free), target, victim, _FREE, True)
         running[victim] = False
         stopped[num_stopped] = victim
         num_stopped += 1
@@ -206,9 +210,10 @@ def _fit_with_victims(order, position, last, target, free, running, need, stream
 
 
 @njit(cache=True, nogil=True)
-def _set_gpus(target, free, held_in, job, value, is_free):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def _set_gpus(walked, held_in, job, value, is_free):  # type: ignore[no-untyped-def]
     """``target[g] = value`` and ``free[g] = is_free`` for every GPU g where ``held_in[g]`` is
-    ``job``."""
+    ``job``; ``walked`` is the walk's (target, free)."""
+    target, free = walked
     for g in range(target.size):
         if held_in[g] == job:
             target[g] = value

@@ -28,9 +28,9 @@ import or start-up time; :meth:`Registry.snapshot` and :meth:`Registry.restore` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 from palgym.errors import ConfigError
 from palgym.policies.backfill import NO_BACKFILL, Backfill
@@ -257,6 +257,9 @@ REGISTRY = Registry()
 """The registry (see the module docstring)."""
 
 
+_Entry = TypeVar("_Entry")
+
+
 def known(names: Sequence[str]) -> str:
     """``names`` joined for an error message."""
     return ", ".join(names)
@@ -268,35 +271,28 @@ def placement_entry(name: str) -> PlacementEntry:
     Raises:
         ConfigError: for an unknown name, listing the known ones.
     """
-    entry = REGISTRY.placements.get(name)
-    if entry is None:
-        raise ConfigError(f"unknown placement {name!r}; known: {known(PLACEMENT_NAMES)} "
-                          "(each also as NAME+backfill or NAME+easy; or MODULE:CLASS)")
-    return entry
+    return _entry(REGISTRY.placements, "placement", name, PLACEMENT_NAMES,
+                  " (each also as NAME+backfill or NAME+easy; or MODULE:CLASS)")
 
 
 def queue_order_entry(name: str) -> QueueOrderEntry:
-    """The queue order registered as ``name``.
-
-    Raises:
-        ConfigError: for an unknown name, listing the known ones.
-    """
-    entry = REGISTRY.queue_orders.get(name)
-    if entry is None:
-        raise ConfigError(f"unknown queue order {name!r}; known: {known(QUEUE_ORDER_NAMES)} "
-                          "(or MODULE:CLASS)")
-    return entry
+    """The queue order registered as ``name``; raises as :func:`placement_entry`."""
+    return _entry(REGISTRY.queue_orders, "queue order", name, QUEUE_ORDER_NAMES,
+                  " (or MODULE:CLASS)")
 
 
 def backfill_entry(mode: str) -> BackfillEntry:
-    """The backfill mode ``mode``.
+    """The backfill mode ``mode``; raises as :func:`placement_entry`."""
+    return _entry(REGISTRY.backfills, "backfill", mode, BACKFILL_MODES, "")
 
-    Raises:
-        ConfigError: for an unknown mode, listing the known ones.
-    """
-    entry = REGISTRY.backfills.get(mode)
+
+def _entry(table: Mapping[str, _Entry], kind: str, name: str, names: Sequence[str],
+           alternatives: str) -> _Entry:
+    """``table[name]``, or a ConfigError naming the ``kind``, the known ``names`` and the
+    ``alternatives`` (text appended to the message)."""
+    entry = table.get(name)
     if entry is None:
-        raise ConfigError(f"unknown backfill {mode!r}; known: {known(BACKFILL_MODES)}")
+        raise ConfigError(f"unknown {kind} {name!r}; known: {known(names)}{alternatives}")
     return entry
 
 

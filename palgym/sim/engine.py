@@ -36,6 +36,7 @@ from typing import TypeVar
 import numpy as np
 
 from palgym.errors import ConfigError, InvalidActionError
+from palgym.sim import state as slot
 from palgym.sim.admission import Admission
 from palgym.sim.backend import Backend, BackendName, resolve_backend, step_backend
 from palgym.sim.cluster import ClusterSpec
@@ -44,15 +45,6 @@ from palgym.sim.jobs import JobTable
 from palgym.sim.locality import locality_penalty
 from palgym.sim.metrics import EpisodeMetrics, JobRecords, compute_metrics
 from palgym.sim.state import (
-    ADMITTED,
-    ALLOCATED_GPU_ROUNDS,
-    EFFECTIVE_GPU_ROUNDS,
-    EVENTS_SINCE_COMMIT,
-    KEPT,
-    MEASURED_LEFT,
-    NOW_S,
-    ROUND_INDEX,
-    USAGE_ROUNDS,
     KernelParams,
     SimState,
     job_blocks,
@@ -156,22 +148,22 @@ class Simulator:
     @property
     def now_s(self) -> float:
         """The current round boundary t (s)."""
-        return self._floats.item(NOW_S)  # a Python float, as float() gives
+        return self._floats.item(slot.NOW_S)  # a Python float, as float() gives
 
     @now_s.setter
     def now_s(self, value: float) -> None:  # for invariant tests that move the clock back
-        self._counters.floats[NOW_S] = value
+        self._counters.floats[slot.NOW_S] = value
 
     @property
     def round_index(self) -> int:
         """Rounds advanced so far."""
-        return self._ints.item(ROUND_INDEX)
+        return self._ints.item(slot.ROUND_INDEX)
 
     @property
     def events_since_commit(self) -> bool:
         """A completion, admission or starvation promotion happened since the last commit (or
         that commit promoted a job): a static queue order may now decide differently."""
-        return self._ints.item(EVENTS_SINCE_COMMIT) != 0
+        return self._ints.item(slot.EVENTS_SINCE_COMMIT) != 0
 
     @property
     def job_of_gpu(self) -> IntArray:
@@ -198,7 +190,7 @@ class Simulator:
     def mark_event(self) -> None:
         """Flag an event from outside the engine (e.g. a policy's profile was refitted):
         :attr:`events_since_commit` is True until the next commit."""
-        self._ints[EVENTS_SINCE_COMMIT] = True
+        self._ints[slot.EVENTS_SINCE_COMMIT] = True
 
     def view(self) -> SimView:
         """The read-only, live view of the simulation (:class:`palgym.sim.views.SimView`)."""
@@ -211,29 +203,30 @@ class Simulator:
     @property
     def done(self) -> bool:
         """True once every measured job has completed."""
-        return self._ints.item(MEASURED_LEFT) == 0
+        return self._ints.item(slot.MEASURED_LEFT) == 0
 
     @property
     def truncated(self) -> bool:
         """True once ``config.max_rounds`` rounds have been simulated without finishing."""
         ints = self._ints
-        return ints.item(MEASURED_LEFT) != 0 and ints.item(ROUND_INDEX) >= self._max_rounds
+        return (ints.item(slot.MEASURED_LEFT) != 0
+                and ints.item(slot.ROUND_INDEX) >= self._max_rounds)
 
     @property
     def ended(self) -> bool:
         """The episode has ended: :attr:`done` or :attr:`truncated`."""
         ints = self._ints
-        return ints.item(MEASURED_LEFT) == 0 or ints.item(ROUND_INDEX) >= self._max_rounds
+        return ints.item(slot.MEASURED_LEFT) == 0 or ints.item(slot.ROUND_INDEX) >= self._max_rounds
 
     def active_jobs(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
-        status: np.ndarray = self.jobs.status[: self._counters.ints[ADMITTED]]
+        status: np.ndarray = self.jobs.status[: self._counters.ints[slot.ADMITTED]]
         active: IntArray = ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
         return active
 
     def running_jobs(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        status: np.ndarray = self.jobs.status[: self._counters.ints[ADMITTED]]
+        status: np.ndarray = self.jobs.status[: self._counters.ints[slot.ADMITTED]]
         running: IntArray = (status == _RUNNING).nonzero()[0]
         return running
 
@@ -274,7 +267,7 @@ class Simulator:
         truth = self.truth
         before = None if truth is None else self._alloc.job_of_gpu.copy()
         committed = self._bound.commit(target)
-        if committed is KEPT:
+        if committed is slot.KEPT:
             return False
         if committed.rejection is not None:
             raise committed.rejection.error()
@@ -293,7 +286,7 @@ class Simulator:
         finished = self._bound.advance()
         if truth is not None and before is not None:
             truth.after_round(self._state, before)
-        if self._floats[NOW_S] >= self._arrivals.next_arrival_s:
+        if self._floats[slot.NOW_S] >= self._arrivals.next_arrival_s:
             self._admit()
         return finished
 
@@ -314,7 +307,7 @@ class Simulator:
             return rounds_one_by_one(self)
         arrivals = self._arrivals
         rounds = self._bound.idle_rounds(arrivals.next_arrival_s)
-        if self._counters.floats[NOW_S] >= arrivals.next_arrival_s:
+        if self._counters.floats[slot.NOW_S] >= arrivals.next_arrival_s:
             self._admit()
         return rounds
 
@@ -345,7 +338,7 @@ class Simulator:
         if copies:
             arrivals.admitted_copies(self.jobs, copies)
             self._job_rows[0] = self.jobs.size  # the view's num_jobs
-        if self._floats[NOW_S] >= arrivals.next_arrival_s:
+        if self._floats[slot.NOW_S] >= arrivals.next_arrival_s:
             self._admit()
         return result
 
@@ -378,7 +371,7 @@ class Simulator:
     def usage_gpu_rounds(self) -> tuple[float, float]:
         """(allocated, effective) GPU-rounds counted so far (see :meth:`metrics`)."""
         floats = self._counters.floats
-        return float(floats[ALLOCATED_GPU_ROUNDS]), float(floats[EFFECTIVE_GPU_ROUNDS])
+        return float(floats[slot.ALLOCATED_GPU_ROUNDS]), float(floats[slot.EFFECTIVE_GPU_ROUNDS])
 
     def metrics(self) -> EpisodeMetrics:
         """Episode metrics so far, censored at the current time (see
@@ -386,6 +379,6 @@ class Simulator:
         allocated, effective = self.usage_gpu_rounds()
         return compute_metrics(
             self.records(), allocated, effective,
-            int(self._counters.ints[USAGE_ROUNDS]), self.cluster.num_gpus,
+            int(self._counters.ints[slot.USAGE_ROUNDS]), self.cluster.num_gpus,
             end_time_s=self.now_s,
         )

@@ -17,7 +17,7 @@ Inside, every array is reached by name. Importing this module imports numba (see
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -65,6 +65,26 @@ KernelArgs = tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any,
 """(job blocks, allocation, counters, params) as plain tuples, and the active list."""
 _locality_penalty = njit(cache=True, nogil=True, error_model="numpy")(locality.locality_penalty)
 compiled_columns_of = njit(cache=True, nogil=True, error_model="numpy")(state_module.columns_of)
+
+
+class Bundles(NamedTuple):
+    """The bound state inside the kernels: the bundles rebuilt from :data:`KernelArgs` (the
+    job columns of :func:`compiled_columns_of`, :class:`~palgym.sim.state.Allocation`,
+    :class:`~palgym.sim.state.Counters`, :class:`~palgym.sim.state.KernelParams`) and the
+    active list (int64). The step kernels take and update them together."""
+
+    jobs: Any
+    alloc: Allocation
+    counters: Counters
+    params: KernelParams
+    active: IntArray
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bundles_of(jobs_t, alloc_t, counters_t, params_t, active):  # type: ignore[no-untyped-def]
+    """The :class:`Bundles` of the plain tuples of :data:`KernelArgs`."""
+    return Bundles(compiled_columns_of(*jobs_t), Allocation(*alloc_t), Counters(*counters_t),
+                   KernelParams(*params_t), active)
 
 
 def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Committed:
@@ -157,29 +177,28 @@ def rejected(code: int, job: int, value_1: int, value_2: int) -> Committed:
 # ----------------------------------------------------------------------- kernels: entry points
 @njit(cache=True, nogil=True, error_model="numpy")
 def _commit(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]
-    return commit_step(compiled_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
-                        KernelParams(*params), active, target, apply)
+    return commit_step(bundles_of(jobs, alloc, counters, params, active), target, apply)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _advance(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
-    return advance_step(compiled_columns_of(*jobs), Allocation(*alloc), Counters(*counters),
-                         KernelParams(*params), active)
+    return advance_step(bundles_of(jobs, alloc, counters, params, active))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _idle_rounds(jobs_t, alloc_t, counters_t, params_t, active, next_arrival_s):  # type: ignore[no-untyped-def]  # noqa: E501
-    return idle_steps(compiled_columns_of(*jobs_t), Allocation(*alloc_t), Counters(*counters_t),
-                      KernelParams(*params_t), active, next_arrival_s)
+    return idle_steps(bundles_of(jobs_t, alloc_t, counters_t, params_t, active), next_arrival_s)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def idle_steps(jobs, alloc, counters, params, active, next_arrival_s):  # type: ignore[no-untyped-def]
-    """Commit-nothing rounds (:func:`idle_rounds`) on the state's bundles; returns how many."""
+def idle_steps(sim, next_arrival_s):  # type: ignore[no-untyped-def]
+    """Commit-nothing rounds (:func:`idle_rounds`) on the state's :class:`Bundles`; returns how
+    many."""
+    alloc, counters, params = sim.alloc, sim.counters, sim.params
     rounds = 0
     while counters.ints[ROUND_INDEX] < params.max_rounds:
-        commit_step(jobs, alloc, counters, params, active, alloc.job_of_gpu, False)
-        advance_step(jobs, alloc, counters, params, active)
+        commit_step(sim, alloc.job_of_gpu, False)
+        advance_step(sim)
         rounds += 1
         if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
                 or counters.ints[MEASURED_LEFT] == 0):
@@ -189,14 +208,16 @@ def idle_steps(jobs, alloc, counters, params, active, next_arrival_s):  # type: 
 
 # ----------------------------------------------------------------------- kernels: commit
 @njit(cache=True, nogil=True, error_model="numpy")
-def commit_step(jobs, alloc, counters, params, active, target, apply):  # type: ignore[no-untyped-def]  # noqa: PLR0913
-    """Apply ``target`` (if ``apply``), then account waiting (if ``params.starvation``).
+def commit_step(sim, target, apply):  # type: ignore[no-untyped-def]
+    """Apply ``target`` (if ``apply``), then account waiting (if ``params.starvation``), on the
+    state's :class:`Bundles` ``sim``.
 
     Returns:
         (code, job, value_1, value_2): code a :class:`CommitOutcome` value; for a rejection the
         offending job and its status (INACTIVE), or its ``num_gpus`` and the GPUs ``target``
         gives it (BAD_COUNT).
     """
+    jobs, alloc, counters, params, active = sim
     touched = np.empty(0, np.int64)  # jobs whose GPU set changed, ascending
     before = np.empty(0, np.int8)  # their status before
     code, job, value_1, value_2 = UNCHANGED, -1, 0, 0
@@ -338,21 +359,22 @@ def _gather(target, touched, perf_class, alloc):  # type: ignore[no-untyped-def]
 
 # ----------------------------------------------------------------------- kernels: advance
 @njit(cache=True, nogil=True, error_model="numpy")
-def advance_step(jobs, alloc, counters, params, active):  # type: ignore[no-untyped-def]
+def advance_step(sim):  # type: ignore[no-untyped-def]
     """Account the round [t, t + R) of the running jobs, move to t + R, complete the finished
-    ones (as :func:`palgym.sim.step_numpy.advance`; the usage sum as ``np.sum`` does).
+    ones (as :func:`palgym.sim.step_numpy.advance`; the usage sum as ``np.sum`` does), on the
+    state's :class:`Bundles` ``sim``.
 
     Returns:
         int64 (F,): the completed jobs, ascending.
     """
-    return advance_over(jobs, alloc, counters, params, active,
-                        _listed(active, counters.ints[ADMITTED]))
+    return advance_over(sim, _listed(sim.active, sim.counters.ints[ADMITTED]))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def advance_over(jobs, alloc, counters, params, active, listed):  # type: ignore[no-untyped-def]  # noqa: PLR0913
+def advance_over(sim, listed):  # type: ignore[no-untyped-def]
     """:func:`advance_step` reading the jobs ``listed`` only (int64, ascending; every running
     job among them, e.g. :func:`palgym.sim.step_active.running_of`)."""
+    jobs, alloc, counters, params, active = sim
     _listed(active, counters.ints[ADMITTED])
     round_s, restart_cost_s = params.round_duration_s, params.restart_cost_s
     effective = np.empty(listed.size)

@@ -19,19 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from palgym.sim import state as slot
 from palgym.sim.locality import locality_penalties
 from palgym.sim.state import (
-    ADMITTED,
-    ALLOCATED_GPU_ROUNDS,
-    APPLIED,
-    COUNTING_USAGE,
-    EFFECTIVE_GPU_ROUNDS,
-    EVENTS_SINCE_COMMIT,
-    KEPT,
-    MEASURED_LEFT,
-    NOW_S,
-    ROUND_INDEX,
-    USAGE_ROUNDS,
     Allocation,
     CommitOutcome,
     Committed,
@@ -65,14 +55,14 @@ def commit(state: SimState, params: KernelParams, target: IntArray | None) -> Co
         Whether the allocation changed, or the target's rejection (nothing modified).
     """
     jobs, counters = state.jobs, state.counters
-    admitted = int(counters.ints[ADMITTED])
+    admitted = int(counters.ints[slot.ADMITTED])
     was_running = jobs.status[:admitted] == _RUNNING if params.starvation else None
-    committed = KEPT
+    committed = slot.KEPT
     if target is not None:
         committed = _apply(state, params, target, admitted)
         if committed.rejection is not None:
             return committed
-    counters.ints[EVENTS_SINCE_COMMIT] = False
+    counters.ints[slot.EVENTS_SINCE_COMMIT] = False
     if was_running is not None:
         _account_waiting(state, params, admitted, was_running)
     return committed
@@ -83,7 +73,7 @@ def _apply(state: SimState, params: KernelParams, target: IntArray, admitted: in
     job_of_gpu = state.alloc.job_of_gpu
     differs = job_of_gpu != target
     if not differs.any():
-        return KEPT
+        return slot.KEPT
     bad = target[differs]
     bad = bad[(bad != FREE) & ((bad < 0) | (bad >= admitted))]
     if bad.size:
@@ -121,9 +111,10 @@ def _apply(state: SimState, params: KernelParams, target: IntArray, admitted: in
     jobs.status[stopped] = _QUEUED
     jobs.iteration_time_effective_s[stopped] = np.inf
     if started.size:
-        _start(jobs, state.alloc, params, float(state.counters.floats[NOW_S]), started, gpus, first)
+        now_s = float(state.counters.floats[slot.NOW_S])
+        _start(jobs, state.alloc, params, now_s, started, gpus, first)
     job_of_gpu[:] = target
-    return APPLIED
+    return slot.APPLIED
 
 
 def _start(
@@ -165,7 +156,7 @@ def _account_waiting(
     promote &= jobs.priority[:admitted] != params.promoted_priority
     if promote.any():
         jobs.priority[:admitted][promote] = params.promoted_priority
-        state.counters.ints[EVENTS_SINCE_COMMIT] = True
+        state.counters.ints[slot.EVENTS_SINCE_COMMIT] = True
 
 
 def advance(state: SimState, params: KernelParams) -> IntArray:
@@ -186,19 +177,19 @@ def advance(state: SimState, params: KernelParams) -> IntArray:
     """
     jobs, counters = state.jobs, state.counters
     duration = params.round_duration_s
-    running = (jobs.status[: counters.ints[ADMITTED]] == _RUNNING).nonzero()[0]
+    running = (jobs.status[: counters.ints[slot.ADMITTED]] == _RUNNING).nonzero()[0]
     if running.size:
         _progress(jobs, params, running, duration)
-        if counters.ints[COUNTING_USAGE]:
+        if counters.ints[slot.COUNTING_USAGE]:
             gpus = jobs.num_gpus[running]
-            counters.floats[ALLOCATED_GPU_ROUNDS] += gpus.sum()
-            counters.floats[EFFECTIVE_GPU_ROUNDS] += (
+            counters.floats[slot.ALLOCATED_GPU_ROUNDS] += gpus.sum()
+            counters.floats[slot.EFFECTIVE_GPU_ROUNDS] += (
                 gpus / (jobs.variability_penalty[running] * jobs.locality_penalty[running])
             ).sum()
-    if counters.ints[COUNTING_USAGE]:
-        counters.ints[USAGE_ROUNDS] += 1
-    counters.floats[NOW_S] += duration
-    counters.ints[ROUND_INDEX] += 1
+    if counters.ints[slot.COUNTING_USAGE]:
+        counters.ints[slot.USAGE_ROUNDS] += 1
+    counters.floats[slot.NOW_S] += duration
+    counters.ints[slot.ROUND_INDEX] += 1
     finished: IntArray = running[jobs.iterations_done[running] >= jobs.total_iterations[running]]
     if finished.size:
         _complete(state, params, finished)
@@ -222,13 +213,13 @@ def _progress(jobs: JobColumns, params: KernelParams, running: IntArray, duratio
 def _complete(state: SimState, params: KernelParams, finished: IntArray) -> None:
     jobs, counters, job_of_gpu = state.jobs, state.counters, state.alloc.job_of_gpu
     jobs.status[finished] = JobStatus.COMPLETED
-    jobs.completion_time_s[finished] = counters.floats[NOW_S]
+    jobs.completion_time_s[finished] = counters.floats[slot.NOW_S]
     jobs.iteration_time_effective_s[finished] = np.inf
     done = np.zeros(jobs.status.size + 1, dtype=bool)  # last entry: FREE
     done[finished] = True
     job_of_gpu[done[job_of_gpu]] = FREE
-    counters.ints[MEASURED_LEFT] -= np.count_nonzero(finished < params.num_measured)
-    counters.ints[EVENTS_SINCE_COMMIT] = True
+    counters.ints[slot.MEASURED_LEFT] -= np.count_nonzero(finished < params.num_measured)
+    counters.ints[slot.EVENTS_SINCE_COMMIT] = True
 
 
 def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) -> int:
@@ -246,12 +237,12 @@ def idle_rounds(state: SimState, params: KernelParams, next_arrival_s: float) ->
     """
     counters = state.counters
     rounds = 0
-    while counters.ints[ROUND_INDEX] < params.max_rounds:
+    while counters.ints[slot.ROUND_INDEX] < params.max_rounds:
         commit(state, params, None)
         advance(state, params)
         rounds += 1
-        if (counters.ints[EVENTS_SINCE_COMMIT] or counters.floats[NOW_S] >= next_arrival_s
-                or counters.ints[MEASURED_LEFT] == 0):
+        if (counters.ints[slot.EVENTS_SINCE_COMMIT] or counters.floats[slot.NOW_S] >= next_arrival_s
+                or counters.ints[slot.MEASURED_LEFT] == 0):
             break
     return rounds
 

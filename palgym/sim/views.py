@@ -16,16 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from palgym.sim import state as slot
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.state import (
-    ADMITTED,
-    EVENTS_SINCE_COMMIT,
-    NOW_S,
-    ROUND_INDEX,
-    Counters,
-    JobColumns,
-    SimState,
-)
+from palgym.sim.state import Counters, JobColumns, SimState
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 
 _RUNNING = np.int8(JobStatus.RUNNING)
@@ -74,32 +67,32 @@ class SimView:
     @property
     def now_s(self) -> float:
         """The current round boundary t (s)."""
-        return self.counters.floats.item(NOW_S)
+        return self.counters.floats.item(slot.NOW_S)
 
     @property
     def round_index(self) -> int:
         """Rounds advanced so far."""
-        return self.counters.ints.item(ROUND_INDEX)
+        return self.counters.ints.item(slot.ROUND_INDEX)
 
     @property
     def num_admitted(self) -> int:
         """Job-table rows admitted (``0..num_admitted-1``)."""
-        return self.counters.ints.item(ADMITTED)
+        return self.counters.ints.item(slot.ADMITTED)
 
     @property
     def events_since_commit(self) -> bool:
         """A completion, admission or starvation promotion happened since the last commit."""
-        return self.counters.ints.item(EVENTS_SINCE_COMMIT) != 0
+        return self.counters.ints.item(slot.EVENTS_SINCE_COMMIT) != 0
 
     def active(self) -> IntArray:
         """int64 (A,): indices of admitted, uncompleted jobs, in admission order."""
-        status = self.jobs.status[: self.counters.ints[ADMITTED]]
+        status = self.jobs.status[: self.counters.ints[slot.ADMITTED]]
         active: IntArray = ((status == _QUEUED) | (status == _RUNNING)).nonzero()[0]
         return active
 
     def running(self) -> IntArray:
         """int64 (R,): indices of running jobs, in admission order."""
-        status = self.jobs.status[: self.counters.ints[ADMITTED]]
+        status = self.jobs.status[: self.counters.ints[slot.ADMITTED]]
         running: IntArray = (status == _RUNNING).nonzero()[0]
         return running
 

@@ -16,17 +16,8 @@ from typing import Any
 from palgym.io.atomic import atomic_write_text
 from palgym.io.strict_json import StrictJsonError, read_json
 from palgym.sim.workload import Trace
-from palgym.tracesets.sets import (
-    MANIFEST_FORMAT,
-    SPLITS,
-    Member,
-    SplitEntry,
-    TraceSet,
-    TraceSetError,
-    check_disjoint,
-    file_sha256,
-    folder_rule,
-)
+from palgym.tracesets import sets
+from palgym.tracesets.sets import SPLITS, Member, SplitEntry, TraceSet, TraceSetError
 
 MANIFEST_NAME = "palgym-traceset.json"
 """A folder holding this file is split by it (instead of the folder rule)."""
@@ -68,7 +59,7 @@ def _member(item: Any, root: Path, path: Path, index: int, verify: bool) -> Memb
     if verify:
         if not file.is_file():
             raise TraceSetError(f"{path}: member {trace!r}: file {file} is missing")
-        actual = file_sha256(file)
+        actual = sets.file_sha256(file)
         if actual != expected:
             raise TraceSetError(
                 f"{file}: content changed since the manifest {path} was written (member "
@@ -116,8 +107,8 @@ def read_manifest(path: str | Path, verify: bool = True) -> TraceSet:
         raise TraceSetError(f"{file}: cannot read the trace-set manifest: {exc}") from None
     except StrictJsonError as exc:
         raise TraceSetError(f"cannot read the trace-set manifest: {exc}") from None
-    if _field(content, "format", str, str(file)) != MANIFEST_FORMAT:
-        raise TraceSetError(f"{file}: field 'format' must be {MANIFEST_FORMAT!r}")
+    if _field(content, "format", str, str(file)) != sets.MANIFEST_FORMAT:
+        raise TraceSetError(f"{file}: field 'format' must be {sets.MANIFEST_FORMAT!r}")
     items = _field(content, "members", list, str(file))
     members = [_member(item, file.parent, file, i, verify) for i, item in enumerate(items)]
     by_name = {m.trace: m for m in members}
@@ -133,7 +124,7 @@ def read_manifest(path: str | Path, verify: bool = True) -> TraceSet:
         rule=str(content.get("rule", "")),
         duration_unit=str(content.get("duration_unit", "iterations")), source=str(file),
     )
-    check_disjoint(trace_set)
+    sets.check_disjoint(trace_set)
     return trace_set
 
 
@@ -152,7 +143,9 @@ def load_trace_set(spec: str | Path, duration_unit: str = "iterations") -> Trace
         return read_manifest(path)
     if path.is_dir():
         manifest = path / MANIFEST_NAME
-        return read_manifest(manifest) if manifest.is_file() else folder_rule(path, duration_unit)
+        if manifest.is_file():
+            return read_manifest(manifest)
+        return sets.folder_rule(path, duration_unit)
     raise TraceSetError(f"trace set {str(spec)!r} is neither 'bundled', a manifest file nor a "
                         "folder of traces")
 
