@@ -145,3 +145,14 @@ def test_gap_closed_by_hand() -> None:
     assert gap_closed(1.02, 0.9) == pytest.approx(-0.2)
     assert gap_closed(0.95, 1.0) is None  # no room found: undefined
     assert gap_closed(math.inf, 0.9) is None
+
+
+def test_best_known_with_workers_writes_the_serial_rows(suite: Path, best_known: Path,
+                                                        tmp_path: Path) -> None:
+    request = RunRequest(str(suite), "best-known:evaluations=20", tmp_path / "bk.jsonl",
+                         DataRoots(), tasks=(TASK,), progress=False, workers=2)
+    path = run_entry(request)[0]
+    serial, pooled = read_results(best_known), read_results(path)
+    assert [(r.trace, r.seed, r.avg_jct_s, r.actions, r.episode_hash)
+            for _, r in pooled.episodes] == [(r.trace, r.seed, r.avg_jct_s, r.actions,
+                                              r.episode_hash) for _, r in serial.episodes]

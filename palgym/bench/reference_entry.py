@@ -27,12 +27,12 @@ reference that knows the future.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from palgym.bench.entries import Plan
+from palgym.bench.entries import Plan, episode_rows
 from palgym.bench.results import BOUND_SCHEMA, SCHEDULE_SCHEMA, EpisodeRow, Row, write_results
 from palgym.bench.suites import Task, split_env_kwargs
 from palgym.errors import ConfigError
@@ -113,39 +113,79 @@ def _best_known(episode: Any, task: Task, evaluations: int,
     return replay_schedule(episode, record), record
 
 
-def _rows(plan: Plan, task: Task, kind: str, evaluations: int,
-          step: Callable[[int], None], seen: dict[str, list[tuple[float, str, Any]]]
-          ) -> list[Row]:
+def trace_outcomes(suite_path: str, roots: Any, items: Sequence[tuple[str, int]], kind: str,
+                   evaluations: int) -> dict[tuple[str, int], list[Any]]:
+    """The outcomes (one per task seed) of the test episodes ``items`` ((task, trace index)
+    pairs, one trace file: the episodes one search may serve), in this process or a worker.
+    """
     from palgym.bench.engine_members import ScheduleOutcome
-    from palgym.bench.entries import episode_rows
     from palgym.bench.selector_entry import env_episode, episode_metrics, split_env
+    from palgym.bench.suites import load_suite
 
-    env = split_env(plan.suite, task, "test", plan.request.roots)
-    outcomes = []
-    try:
-        for index in range(len(task.splits["test"].traces)):
+    suite = load_suite(suite_path)
+    seen: dict[str, list[tuple[float, str, Any]]] = {}
+    found: dict[tuple[str, int], list[Any]] = {}
+    for name, index in items:
+        task = suite.task(name)
+        env = split_env(suite, task, "test", roots)
+        try:
             for seed in task.seeds:
                 episode, _ = env_episode(env, seed, index)
                 started = time.perf_counter()
                 if kind == LOWER_BOUND:
-                    outcomes.append(ScheduleOutcome(
-                        bound_metrics(episode), 0, time.perf_counter() - started,
-                        episode.episode_hash(), []))
+                    outcome = ScheduleOutcome(bound_metrics(episode), 0,
+                                              time.perf_counter() - started,
+                                              episode.episode_hash(), [])
                 else:
                     result, record = _best_known(episode, task, evaluations, seen)
-                    outcomes.append(ScheduleOutcome(
+                    outcome = ScheduleOutcome(
                         episode_metrics(result.metrics), len(record),
-                        time.perf_counter() - started, result.episode_hash, record.to_ints()))
-                step(1)
-    finally:
-        env.close()
-    return list(episode_rows(plan, plan.unit(task, "test", [plan.name]), {plan.name: outcomes}))
+                        time.perf_counter() - started, result.episode_hash, record.to_ints())
+                found.setdefault((name, index), []).append(outcome)
+        finally:
+            env.close()
+    return found
+
+
+def _groups(plan: Plan) -> list[list[tuple[str, int]]]:
+    """The plan's test episodes grouped by trace file (and job range), tasks in plan order."""
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for task in plan.tasks:
+        for index, ref in enumerate(task.splits["test"].traces):
+            groups.setdefault(ref.label, []).append((task.name, index))
+    return list(groups.values())
+
+
+def _outcomes(plan: Plan, kind: str, evaluations: int, step: Callable[[int], None]
+              ) -> dict[tuple[str, int], list[Any]]:
+    """Every group's outcomes, in one process or a pool of ``--workers`` (``spawn``)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    request, path = plan.request, str(plan.suite.path)
+    groups = _groups(plan)
+    found: dict[tuple[str, int], list[Any]] = {}
+    if request.workers <= 1:
+        for items in groups:
+            done = trace_outcomes(path, request.roots, items, kind, evaluations)
+            found.update(done)
+            step(sum(len(v) for v in done.values()))
+        return found
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=request.workers, mp_context=context) as pool:
+        futures = [pool.submit(trace_outcomes, path, request.roots, items, kind, evaluations)
+                   for items in groups]
+        for future in futures:
+            done = future.result()
+            found.update(done)
+            step(sum(len(v) for v in done.values()))
+    return found
 
 
 def bound_metrics(episode: Any) -> dict[str, Any]:
     """A lower-bound row's metrics: the bound as ``avg_jct_s`` (s), no other metric (NaN,
-    written null), every
-    job counted as completed (what :func:`palgym.bench.results.row_metrics` reads)."""
+    written null), every job counted as completed (what
+    :func:`palgym.bench.results.row_metrics` reads)."""
     from palgym.headroom.bound import lower_bound
 
     jobs = int(episode.trace.num_jobs)
@@ -176,8 +216,9 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
         ``(output path, episodes, wall seconds)``.
 
     Raises:
-        ConfigError: see :func:`check_tasks` and :func:`evaluations_of`; ``--workers`` > 1
-            or Ray (a reference runs in one process).
+        ConfigError: see :func:`check_tasks` and :func:`evaluations_of`; Ray (``--workers
+            N`` runs the trace files in N local processes, each with its own search; the rows
+            are those of the serial run).
         OSError: if the output cannot be written.
     """
     from palgym.progress import SweepProgress
@@ -186,19 +227,21 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
     kind = reference_kind(request.agent)
     assert kind is not None
     evaluations = evaluations_of(request.agent) if kind == BEST_KNOWN else 0
-    if request.workers > 1 or request.ray_address is not None:
-        raise ConfigError(f"--agent {request.agent}: a reference entry runs in one process: "
-                          "drop --workers / --ray")
+    if request.ray_address is not None:
+        raise ConfigError(f"--agent {request.agent}: a reference entry runs in local "
+                          "processes: drop --ray (--workers N runs N)")
     check_tasks(plan)
     total = sum(len(t.splits["test"].traces) * len(t.seeds) for t in plan.tasks)
     bar = SweepProgress(total, enabled=request.progress)
-    rows: list[Row] = []
-    seen: dict[str, list[tuple[float, str, Any]]] = {}
     try:
-        for task in plan.tasks:
-            rows += _rows(plan, task, kind, evaluations, bar.update, seen)
+        found = _outcomes(plan, kind, evaluations, bar.update)
     finally:
         bar.close()
+    rows: list[Row] = []
+    for task in plan.tasks:
+        outcomes = [o for index in range(len(task.splits["test"].traces))
+                    for o in found[(task.name, index)]]
+        rows += episode_rows(plan, plan.unit(task, "test", [plan.name]), {plan.name: outcomes})
     members = {t.name: {plan.name: member_object(plan, t, kind)} for t in plan.tasks}
     header = replace(plan.header(members),
                      schema=BOUND_SCHEMA if kind == LOWER_BOUND else SCHEDULE_SCHEMA)
