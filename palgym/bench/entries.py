@@ -16,8 +16,9 @@ from typing import Any
 from palgym import __version__
 from palgym.bench.results import EpisodeRow, Header, encode_actions, row_metrics
 from palgym.bench.suites import DataRoots, Suite, Task
+from palgym.policies.contender_spec import BEST, FIELD, PRETRAINED_PREFIX, parse_contender
 
-SPECIAL: tuple[str, ...] = ("best", "field")
+SPECIAL: tuple[str, ...] = (BEST, FIELD)
 """The entries made of a task's heuristic field."""
 RUN_FOLDER_MODELS: tuple[str, ...] = ("model.zip", "best_model.zip")
 
@@ -79,21 +80,14 @@ class Unit:
 
 
 def entry_kind(spec: str) -> str:
-    """The kind of an ``--agent`` spec: ``best`` / ``field``; ``planner:...``; ``selector``
-    for ``selector:...`` (a rule selector, :mod:`palgym.bench.selector_entry`; its header
-    records ``learned``); a model (``pretrained[:NAME]``, a ``.zip``, a run folder):
-    ``learned``; a ``MODULE:CLASS`` placement; else a heuristic name. Every kind but
-    ``selector`` is one of :data:`palgym.bench.results.ENTRY_KINDS`."""
-    if spec in SPECIAL:
-        return spec
-    if spec.startswith("planner:"):
-        return "planner"
-    if spec.startswith("selector:"):
-        return "selector"
-    if (spec == "pretrained" or spec.startswith("pretrained:") or spec.endswith(".zip")
-            or Path(spec).is_dir()):
-        return "learned"
-    return "module" if ":" in spec else "heuristic"
+    """The kind of an ``--agent`` spec (:func:`palgym.policies.contender_spec.parse_contender`,
+    the one grammar): ``best`` / ``field``; ``planner``; ``selector`` (a rule selector,
+    :mod:`palgym.bench.selector_entry`; its header records ``learned``); ``learned`` (a model:
+    ``pretrained[:NAME]``, a ``.zip``, a run folder); ``module`` (a ``MODULE:CLASS``);
+    ``guard`` (refused by the bench: :meth:`~palgym.policies.contender_spec.ContenderSpec.
+    require`); else ``heuristic``. Every bench kind but ``selector`` is one of
+    :data:`palgym.bench.results.ENTRY_KINDS`."""
+    return parse_contender(spec).kind
 
 
 def entry_name(spec: str, kind: str) -> str:
@@ -101,12 +95,12 @@ def entry_name(spec: str, kind: str) -> str:
     ``model.zip`` / ``best_model.zip``), a zip's stem; a selector's pretrained NAME or file
     stem; the spec itself otherwise."""
     if kind == "selector":
-        rest = spec.split(":", 1)[1]
-        return rest.split(":", 1)[1] if rest.startswith("pretrained:") else Path(rest).stem
+        parsed = parse_contender(spec)
+        return parsed.body if parsed.pretrained else Path(parsed.body).stem
     if kind != "learned":
         return spec
-    if spec.startswith("pretrained:"):
-        return spec.split(":", 1)[1]
+    if spec.startswith(PRETRAINED_PREFIX):
+        return spec[len(PRETRAINED_PREFIX):]
     path = Path(spec)
     folder = path.parent.name if path.name in RUN_FOLDER_MODELS else ""
     return folder or path.stem
