@@ -67,6 +67,7 @@ from palgym.bench.suites import (
     split_traces,
 )
 from palgym.errors import ConfigError
+from palgym.policies.contender_spec import parse_contender, parse_heuristic
 
 DROPPED_KWARGS: tuple[str, ...] = ("reward", "reward_scale", "baseline_policy", "strict",
                                    "backend", "render_mode")
@@ -111,7 +112,7 @@ def build_contenders(task: Task, split_kwargs: dict[str, Any], specs: Sequence[s
         learned_contender,
         planner_contender,
     )
-    from agents.evaluation.names import importable_from_cwd, parse_heuristic
+    from agents.evaluation.names import importable_from_cwd
 
     contenders = []
     for spec in specs:
@@ -292,14 +293,15 @@ def plan_entry(request: RunRequest) -> Plan:
             the suite was frozen with, or a bad heuristic name.
         SuiteDataError: naming missing or changed files.
     """
-    from agents.evaluation.names import importable_from_cwd, parse_heuristic
+    from agents.evaluation.names import importable_from_cwd
     from palgym.bench.entries import git_commit
     from palgym.bench.suites import check_files, split_files
     from palgym.envs.layouts import env_layout
 
+    parse_contender(request.agent, "--agent").require("bench", "--agent")
+    kind = entry_kind(request.agent)  # an aging guard's entry is a heuristic's
     suite = load_suite(request.suite)
     tasks = suite.select(request.tasks)
-    kind = entry_kind(request.agent)
     splits = ("validation", "test") if kind in ("best", "field") else ("test",)
     check_files(suite, [f for t in tasks for s in splits for f in split_files(suite, t, s)],
                 request.roots)
@@ -351,7 +353,6 @@ def _members(plan: Plan, unit: Unit) -> dict[str, dict[str, Any]]:
 def _own_placement(spec: str) -> tuple[str, str | None] | None:
     """``(placement name, queue order or None)`` of a spec whose placement is a user's class
     (run on the engine, its schedule recorded: :mod:`palgym.bench.module_entry`), else None."""
-    from agents.evaluation.names import parse_heuristic
     from palgym.policies.registry import placement_entry
 
     name = parse_heuristic(spec, "--agent")

@@ -25,7 +25,7 @@ from agents.evaluation.defaults import (
     HEURISTICS_VIA,
     SPLIT_NAMES,
 )
-from agents.evaluation.names import BEST, heuristic_arg
+from agents.evaluation.names import BEST, contender_arg, heuristic_arg
 from palgym.errors import ConfigError
 from palgym.policies import BACKFILL_MODES, PLACEMENT_NAMES, QUEUE_ORDER_NAMES, queue_order_name
 from palgym.policies.belief import BELIEF_NAMES
@@ -119,13 +119,15 @@ def build_parser() -> argparse.ArgumentParser:
     add("--trace", nargs="+", action="extend", metavar="PATH",
         help="trace file(s) of any --trace-format, bundled trace names, 'bundled' or SET:SPLIT "
              "(default: every bundled trace; side by side: the bundled set's --split)")
-    add("--policy", nargs="+", action="extend", type=heuristic_arg("", allow_best=True),
+    add("--policy", nargs="+", action="extend", type=contender_arg(),
         metavar="NAME",
         help=f"placement(s) to run (default: all): {', '.join(PLACEMENT_NAMES)}, or your "
              "class as MODULE:CLASS (e.g. mypkg.mymodule:MyPlacement, imported and "
              "registered); side by side any heuristic [ORDER/]PLACEMENT[+backfill|+easy] "
              f"(e.g. srsf/pal+backfill, las/pm-first+easy) or '{BEST}', the --best-field "
-             "combination chosen on --selection-split")
+             "combination chosen on --selection-split. Any contender spec is taken (as in "
+             "--agent and palgym bench run --agent: a model, selector:PATH, planner:SPEC, "
+             "a guard BASE+age=Hh:ORDER/ALT), docs/EVALUATING.md")
     add("--queue-order", nargs="+", action="extend", type=queue_order_arg, metavar="NAME",
         help=f"queue order(s) (default: fifo; --best-heuristic: all): "
              f"{', '.join(QUEUE_ORDER_NAMES)}, or your class as MODULE:CLASS")
@@ -258,10 +260,13 @@ def _add_side_by_side(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "learned agents and heuristics on identical episodes (through the env)")
     add = group.add_argument
-    add("--agent", nargs="+", action="extend", metavar="MODEL",
+    add("--agent", nargs="+", action="extend", metavar="SPEC", type=contender_arg(),
         help="model.zip, run folder (its best_model.zip, else model.zip), or 'pretrained' "
              "(agents/pretrained/<env>_maskable_ppo.zip) / 'pretrained:NAME' (NAME: a model "
-             "of agents/pretrained/, not a path)")
+             "of agents/pretrained/, not a path); a rule selector selector:PATH / "
+             "selector:pretrained:NAME (agents/pretrained/rule-selector/NAME.json); "
+             "planner:SPEC; or a heuristic name, as --policy (one contender spec grammar, "
+             "docs/EVALUATING.md)")
     add("--last", action="store_true",
         help="for a run folder --agent: evaluate model.zip (the last model), not "
              "best_model.zip (the best evaluation checkpoint)")

@@ -40,7 +40,7 @@ from agents.evaluation.defaults import (
     DEFAULT_PRESET,
     DEFAULT_QUEUE_ORDER,
 )
-from agents.evaluation.names import BEST, load_user_classes, parse_heuristic
+from agents.evaluation.names import BEST, load_user_classes, parse_heuristic, sort_contenders
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
 from palgym.io import check_destination, read_profile
@@ -93,11 +93,17 @@ def run(args: argparse.Namespace) -> int:
     from agents.evaluation.report import Outputs, format_result, write_result
 
     check_outputs(args)  # fail before hours of simulation, not after
+    sort_contenders(args)  # --policy / --agent specs -> the list of their kind
     load_user_classes(args)  # MODULE:CLASS names -> the names their classes register
     if args.plot is not None:
         require_matplotlib()
     if args.render:
         from agents.evaluation.enjoy import replay_from_args
+
+        if args.selector:
+            raise ConfigError(f"--render replays a contender stepping the env; rule selector "
+                              f"{args.selector[0]} runs on the engine's rule selection: "
+                              "evaluate it without --render")
 
         return replay_from_args(args, episode_overrides(args))
     result = evaluation_of(args)
@@ -145,7 +151,7 @@ def evaluation_of(args: argparse.Namespace) -> Any:
 def side_by_side_mode(args: argparse.Namespace) -> bool:
     """True when the arguments ask for contenders on the env's episodes."""
     return bool(args.agent or args.env or args.trace_set or args.seeds or args.best_heuristic
-                or args.planner or args.env_kwargs)
+                or args.planner or args.env_kwargs or getattr(args, "selector", None))
 
 
 def runner_of(args: argparse.Namespace) -> Runner:
@@ -357,8 +363,10 @@ def _side_by_side(args: argparse.Namespace) -> Any:
         bootstrap_seed=args.bootstrap_seed, bootstrap_unit=args.bootstrap_unit,
         device=args.device, heuristics_via=args.heuristics_via,
         planners=tuple(args.planner or ()), trust_model=args.trust_model,
+        selectors=tuple(dict.fromkeys(getattr(args, "selector", None) or [])),
     )
-    per_episode = len(request.agents) + len(request.planners) + len(heuristic_names(request))
+    per_episode = (len(request.agents) + len(request.selectors) + len(request.planners)
+                   + len(heuristic_names(request)))
     comparison = _with_bar(len(traces) * len(request.seeds) * per_episode, args.quiet,
                            lambda step: run_side_by_side(request, on_episode=step,
                                                          runner=runner))
@@ -377,10 +385,10 @@ def _best_heuristic(args: argparse.Namespace) -> Any:
     from agents.evaluation.best import field_of_names, run_best
     from agents.evaluation.best_contender import check_selection_split, default_field
 
-    if args.agent or args.trace or args.planner:
+    if args.agent or args.trace or args.planner or getattr(args, "selector", None):
         raise ConfigError("--best-heuristic compares heuristics on trace-set splits: give "
-                          "--trace-set (not --trace) and no --agent or --planner; to run the "
-                          f"choice beside them: --policy {BEST}")
+                          "--trace-set (not --trace) and no --agent (a model, a selector) or "
+                          f"--planner; to run the choice beside them: --policy {BEST}")
     if args.belief is not None:
         raise ConfigError("--belief applies to the heuristic table only (the env's heuristics "
                           "decide on the truth): leave it out with --best-heuristic")

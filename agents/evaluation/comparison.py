@@ -131,6 +131,12 @@ def run_contenders(
     for contender in contenders:
         if contender.label in results:
             continue
+        if contender.kind == "selector":  # on the engine's rule selection
+            from agents.evaluation.selectors import run_selector_contender
+
+            results[contender.label] = run_selector_contender(env_id, contender, traces, seeds,
+                                                              on_episode)
+            continue
         env = _make_env(env_id, contender, traces)
         try:
             outcomes = []
@@ -209,7 +215,10 @@ class SideBySide:
         heuristics_via: ``simulator`` (default, fast) or ``env`` (heuristics step the env).
         planners: rollout planner specs (:mod:`agents.planning.planner`), after the learned agents.
         trust_model: load the agents' zips with SB3's unpickling (runs any code they hold);
-            by default nothing is unpickled (:func:`agents.sb3.model_zip.load_model`).
+            by default nothing is unpickled (:func:`agents.sb3.model_zip.load_model`); import
+            the modules a selector file's rules name.
+        selectors: rule selector specs (``selector:PATH``, ``selector:pretrained:NAME``;
+            :mod:`agents.evaluation.selectors`), after the learned agents.
     """
 
     env_id: str
@@ -229,10 +238,12 @@ class SideBySide:
     heuristics_via: str = HEURISTICS_VIA[0]
     planners: tuple[str, ...] = ()
     trust_model: bool = False
+    selectors: tuple[str, ...] = ()
 
 
 def contenders_of(request: SideBySide) -> list[Contender]:
-    """Learned agents first, then planners, then the heuristics (plus reference and baselines).
+    """Learned agents first, then rule selectors, planners, and the heuristics (plus reference
+    and baselines).
 
     Raises:
         ConfigError: for an unknown heuristic, or a model that cannot be loaded.
@@ -241,8 +252,14 @@ def contenders_of(request: SideBySide) -> list[Contender]:
                                  trust_model=request.trust_model)
                for spec in request.agents]
     base = base_episode_kwargs(learned, request.overrides)
+    selectors = []
+    if request.selectors:
+        from agents.evaluation.selectors import selector_contender
+
+        selectors = [selector_contender(spec, base, request.trust_model)
+                     for spec in dict.fromkeys(request.selectors)]
     planners = [planner_contender(spec, base) for spec in dict.fromkeys(request.planners)]
-    return [*learned, *planners, *heuristic_contenders(request, base)]
+    return [*learned, *selectors, *planners, *heuristic_contenders(request, base)]
 
 
 def heuristic_names(request: SideBySide) -> list[str]:

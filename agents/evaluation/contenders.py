@@ -1,11 +1,14 @@
 """The contenders of a comparison: every policy that acts on the comparison's episodes.
 
-One abstraction, :class:`Contender`, for four kinds (:data:`CONTENDER_KINDS`):
+One abstraction, :class:`Contender`, for four kinds (:data:`CONTENDER_KINDS`), each read from
+a contender spec (:func:`palgym.policies.contender_spec.parse_contender`, the one grammar):
 
 - ``heuristic``: a placement (with its backfill suffix, e.g. ``pal+easy``) under the episode's
   queue order, or under its own (:func:`heuristic_contender` ``queue_order``: the
   ``ORDER/PLACEMENT`` combinations of ``--best-heuristic``);
 - ``learned``: a saved SB3 / sb3-contrib model (:func:`learned_contender`);
+- ``selector``: a rule selector file, run on the engine's rule selection
+  (:mod:`agents.evaluation.selectors`);
 - ``planner``: the rollout planner over a base heuristic, or the search over rules
   (:func:`planner_contender`, :mod:`agents.planning`).
 
@@ -34,15 +37,15 @@ from agents.env_args import (
     episode_kwargs,
     plain_value,
 )
-from agents.evaluation.names import format_label
 from agents.ids import canonical_env_id
 from agents.sb3.layouts import check_layout
 from palgym.errors import ConfigError
+from palgym.policies.contender_spec import format_label
 from palgym.sim.workload import Trace
 
 logger = logging.getLogger(__name__)
 
-CONTENDER_KINDS: tuple[str, ...] = ("learned", "planner", "heuristic")
+CONTENDER_KINDS: tuple[str, ...] = ("learned", "selector", "planner", "heuristic")
 """The kinds of contender, in table order."""
 
 

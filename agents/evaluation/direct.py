@@ -56,8 +56,10 @@ def can_run_direct(env_kwargs: Mapping[str, Any]) -> bool:
     return str(env_kwargs.get("reward", "jct")) == "jct"
 
 
-def _outcome(name: str, info: Mapping[str, Any], result: EpisodeResult, reward_scale: float,
-             window_start: int) -> EpisodeOutcome:
+def outcome_of(name: str, info: Mapping[str, Any], result: EpisodeResult, reward_scale: float,
+               window_start: int) -> EpisodeOutcome:
+    """The outcome of a simulator run ``result`` of the env's episode (reset ``info``,
+    ``window_start``): the env's metrics, no env step, the ``jct`` reward's return."""
     metrics = result.metrics
     values: dict[str, Any] = {key: getattr(metrics, key) for key in OUTCOME_METRICS}
     values["num_unfinished"] = metrics.num_jobs - metrics.num_completed
@@ -204,7 +206,7 @@ def run_heuristics_direct(
     drawn = env_episodes(env_id, env_kwargs, traces, seeds)
     results: dict[str, list[EpisodeOutcome]] = {c.label: [] for c in contenders}
     for episode, contender, result in run_heuristics(drawn, contenders, runner):
-        outcome = _outcome(contender.agent.name, episode.info, result, episode.reward_scale,
+        outcome = outcome_of(contender.agent.name, episode.info, result, episode.reward_scale,
                            episode.window_start)
         results[contender.label].append(outcome)
         if on_episode is not None:

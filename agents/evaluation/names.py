@@ -1,21 +1,14 @@
-"""Heuristic names, parsed in one place: ``[ORDER/]PLACEMENT[+backfill|+easy]``.
+"""The contender names of ``evaluate.py``'s arguments.
 
-One naming for every table and argument of the evaluation (the heuristic table's policy
-column, ``--best-heuristic``'s field, side-by-side contenders, ``--reference``,
-``--baseline``):
-
-- ``PLACEMENT`` is one of :data:`palgym.policies.PLACEMENT_NAMES` (``pal``, ``pm-first``,
-  ``packed-sticky``, ..., and any registered class), or a user's class as ``MODULE:CLASS``
-  (imported and registered, then named by its ``name``);
-- the suffix is the backfill mode (:data:`palgym.policies.backfill.SUFFIXES`): ``+backfill``
-  first-fit, ``+easy`` EASY, none without backfilling (``pal+backfill``, ``pm-first+easy``);
-- an aging guard ``BASE+age=Hh:ALT_ORDER/ALT`` (:mod:`palgym.policies.guards`) is a
-  placement too: ``srtf/pal+backfill+age=32h:fifo/pal+easy`` (it runs on the engine's rule
-  selection);
-- the prefix ``ORDER/`` is the queue order (:data:`palgym.policies.QUEUE_ORDER_NAMES`, or
-  ``MODULE:CLASS``), e.g.
-  ``srsf/pal+backfill``, ``las/pm-first+easy``; without it the heuristic runs under the
-  episode's queue order (``--queue-order``, or the env's default).
+The grammar lives in one place, :mod:`palgym.policies.contender_spec`
+(:func:`~palgym.policies.contender_spec.parse_contender`: heuristic names, guards,
+``MODULE:CLASS``, models, ``selector:``, ``planner:``, ``best`` / ``field``;
+:func:`~palgym.policies.contender_spec.parse_heuristic`: ``[ORDER/]PLACEMENT[+backfill|+easy]``),
+re-exported here. This module holds what ``evaluate.py`` adds: argparse types
+(:func:`contender_arg` for ``--policy`` / ``--agent``, :func:`heuristic_arg` for
+``--reference``, ``--baseline``, ``--best-field``), the sorting of ``--policy`` / ``--agent``
+specs by kind (:func:`sort_contenders`) and the import of a user's ``MODULE:CLASS``
+(:func:`load_user_classes`).
 
 ``best`` (:data:`BEST`) names the best combination of the field chosen on the selection split
 (side by side only, :mod:`agents.evaluation.best_contender`).
@@ -27,96 +20,20 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from palgym.errors import ConfigError
-from palgym.policies import PLACEMENT_NAMES, QUEUE_ORDER_NAMES, placement_name, queue_order_name
-from palgym.policies.backfill import SUFFIXES, split_name, with_backfill
-from palgym.policies.guards import is_guard, parse_guard
+from palgym.policies import queue_order_name
+from palgym.policies.contender_spec import (
+    BEST,
+    ORDER_SEPARATOR,
+    HeuristicName,
+    format_label,
+    known_names_text,
+    parse_contender,
+    parse_heuristic,
+)
+from palgym.policies.guards import is_guard
 from palgym.policies.loader import SPEC_SEPARATOR
-from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
-
-BEST = "best"
-"""The name of the best heuristic combination chosen on the selection split."""
-ORDER_SEPARATOR = "/"
-"""Between the queue order and the placement: ``srsf/pal+backfill``."""
-
-
-@dataclass(frozen=True)
-class HeuristicName:
-    """A parsed heuristic name.
-
-    Attributes:
-        queue_order: its own queue order, or None (the episode's).
-        placement: the placement without suffix (one of :data:`PLACEMENT_NAMES`).
-        backfill: the backfill mode (``none``, ``first-fit``, ``easy``).
-    """
-
-    queue_order: str | None
-    placement: str
-    backfill: str
-
-    @property
-    def placement_name(self) -> str:
-        """The placement with its backfill suffix (``pal+backfill``)."""
-        return with_backfill(self.placement, self.backfill)
-
-    @property
-    def label(self) -> str:
-        """The canonical name: ``ORDER/PLACEMENT+SUFFIX`` (no ``ORDER/`` without an order)."""
-        return format_label(self.queue_order, self.placement_name)
-
-
-def format_label(queue_order: str | None, placement_name: str) -> str:
-    """``ORDER/PLACEMENT_NAME``, or ``PLACEMENT_NAME`` when ``queue_order`` is None."""
-    return placement_name if queue_order is None else (
-        f"{queue_order}{ORDER_SEPARATOR}{placement_name}")
-
-
-def known_names_text() -> str:
-    """What a heuristic name may be, for error messages."""
-    return (f"[ORDER/]PLACEMENT[{'|'.join(SUFFIXES.values())}] with ORDER one of "
-            f"{', '.join(QUEUE_ORDER_NAMES)} and PLACEMENT one of {', '.join(PLACEMENT_NAMES)} "
-            "(or either as MODULE:CLASS)")
-
-
-def parse_heuristic(text: str, argument: str = "heuristic") -> HeuristicName:
-    """Parse ``[ORDER/]PLACEMENT[+backfill|+easy]``.
-
-    Args:
-        text: the name, e.g. ``srsf/pal+backfill``.
-        argument: what gave it (``--policy``, a file and field, ...), named in the error.
-
-    Returns:
-        The parsed name (its :attr:`~HeuristicName.label` equals ``text``, with a user's
-        ``MODULE:CLASS`` replaced by the name it registers).
-
-    Raises:
-        ConfigError: naming ``argument`` and ``text``, for an unknown queue order, placement
-            or suffix, an empty part, or a ``MODULE:CLASS`` that cannot be imported or
-            registered.
-    """
-    order: str | None = None
-    rest = text
-    where = f"{argument} {text!r}".strip()
-    if ORDER_SEPARATOR in text and not is_guard(text.split(ORDER_SEPARATOR, 1)[0]):
-        order, rest = text.split(ORDER_SEPARATOR, 1)
-        if SPEC_SEPARATOR in order:  # a user's class: imported and registered
-            order = queue_order_name(order, where)
-        if order not in QUEUE_ORDER_NAMES:
-            raise ConfigError(f"{where}: unknown queue order {order!r}; expected "
-                              f"{known_names_text()}")
-    if is_guard(rest):  # BASE+age=Hh:ALT_ORDER/ALT (palgym.policies.guards)
-        return HeuristicName(order, parse_guard(rest, argument or "guard").placement, "none")
-    if SPEC_SEPARATOR in rest:
-        rest = placement_name(rest, where)
-    placement, backfill = split_name(rest)
-    if placement not in PLACEMENT_NAMES:
-        raise ConfigError(f"{where}: unknown placement {placement!r}; expected "
-                          f"{known_names_text()}")
-    if backfill != "none" and placement not in BACKFILLING_PLACEMENT_NAMES:
-        raise ConfigError(f"{where}: placement {placement!r} takes no backfill mode")
-    return HeuristicName(order, placement, backfill)
 
 
 def heuristic_arg(argument: str, allow_best: bool = False) -> Callable[[str], str]:
@@ -134,6 +51,51 @@ def heuristic_arg(argument: str, allow_best: bool = False) -> Callable[[str], st
             raise argparse.ArgumentTypeError(f"{str(exc).strip()}{extra}") from None
 
     return check
+
+
+def contender_arg() -> Callable[[str], str]:
+    """An argparse ``type`` of ``--policy`` / ``--agent``: any contender spec that runs in
+    ``evaluate.py`` (:func:`palgym.policies.contender_spec.parse_contender`); a heuristic
+    name becomes its label, a ``MODULE:CLASS`` or guard name and every other kind stay as
+    given (sorted into their lists by :func:`sort_contenders`). Else an
+    ``argparse.ArgumentTypeError`` naming the value and where its kind runs."""
+    def check(text: str) -> str:
+        try:
+            spec = parse_contender(text, "").require("evaluate", "")
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).strip()) from None
+        if spec.kind != "heuristic":
+            return text
+        try:
+            return parse_heuristic(text, "").label
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(
+                f"{str(exc).strip()}; nor is it another contender spec: a model (.zip, run "
+                "folder, pretrained[:NAME]), selector:PATH, planner:SPEC or best") from None
+
+    return check
+
+
+def sort_contenders(args: argparse.Namespace) -> None:
+    """Sort the specs of ``--policy`` and ``--agent`` by kind: models stay (or go) in
+    ``args.agent``, planners join ``args.planner``, rule selectors make ``args.selector``,
+    heuristic names (and ``best``) ``args.policy``, each list in the order given (``--policy``
+    first).
+
+    Raises:
+        ConfigError: for a kind that does not run in ``evaluate.py`` (naming where it runs).
+    """
+    lists: dict[str, list[str]] = {"learned": [], "selector": [], "planner": [], "policy": []}
+    for flag, values in (("--policy", getattr(args, "policy", None) or []),
+                         ("--agent", getattr(args, "agent", None) or [])):
+        for text in values:
+            spec = parse_contender(text, flag).require("evaluate", flag)
+            kind = spec.kind if spec.kind in lists else "policy"
+            lists[kind].append(spec.body if kind == "planner" else text)
+    args.agent = lists["learned"] or None
+    args.selector = lists["selector"] or None
+    args.planner = [*(getattr(args, "planner", None) or []), *lists["planner"]] or None
+    args.policy = lists["policy"] or None
 
 
 NAME_ARGUMENTS: tuple[str, ...] = ("policy", "best_field", "baseline", "reference")
@@ -176,3 +138,8 @@ def importable_from_cwd() -> None:
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
+
+
+__all__ = ["BEST", "NAME_ARGUMENTS", "ORDER_SEPARATOR", "HeuristicName", "contender_arg",
+           "format_label", "heuristic_arg", "importable_from_cwd", "known_names_text",
+           "load_user_classes", "parse_contender", "parse_heuristic", "sort_contenders"]

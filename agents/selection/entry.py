@@ -13,12 +13,13 @@ from agents.selection.selector import LinearSelector
 from palgym.bench.entries import Plan
 from palgym.bench.selector_entry import LoadedSelector, run_selector_entry, selector_path
 from palgym.bench.suites import file_sha256
+from palgym.policies.contender_spec import ContenderSpec
 
 PRETRAINED_SELECTORS = Path(__file__).resolve().parents[1] / "pretrained" / "rule-selector"
 """Where ``selector:pretrained:NAME`` finds ``NAME.json``."""
 
 
-def load_selector(spec: str) -> LoadedSelector:
+def load_selector(spec: ContenderSpec | str) -> LoadedSelector:
     """The selector a ``selector:`` spec names (:func:`palgym.bench.selector_entry.selector_path`,
     :meth:`LinearSelector.load`).
 

@@ -16,11 +16,18 @@ from typing import Any
 from palgym import __version__
 from palgym.bench.results import EpisodeRow, Header, encode_actions, row_metrics
 from palgym.bench.suites import DataRoots, Suite, Task
-from palgym.policies.guards import is_guard
+from palgym.policies.contender_spec import (
+    BEST,
+    BEST_KNOWN,
+    FIELD,
+    LOWER_BOUND,
+    PRETRAINED_PREFIX,
+    parse_contender,
+)
 
-SPECIAL: tuple[str, ...] = ("best", "field")
+SPECIAL: tuple[str, ...] = (BEST, FIELD)
 """The entries made of a task's heuristic field."""
-REFERENCE_SPECS: tuple[str, ...] = ("best-known", "lower-bound")
+REFERENCE_SPECS: tuple[str, ...] = (BEST_KNOWN, LOWER_BOUND)
 """The reference entries of the room (:mod:`palgym.bench.reference_entry`)."""
 RUN_FOLDER_MODELS: tuple[str, ...] = ("model.zip", "best_model.zip")
 
@@ -82,24 +89,16 @@ class Unit:
 
 
 def entry_kind(spec: str) -> str:
-    """The kind of an ``--agent`` spec: ``best`` / ``field``; ``planner:...``; ``selector``
-    for ``selector:...`` (a rule selector, :mod:`palgym.bench.selector_entry`; its header
-    records ``learned``); a model (``pretrained[:NAME]``, a ``.zip``, a run folder):
-    ``learned``; a ``MODULE:CLASS`` placement; else a heuristic name. Every kind but
-    ``selector`` is one of :data:`palgym.bench.results.ENTRY_KINDS`."""
-    if spec in SPECIAL:
-        return spec
-    if spec.split(":", 1)[0] in REFERENCE_SPECS:  # palgym.bench.reference_entry
-        return spec.split(":", 1)[0]
-    if spec.startswith("planner:"):
-        return "planner"
-    if spec.startswith("selector:"):
-        return "selector"
-    if (spec == "pretrained" or spec.startswith("pretrained:") or spec.endswith(".zip")
-            or Path(spec).is_dir()):
-        return "learned"
-    guard = is_guard(spec.partition("/")[2] or spec)  # an aging guard's ':' is no MODULE:CLASS
-    return "module" if ":" in spec and not guard else "heuristic"
+    """The kind of an ``--agent`` spec (:func:`palgym.policies.contender_spec.parse_contender`,
+    the one grammar): ``best`` / ``field``; ``best-known`` / ``lower-bound`` (the room's
+    references, :mod:`palgym.bench.reference_entry`); ``planner``; ``selector`` (a rule
+    selector, :mod:`palgym.bench.selector_entry`; its header records ``learned``); ``learned``
+    (a model: ``pretrained[:NAME]``, a ``.zip``, a run folder); ``module`` (a
+    ``MODULE:CLASS``); else ``heuristic`` (an aging guard too: it runs on the engine, recorded,
+    :mod:`palgym.bench.engine_members`). Every bench kind but ``selector`` is one of
+    :data:`palgym.bench.results.ENTRY_KINDS`."""
+    kind = parse_contender(spec).kind
+    return "heuristic" if kind == "guard" else kind
 
 
 def entry_name(spec: str, kind: str) -> str:
@@ -107,14 +106,14 @@ def entry_name(spec: str, kind: str) -> str:
     ``model.zip`` / ``best_model.zip``), a zip's stem; a selector's pretrained NAME or file
     stem; the spec itself otherwise."""
     if kind == "selector":
-        rest = spec.split(":", 1)[1]
-        return rest.split(":", 1)[1] if rest.startswith("pretrained:") else Path(rest).stem
+        parsed = parse_contender(spec)
+        return parsed.body if parsed.pretrained else Path(parsed.body).stem
     if kind in REFERENCE_SPECS:
         return kind
     if kind != "learned":
         return spec
-    if spec.startswith("pretrained:"):
-        return spec.split(":", 1)[1]
+    if spec.startswith(PRETRAINED_PREFIX):
+        return spec[len(PRETRAINED_PREFIX):]
     path = Path(spec)
     folder = path.parent.name if path.name in RUN_FOLDER_MODELS else ""
     return folder or path.stem

@@ -38,6 +38,7 @@ from palgym.bench.entries import Plan, Unit, episode_rows
 from palgym.bench.results import Row, decode_actions, row_metrics, write_results_or_recover
 from palgym.bench.suites import DataRoots, Suite, Task, split_env_kwargs, split_traces
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
+from palgym.policies.contender_spec import ContenderSpec, parse_contender
 from palgym.policies.durations import Durations
 from palgym.rule_selection import Selector, check_rules, run_selected_episode
 from palgym.sim.metrics import EpisodeMetrics
@@ -45,7 +46,6 @@ from palgym.simulate import Episode
 
 PREFIX = "selector:"
 """An ``--agent`` spec of a rule selector: ``selector:PATH`` or ``selector:pretrained:NAME``."""
-PRETRAINED = "pretrained:"
 HEADER_KIND = "learned"
 """The header's ``entry_kind`` of a selector entry: it is learned, and online (it reads only
 what a scheduler knows: :data:`palgym.rule_selection.STATE_FEATURES`)."""
@@ -74,32 +74,25 @@ class LoadedSelector:
         return {"rules": list(self.rules), "sha256": self.sha256}
 
 
-def selector_path(spec: str, pretrained_dir: Path) -> Path:
-    """The file of a ``selector:`` spec: ``selector:PATH`` -> PATH;
-    ``selector:pretrained:NAME`` -> ``pretrained_dir/NAME.json``, NAME a plain name (never a
-    path: no separator, no ``..``, not absolute).
+def selector_path(spec: ContenderSpec | str, pretrained_dir: Path) -> Path:
+    """The file of a ``selector:`` spec (:func:`palgym.policies.contender_spec.parse_contender`):
+    ``selector:PATH`` -> PATH; ``selector:pretrained:NAME`` -> ``pretrained_dir/NAME.json``.
 
     Raises:
         ConfigError: naming the spec, for no path, a NAME that is a path, a missing
             ``pretrained_dir`` or file.
     """
-    rest = spec[len(PREFIX):] if spec.startswith(PREFIX) else spec
-    if rest.startswith(PRETRAINED):
-        name = rest[len(PRETRAINED):]
-        if (not name or Path(name).is_absolute()
-                or any(part in name for part in ("/", "\\", "..", "\0"))):
-            raise ConfigError(f"--agent {spec}: 'selector:pretrained:NAME' takes the plain name "
-                              f"of a selector in {pretrained_dir}, not a path")
+    if isinstance(spec, str):
+        spec = parse_contender(spec if spec.startswith(PREFIX) else PREFIX + spec)
+    if spec.pretrained:
         if not pretrained_dir.is_dir():
-            raise ConfigError(f"--agent {spec}: no pretrained selectors ({pretrained_dir} does "
-                              "not exist): give selector:PATH")
-        path = pretrained_dir / f"{name}.json"
+            raise ConfigError(f"--agent {spec.text}: no pretrained selectors ({pretrained_dir} "
+                              "does not exist): give selector:PATH")
+        path = pretrained_dir / f"{spec.body}.json"
     else:
-        if not rest:
-            raise ConfigError(f"--agent {spec}: give selector:PATH (a selector JSON file)")
-        path = Path(rest)
+        path = Path(spec.body)
     if not path.is_file():
-        raise ConfigError(f"--agent {spec}: no selector file {str(path)!r}")
+        raise ConfigError(f"--agent {spec.text}: no selector file {str(path)!r}")
     return path
 
 
@@ -124,7 +117,7 @@ def check_selector_task(task: Task, where: str, runnable: Sequence[str] = ()) ->
 
 
 @dataclass
-class _TimedSelector:
+class TimedSelector:
     """Calls ``select``, recording each choice and the wall seconds spent in it."""
 
     select: Selector
@@ -236,7 +229,7 @@ def run_selector_unit(plan: Plan, unit: Unit, selector: LoadedSelector,
         for index in range(len(task.splits[unit.split].traces)):
             for seed in task.seeds:
                 episode, durations = env_episode(env, seed, index)
-                timed = _TimedSelector(selector.select)
+                timed = TimedSelector(selector.select)
                 done = run_selected_episode(episode, selector.rules, timed, durations)
                 outcomes.append(SelectorOutcome(
                     episode_metrics(done.result.metrics), done.choices, timed.seconds,

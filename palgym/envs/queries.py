@@ -22,6 +22,7 @@ from palgym.envs.render import GanttRecorder, render_ansi
 from palgym.errors import ConfigError, PalgymError
 from palgym.policies import placement_name
 from palgym.policies.backfill import split_name
+from palgym.policies.contender_spec import check_placement_spec
 from palgym.policies.registry import CandidateKind, placement_entry
 from palgym.sim.engine import Simulator
 from palgym.simulate import Episode
@@ -94,7 +95,10 @@ class EnvQueries(EnvAccess):
         Raises:
             ConfigError: for an unknown name, when the env's ``sticky`` / ``class_reorder``
                 contradict the policy (e.g. ``pal`` in a sticky env), or when the env cannot
-                express the placement's choice (naming it).
+                express the placement's choice (naming it); for a contender spec that is no
+                placement (``ORDER/PLACEMENT``, a guard, a model, ``selector:``, ``planner:``,
+                ``best``), naming where it runs
+                (:func:`palgym.policies.contender_spec.check_placement_spec`).
         """
         form = self._forms.get(name) if self._forms is not None else None
         if form is None or (check and name != self._checked):
@@ -116,18 +120,22 @@ class EnvQueries(EnvAccess):
     def _form(self, name: str, check: bool) -> CandidateKind | PolicyAgent:
         """How the env acts as placement ``name`` (looked up in the registry once per name
         and env: never per decision); checked against the env's settings if ``check``."""
-        if check:  # the env's settings never change: once a name
-            entry = check_heuristic(name, self.sticky, self.class_reorder, self.task,
-                                    self.num_slots)
-            self._checked = name
-        else:
-            try:
-                base, mode = split_name(placement_name(name))
-            except ConfigError as exc:
-                raise ConfigError(f"heuristic: {exc}") from None
-            entry = placement_entry(base)
-            if entry.candidate is None:
-                check_generic(entry, mode)
+        try:
+            if check:  # the env's settings never change: once a name
+                entry = check_heuristic(name, self.sticky, self.class_reorder, self.task,
+                                        self.num_slots)
+                self._checked = name
+            else:
+                try:
+                    base, mode = split_name(placement_name(name))
+                except ConfigError as exc:
+                    raise ConfigError(f"heuristic: {exc}") from None
+                entry = placement_entry(base)
+                if entry.candidate is None:
+                    check_generic(entry, mode)
+        except ConfigError:  # a contender spec of another kind: say where it runs
+            check_placement_spec(name, "heuristic_action")
+            raise
         if self._forms is None:
             self._forms = {}
         form = self._forms[name] = entry.candidate or PolicyAgent(entry)
