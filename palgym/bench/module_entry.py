@@ -35,10 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from palgym.bench.entries import Plan, Unit, episode_rows
+from palgym.bench.entries import Plan, SplitPlan, env_episode, episode_metrics, split_rows
 from palgym.bench.results import SCHEDULE_SCHEMA, Row, decode_actions, row_metrics, write_results
-from palgym.bench.selector_entry import env_episode, episode_metrics, split_env
-from palgym.bench.suites import split_env_kwargs
 from palgym.errors import ConfigError
 from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord, record_episode
 
@@ -58,24 +56,21 @@ class ScheduleOutcome:
     actions: list[int]
 
 
-def run_module_unit(plan: Plan, unit: Unit, placement: str, queue_order: str | None,
-                    step: Callable[[int], None]) -> tuple[list[ScheduleOutcome], str]:
-    """The unit's episodes in (trace, seed) order (``step(1)`` after each) and the queue
+def run_module_split(split: SplitPlan, placement: str, queue_order: str | None,
+                     step: Callable[[int], None]) -> tuple[list[ScheduleOutcome], str]:
+    """The split's episodes in (trace, seed) order (``step(1)`` after each) and the queue
     order they ran under (``queue_order``, else the env's)."""
-    task = plan.suite.task(unit.task)
-    env = split_env(plan.suite, task, unit.split, plan.request.roots)
+    env = split.make_env()
     order = queue_order or env.unwrapped.order.name
     outcomes = []
     try:
-        for index in range(len(task.splits[unit.split].traces)):
-            for seed in task.seeds:
-                episode, durations = env_episode(env, seed, index)
-                done = record_episode(episode, placement, order, durations=durations)
-                result = done.result
-                outcomes.append(ScheduleOutcome(
-                    episode_metrics(result.metrics), len(done.record), done.seconds,
-                    result.episode_hash, done.record.to_ints()))
-                step(1)
+        for episode, durations in split.episodes(env):
+            done = record_episode(episode, placement, order, durations=durations)
+            result = done.result
+            outcomes.append(ScheduleOutcome(
+                episode_metrics(result.metrics), len(done.record), done.seconds,
+                result.episode_hash, done.record.to_ints()))
+            step(1)
     finally:
         env.close()
     return outcomes, order
@@ -93,7 +88,6 @@ def run_module_entry(plan: Plan, placement: str, queue_order: str | None, starte
             order a fixed-regime task refuses.
         OSError: if the output cannot be written.
     """
-    from palgym.envs.layouts import env_layout
     from palgym.progress import SweepProgress
 
     request = plan.request
@@ -105,18 +99,15 @@ def run_module_entry(plan: Plan, placement: str, queue_order: str | None, starte
                 and queue_order != task.queue_order):
             raise ConfigError(f"{request.agent!r}: task {task.name} runs every contender under "
                               f"queue order {task.queue_order!r} (regime fixed)")
-    units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []
     members: dict[str, dict[str, dict[str, Any]]] = {}
     try:
-        for unit in units:
-            outcomes, order = run_module_unit(plan, unit, placement, queue_order, bar.update)
-            rows += episode_rows(plan, unit, {plan.name: outcomes})
-            task = plan.suite.task(unit.task)
-            kwargs = split_env_kwargs(plan.suite, task, unit.split, request.roots)
-            members[unit.task] = {plan.name: {
-                "env_kwargs": {}, "env_layout": env_layout(task.env_id, kwargs),
+        for split in (plan.split_plan(unit) for unit in plan.first_units()):
+            outcomes, order = run_module_split(split, placement, queue_order, bar.update)
+            rows += split_rows(plan, split, outcomes)
+            members[split.task.name] = {plan.name: {
+                "env_kwargs": {}, "env_layout": split.env_layout,
                 "schedule": {"format": FORMAT, "placement": placement, "queue_order": order}}}
     finally:
         bar.close()
