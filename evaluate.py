@@ -21,10 +21,14 @@ for ``--agent``).
 latter. ``--backfill`` also crosses ``--policy`` in the
 heuristic table (``pal+backfill`` first-fit, ``pal+easy`` EASY).
 
-**Names** (:mod:`agents.evaluation.names`): ``[ORDER/]PLACEMENT[+backfill|+easy]``, e.g.
-``srsf/pal+backfill``; side by side any such name is a contender, ``--reference`` or
-``--baseline``, and ``best`` is the ``--best-field`` combination chosen on
-``--selection-split`` (never ``test``), run beside the others on ``--split``.
+**Names** (:mod:`palgym.policies.contender_spec`, one grammar with ``palgym bench run
+--agent``): ``[ORDER/]PLACEMENT[+backfill|+easy]``, e.g. ``srsf/pal+backfill``; side by side any
+such name is a contender, ``--reference`` or ``--baseline``, and ``best`` is the
+``--best-field`` combination chosen on ``--selection-split`` (never ``test``), run beside the
+others on ``--split``. ``--agent`` and ``--policy`` take any contender spec: a heuristic name,
+a guard, ``MODULE:CLASS``, a model, ``selector:PATH`` / ``selector:pretrained:NAME`` (a rule
+selector, run on the engine's rule selection), ``planner:SPEC`` or ``best``; a kind that does
+not run here (``field``) is refused naming where it runs.
 
 Examples::
 

@@ -22,6 +22,7 @@ from palgym.policies.registry import PAPER_PLACEMENT_NAMES
 
 LEADERBOARD = Path(__file__).resolve().parents[1] / "benchmarks" / "leaderboard"
 LITE, FULL = "palgym-bench-v1-lite", "palgym-bench-v1"
+LITE2, FULL2 = "palgym-bench-v2-lite", "palgym-bench-v2"
 LITE_LEARNED = ("PALPlacement-v0_maskable_ppo", "sia-philly-artifact_maskable_ppo",
                 "sia-philly-artifact-scratch_maskable_ppo", "dynamic-online_maskable_ppo")
 
@@ -35,7 +36,7 @@ def _files(suite: str) -> list[Path]:
     return sorted((LEADERBOARD / suite).glob("*.jsonl"))
 
 
-@pytest.mark.parametrize("suite", [LITE, FULL])
+@pytest.mark.parametrize("suite", [LITE, FULL, LITE2, FULL2])
 def test_each_file_is_named_by_its_entry_on_its_suite(suite: str) -> None:
     files = _files(suite)
     assert files, suite
@@ -44,9 +45,10 @@ def test_each_file_is_named_by_its_entry_on_its_suite(suite: str) -> None:
         assert header.suite == suite and path.name == file_name(header.entry), path
 
 
-def test_the_lite_entries_are_committed() -> None:
+@pytest.mark.parametrize("suite", [LITE, LITE2])
+def test_the_lite_entries_are_committed(suite: str) -> None:
     kinds = {read_results(p).header.entry: read_results(p).header.entry_kind
-             for p in _files(LITE)}
+             for p in _files(suite)}
     assert {name: kinds.get(name) for name in PAPER_PLACEMENT_NAMES} == dict.fromkeys(
         PAPER_PLACEMENT_NAMES, "heuristic")
     assert (kinds["best"], kinds["field"]) == ("best", "field")
@@ -55,9 +57,19 @@ def test_the_lite_entries_are_committed() -> None:
                                                                            "learned")
 
 
-def test_the_lite_files_replay(tmp_path: Path) -> None:
-    prepare(LITE, tmp_path)
-    for path, problems in validate_files(_files(LITE), DataRoots(cache_dir=tmp_path)):
+def test_v2_holds_the_rooms_references_and_every_v1_entry() -> None:
+    # every v1 entry was re-run on v2 (docs: benchmarks/leaderboard/README.md), and the room's
+    # two references stand beside them
+    for old, new in ((LITE, LITE2), (FULL, FULL2)):
+        names = {p.name for p in _files(new)}
+        assert {p.name for p in _files(old)} <= names, new
+        assert {"best-known.jsonl", "lower-bound.jsonl"} <= names, new
+
+
+@pytest.mark.parametrize("suite", [LITE, LITE2])
+def test_the_lite_files_replay(suite: str, tmp_path: Path) -> None:
+    prepare(suite, tmp_path)
+    for path, problems in validate_files(_files(suite), DataRoots(cache_dir=tmp_path)):
         assert problems == [], (path, [str(p) for p in problems[:5]])
 
 

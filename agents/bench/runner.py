@@ -6,7 +6,7 @@ The body of the command (:mod:`agents.bench.cli`), above ``agents.evaluation`` a
 (:func:`entry_kind`) becomes the contenders of :mod:`agents.evaluation.contenders` (a
 heuristic ``[ORDER/]PLACEMENT[+SUFFIX]``, a user's ``MODULE:CLASS`` placement, a planner
 ``planner:K=4,H=end``, a model zip / run folder / ``pretrained[:NAME]``), built on each
-split's env kwargs (:func:`palgym.bench.suites.split_env_kwargs`), and
+split's env kwargs, and
 :func:`agents.evaluation.comparison.run_contenders` runs them on the split's identical
 episodes with every contender stepping the env (``heuristics_via="env"``), so that each
 :class:`agents.rollout.EpisodeOutcome` carries the env actions taken. ``best`` runs the task's
@@ -15,6 +15,10 @@ heuristic field on the validation split, chooses with
 runs every member on both. Other entries run on the test split (``selector:`` and a user's
 placement class: on the engine, :mod:`palgym.bench.selector_entry`,
 :mod:`palgym.bench.module_entry`).
+The request is resolved once, before any episode (:func:`plan_entry`): its spec is parsed
+(:func:`palgym.policies.contender_spec.parse_contender`), the suite's files checked, and each
+split it runs read into a :class:`palgym.bench.entries.SplitPlan` (env kwargs, traces, env
+layout) that every later step reads from the plan.
 ``workers`` > 1 runs the same units (one split's contenders on one trace) in a process pool
 (``spawn``), and ``ray_address`` as Ray tasks (``--ray [ADDRESS]``, the ``ray`` extra); the
 episodes of a trace do not depend on the env's other traces, so the rows are
@@ -26,7 +30,7 @@ from __future__ import annotations
 import multiprocessing
 import shlex
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +46,7 @@ from palgym.bench.entries import (
     REFERENCE_SPECS,
     Plan,
     RunRequest,
+    SplitPlan,
     Unit,
     entry_kind,
     entry_name,
@@ -160,20 +165,25 @@ def member_kwargs(task: Task, split_kwargs: dict[str, Any], contender: Any) -> d
     return own
 
 
-def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None
-             ) -> dict[str, list[Any]]:
+def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None,
+             split: SplitPlan | None = None) -> dict[str, list[Any]]:
     """Run one unit (in this process or a worker): ``{label: outcomes}`` in (trace, seed)
-    order, every contender stepping the env (``on_episode``: called after each episode)."""
+    order, every contender stepping the env (``on_episode``: called after each episode).
+    ``split``: the unit's split as the plan resolved it (:attr:`Plan.splits`, in this
+    process); None: read it from the unit's suite file (a worker)."""
     from agents.evaluation.comparison import run_contenders
 
     if unit.kind == "learned" and unit.num_threads > 0:  # as evaluate.py --num-threads
         import torch
 
         torch.set_num_threads(unit.num_threads)
-    suite = load_suite(unit.suite)
-    task = suite.task(unit.task)
-    kwargs = split_env_kwargs(suite, task, unit.split, unit.roots)
-    traces = split_traces(suite, task, unit.split, unit.roots)
+    if split is None:
+        suite = load_suite(unit.suite)
+        task = suite.task(unit.task)
+        kwargs = split_env_kwargs(suite, task, unit.split, unit.roots)
+        traces = split_traces(suite, task, unit.split, unit.roots)
+    else:
+        task, kwargs, traces = split.task, dict(split.env_kwargs), list(split.traces)
     if unit.traces is not None:
         traces = [traces[i] for i in unit.traces]
     engine = [s for s in unit.specs if unit.kind == "heuristic" and is_engine_member(s)]
@@ -182,8 +192,11 @@ def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None
     found = run_contenders(task.env_id, contenders, traces, task.seeds, heuristics_via="env",
                            on_episode=on_episode) if contenders else {}
     step = None if on_episode is None else (lambda _n: on_episode(None))
-    return {**found, **run_engine_members(suite, task, unit.split, unit.roots, unit.traces,
-                                          engine, step)}
+    if not engine:
+        return found
+    suite = load_suite(unit.suite)  # an aging guard runs on the engine, recorded
+    return {**found, **run_engine_members(suite, suite.task(unit.task), unit.split,
+                                          unit.roots, unit.traces, engine, step)}
 
 
 def _start_worker() -> None:
@@ -256,15 +269,20 @@ def _pool_parts(parts: Sequence[Sequence[Unit]], workers: int
 
 
 def run_units(units: Sequence[Unit], workers: int, step: Callable[[int], None],
-              ray_address: str | None = None) -> list[dict[str, list[Any]]]:
-    """Every unit's outcomes in order (``step(n)``: n more episodes done).
+              ray_address: str | None = None,
+              splits: Mapping[tuple[str, str], SplitPlan] | None = None
+              ) -> list[dict[str, list[Any]]]:
+    """Every unit's outcomes in order (``step(n)``: n more episodes done; ``splits``: the
+    plan's resolved splits, which the serial run reads instead of the suite file).
 
     ``workers`` > 1 (a local process pool) or ``ray_address`` not None (Ray tasks; ``""``: a
     local Ray started for the run) splits each unit by trace and joins the parts in trace
     order, so the outcomes are those of the serial run.
     """
     if workers <= 1 and ray_address is None:
-        return [run_unit(unit, lambda _outcome: step(1)) for unit in units]
+        found = splits or {}
+        return [run_unit(unit, lambda _outcome: step(1), found.get((unit.task, unit.split)))
+                for unit in units]
     parts = [[replace(u, traces=(i,)) for i in range(_num_traces(u))] for u in units]
     remote = (_ray_parts(parts, ray_address) if ray_address is not None
               else _pool_parts(parts, workers))
@@ -294,19 +312,19 @@ def plan_entry(request: RunRequest) -> Plan:
         SuiteDataError: naming missing or changed files.
     """
     from agents.evaluation.names import importable_from_cwd
-    from palgym.bench.entries import git_commit
+    from palgym.bench.entries import git_commit, resolve_splits
     from palgym.bench.suites import check_files, split_files
-    from palgym.envs.layouts import env_layout
 
-    parse_contender(request.agent, "--agent").require("bench", "--agent")
-    kind = entry_kind(request.agent)  # an aging guard's entry is a heuristic's
+    spec = parse_contender(request.agent, "--agent").require("bench", "--agent")
+    kind = "heuristic" if spec.kind == "guard" else spec.kind  # a guard's entry: a heuristic's
     suite = load_suite(request.suite)
     tasks = suite.select(request.tasks)
     splits = ("validation", "test") if kind in ("best", "field") else ("test",)
     check_files(suite, [f for t in tasks for s in splits for f in split_files(suite, t, s)],
                 request.roots)
+    resolved = resolve_splits(suite, tasks, splits, request.roots)
     for task in tasks:
-        layout = env_layout(task.env_id, split_env_kwargs(suite, task, "test", request.roots))
+        layout = resolved[(task.name, "test")].env_layout
         if layout != task.env_layout:
             raise ConfigError(f"suite {suite.name}, task {task.name}: this palgym's "
                               f"{task.env_id} has layout {layout}, the suite was frozen with "
@@ -317,7 +335,7 @@ def plan_entry(request: RunRequest) -> Plan:
             importable_from_cwd()
         name = parse_heuristic(request.agent, "--agent").label
     return Plan(request, suite, tasks, kind, name or entry_name(request.agent, kind),
-                git_commit())
+                git_commit(), resolved, spec)
 
 
 def _choose(unit: Unit, results: dict[str, list[Any]]) -> ChoiceRow:
@@ -334,8 +352,8 @@ def _members(plan: Plan, unit: Unit) -> dict[str, dict[str, Any]]:
     split) and its env's layout hash."""
     from palgym.envs.layouts import env_layout
 
-    task = plan.suite.task(unit.task)
-    kwargs = split_env_kwargs(plan.suite, task, unit.split, plan.request.roots)
+    split = plan.split_plan(unit)
+    task, kwargs = split.task, dict(split.env_kwargs)
     found = {}
     for spec in unit.specs:
         if unit.kind == "heuristic" and is_engine_member(spec):
@@ -379,13 +397,14 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     if plan.kind == "selector":  # on the engine, not the env: palgym/bench/selector_entry.py
         from contextlib import nullcontext
 
-        from agents.selection.entry import run_entry as run_selector
+        from agents.selection.entry import load_selector
+        from palgym.bench.selector_entry import run_selector_entry
         from palgym.policies.loader import no_user_imports
 
         with nullcontext() if request.trust_model else no_user_imports(
                 "a selector file's rules import no module (importing a module runs its code); "
                 "pass --trust-model if you trust the file and the module"):
-            return run_selector(plan, started)
+            return run_selector_entry(plan, load_selector(plan.spec or request.agent), started)
     if plan.kind in REFERENCE_SPECS:  # best-known / lower-bound: palgym.bench.reference_entry
         from palgym.bench.reference_entry import run_reference_entry
         return run_reference_entry(plan, started)
@@ -399,13 +418,15 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []
     try:
-        results = run_units(units, request.workers, bar.update, request.ray_address)
+        results = run_units(units, request.workers, bar.update, request.ray_address,
+                            plan.splits)
         if plan.kind == "best":
             choices = [_choose(u, r) for u, r in zip(units, results, strict=True)]
             rows += choices
             units = [plan.unit(plan.suite.task(c.task), "test", [c.member], "heuristic")
                      for c in choices]
-            results = run_units(units, request.workers, bar.update, request.ray_address)
+            results = run_units(units, request.workers, bar.update, request.ray_address,
+                            plan.splits)
     finally:
         bar.close()
     for unit, result in zip(units, results, strict=True):

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from palgym.errors import ConfigError, PalgymError
+from palgym.policies.contender_spec import parse_contender
 
 FORMATS = (".png", ".svg")
 
@@ -33,7 +34,8 @@ def curve_files(spec: str) -> tuple[Path, Path, str]:
         ConfigError: naming the spec and the file when there is no learning curve.
     """
     path = Path(spec)
-    if spec == "pretrained" or spec.startswith("pretrained:"):
+    parsed = parse_contender(spec, "model")
+    if parsed.kind == "learned" and parsed.pretrained:  # pretrained[:NAME]
         from agents.sb3.learned import pretrained_path
 
         path = pretrained_path(spec, "palgym/PALPlacement-v0")

@@ -34,6 +34,7 @@ def load_selector(spec: ContenderSpec | str) -> LoadedSelector:
 
 def run_entry(plan: Plan, started: float | None = None) -> tuple[Path, int, float]:
     """Load the plan's selector and run it (:func:`palgym.bench.selector_entry.
-    run_selector_entry`; ``started``: the run's ``time.perf_counter()``, default now)."""
+    run_selector_entry`; ``started``: the run's ``time.perf_counter()``, default now), as
+    ``python -m palgym.bench run`` does (:func:`agents.bench.runner.run_entry`)."""
     begin = time.perf_counter() if started is None else started
-    return run_selector_entry(plan, load_selector(plan.request.agent), begin)
+    return run_selector_entry(plan, load_selector(plan.spec or plan.request.agent), begin)

@@ -63,7 +63,7 @@ def record_unit(suite: Suite, task: Task, split: str, roots: DataRoots,
     Raises:
         ConfigError: for a rule the task cannot run (e.g. SRTF without durations).
     """
-    from palgym.bench.selector_entry import env_episode, episode_metrics, split_env
+    from palgym.bench.entries import env_episode, episode_metrics
 
     env = split_env(suite, task, split, roots)
     order = queue_order or env.unwrapped.order.name
@@ -86,6 +86,16 @@ def record_unit(suite: Suite, task: Task, split: str, roots: DataRoots,
     finally:
         env.close()
     return outcomes, order
+
+
+def split_env(suite: Suite, task: Task, split: str, roots: DataRoots) -> Any:
+    """A fresh env of ``split`` (its env kwargs and traces), as every member's."""
+    import gymnasium as gym
+
+    from palgym.bench.suites import split_traces
+
+    return gym.make(task.env_id, **split_env_kwargs(suite, task, split, roots),
+                    trace=split_traces(suite, task, split, roots))
 
 
 def run_engine_members(suite: Suite, task: Task, split: str, roots: DataRoots,
@@ -117,4 +127,4 @@ def engine_member_header(suite: Suite, task: Task, split: str, roots: DataRoots,
 
 
 __all__ = ["ScheduleOutcome", "engine_member_header", "guard_parts", "is_engine_member",
-           "record_unit", "run_engine_members"]
+           "record_unit", "run_engine_members", "split_env"]

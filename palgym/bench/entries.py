@@ -3,13 +3,17 @@
 
 An entry's kind (:func:`entry_kind`) decides its units (:class:`Unit`: one split's contenders,
 on some of its traces) and its rows (:func:`episode_rows`, in (trace, seed) order per member).
+Each split the entry runs is resolved once into a :class:`SplitPlan` (:func:`resolve_splits`:
+env kwargs, traces, env layout) held by the :class:`Plan`, from which the entries that run on
+the engine (:mod:`palgym.bench.selector_entry`, :mod:`palgym.bench.module_entry`) draw their
+episodes (:meth:`SplitPlan.episodes`).
 """
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +26,13 @@ from palgym.policies.contender_spec import (
     FIELD,
     LOWER_BOUND,
     PRETRAINED_PREFIX,
+    ContenderSpec,
     parse_contender,
 )
+from palgym.policies.durations import Durations
+from palgym.sim.metrics import EpisodeMetrics
+from palgym.sim.workload import Trace
+from palgym.simulate import Episode
 
 SPECIAL: tuple[str, ...] = (BEST, FIELD)
 """The entries made of a task's heuristic field."""
@@ -120,10 +129,89 @@ def entry_name(spec: str, kind: str) -> str:
 
 
 @dataclass(frozen=True)
+class SplitPlan:
+    """One task's split, resolved once when the run is planned: what every member of the
+    split shares.
+
+    Attributes:
+        task: the task.
+        split: the split's name.
+        env_kwargs: the env kwargs without ``trace`` (:func:`palgym.bench.suites.split_env_kwargs`).
+        traces: the split's traces, in the suite's order (read after their files' hashes were
+            checked: :func:`palgym.bench.suites.split_traces`).
+        env_layout: the env's layout hash under ``env_kwargs``
+            (:func:`palgym.envs.layouts.env_layout`).
+    """
+
+    task: Task
+    split: str
+    env_kwargs: Mapping[str, Any]
+    traces: tuple[Trace, ...]
+    env_layout: str
+
+    def make_env(self) -> Any:
+        """A fresh env of the split (every member's: its env kwargs and traces)."""
+        import gymnasium as gym
+
+        return gym.make(self.task.env_id, **self.env_kwargs, trace=list(self.traces))
+
+    def episodes(self, env: Any) -> Iterator[tuple[Episode, Durations]]:
+        """Every (trace, seed) episode ``env`` (from :meth:`make_env`) builds, in (trace, seed)
+        order, with what its scheduler knows of job durations (:func:`env_episode`)."""
+        for index in range(len(self.traces)):
+            for seed in self.task.seeds:
+                yield env_episode(env, seed, index)
+
+
+def resolve_splits(suite: Suite, tasks: Sequence[Task], splits: Sequence[str],
+                   roots: DataRoots) -> dict[tuple[str, str], SplitPlan]:
+    """Each of ``splits`` of each task, resolved once (:class:`SplitPlan`), keyed
+    ``(task, split)``.
+
+    Raises:
+        SuiteDataError: naming missing or changed files.
+        SuiteError: for a window larger than a trace of a split.
+    """
+    from palgym.bench.suites import split_env_kwargs, split_traces
+    from palgym.envs.layouts import env_layout
+
+    resolved = {}
+    for task in tasks:
+        for split in splits:
+            kwargs = split_env_kwargs(suite, task, split, roots)
+            resolved[(task.name, split)] = SplitPlan(
+                task, split, kwargs, tuple(split_traces(suite, task, split, roots)),
+                env_layout(task.env_id, kwargs))
+    return resolved
+
+
+def env_episode(env: Any, seed: int, index: int) -> tuple[Episode, Durations]:
+    """The episode ``env`` builds on trace ``index`` with ``seed`` and what its scheduler knows
+    of job durations."""
+    env.reset(seed=seed, options={"trace": index})
+    base = env.unwrapped
+    return base.episode, base.durations
+
+
+def episode_metrics(metrics: EpisodeMetrics) -> dict[str, Any]:
+    """The keys of the env's ``info["episode_metrics"]`` that
+    :func:`palgym.bench.results.row_metrics` reads, of an episode run on the engine (no
+    invalid action: an engine entry returns a choice or stops the run)."""
+    return {"avg_jct_s": metrics.avg_jct_s, "p99_jct_s": metrics.p99_jct_s,
+            "makespan_s": metrics.makespan_s,
+            "utilization_effective": metrics.utilization_effective,
+            "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
+            "num_unfinished": metrics.num_jobs - metrics.num_completed,
+            "num_invalid_actions": 0}
+
+
+@dataclass(frozen=True)
 class Plan:
-    """One entry's run: the request, the suite and tasks, the entry's kind and name, and the
-    git commit of the code that runs it (read when the run is planned, before any episode:
-    a commit made while a long run goes on is not the code that ran)."""
+    """One entry's run: the request, the suite and tasks, the entry's kind and name, each
+    split it runs resolved once (:class:`SplitPlan`), the parsed ``--agent`` spec
+    (:class:`palgym.policies.contender_spec.ContenderSpec`), and the git commit of the code
+    that runs it (read when the run is planned, before any episode: a commit made while a long
+    run goes on is not the code that ran)."""
 
     request: RunRequest
     suite: Suite
@@ -131,6 +219,12 @@ class Plan:
     kind: str
     name: str
     commit: str = "unknown"
+    splits: Mapping[tuple[str, str], SplitPlan] = field(default_factory=dict)
+    spec: ContenderSpec | None = None
+
+    def split_plan(self, unit: Unit) -> SplitPlan:
+        """The resolved split a unit runs on."""
+        return self.splits[(unit.task, unit.split)]
 
     @property
     def member(self) -> str | None:
@@ -189,13 +283,24 @@ def episode_rows(plan: Plan, unit: Unit, results: Mapping[str, Sequence[Any]]
     refs = task.splits[unit.split].traces
     if unit.traces is not None:
         refs = tuple(refs[i] for i in unit.traces)
+    return _rows(plan, task, unit.split, refs, results)
+
+
+def split_rows(plan: Plan, split: SplitPlan, outcomes: Sequence[Any]) -> list[EpisodeRow]:
+    """The rows of the entry's outcomes on a whole split, in (trace, seed) order."""
+    refs = split.task.splits[split.split].traces
+    return _rows(plan, split.task, split.split, refs, {plan.name: outcomes})
+
+
+def _rows(plan: Plan, task: Task, split: str, refs: Sequence[Any],
+          results: Mapping[str, Sequence[Any]]) -> list[EpisodeRow]:
     seeds = task.seeds
     rows = []
     for label, outcomes in results.items():
         for index, outcome in enumerate(outcomes):
             ref = refs[index // len(seeds)]
             rows.append(EpisodeRow(
-                task.name, unit.split, ref.label, plan.suite.files[ref.file].sha256,
+                task.name, split, ref.label, plan.suite.files[ref.file].sha256,
                 int(seeds[index % len(seeds)]), plan.member or label,
                 **row_metrics(outcome.metrics, outcome.num_steps),
                 decision_time_s=float(outcome.decision_time_s),

@@ -35,25 +35,34 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from palgym.bench.engine_members import ScheduleOutcome, record_unit
-from palgym.bench.entries import Plan, Unit, episode_rows
+from palgym.bench.engine_members import ScheduleOutcome
+from palgym.bench.entries import Plan, SplitPlan, env_episode, episode_metrics, split_rows
 from palgym.bench.results import SCHEDULE_SCHEMA, Row, decode_actions, row_metrics, write_results
-from palgym.bench.selector_entry import env_episode, episode_metrics
-from palgym.bench.suites import split_env_kwargs
 from palgym.errors import ConfigError
-from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord
+from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord, record_episode
 
 SCHEDULE_KEYS = ("format", "placement", "queue_order")
 """The keys of a member's ``schedule`` object in the header."""
 
 
-def run_module_unit(plan: Plan, unit: Unit, placement: str, queue_order: str | None,
-                    step: Callable[[int], None]) -> tuple[list[ScheduleOutcome], str]:
-    """The unit's episodes in (trace, seed) order (``step(1)`` after each) and the queue
-    order they ran under (``queue_order``, else the env's):
-    :func:`palgym.bench.engine_members.record_unit`."""
-    return record_unit(plan.suite, plan.suite.task(unit.task), unit.split, plan.request.roots,
-                       unit.traces, placement, queue_order, step)
+def run_module_split(split: SplitPlan, placement: str, queue_order: str | None,
+                     step: Callable[[int], None]) -> tuple[list[ScheduleOutcome], str]:
+    """The split's episodes in (trace, seed) order (``step(1)`` after each) and the queue
+    order they ran under (``queue_order``, else the env's)."""
+    env = split.make_env()
+    order = queue_order or env.unwrapped.order.name
+    outcomes = []
+    try:
+        for episode, durations in split.episodes(env):
+            done = record_episode(episode, placement, order, durations=durations)
+            result = done.result
+            outcomes.append(ScheduleOutcome(
+                episode_metrics(result.metrics), len(done.record), done.seconds,
+                result.episode_hash, done.record.to_ints()))
+            step(1)
+    finally:
+        env.close()
+    return outcomes, order
 
 
 def run_module_entry(plan: Plan, placement: str, queue_order: str | None, started: float
@@ -68,7 +77,6 @@ def run_module_entry(plan: Plan, placement: str, queue_order: str | None, starte
             order a fixed-regime task refuses.
         OSError: if the output cannot be written.
     """
-    from palgym.envs.layouts import env_layout
     from palgym.progress import SweepProgress
 
     request = plan.request
@@ -80,18 +88,15 @@ def run_module_entry(plan: Plan, placement: str, queue_order: str | None, starte
                 and queue_order != task.queue_order):
             raise ConfigError(f"{request.agent!r}: task {task.name} runs every contender under "
                               f"queue order {task.queue_order!r} (regime fixed)")
-    units = plan.first_units()
     bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
     rows: list[Row] = []
     members: dict[str, dict[str, dict[str, Any]]] = {}
     try:
-        for unit in units:
-            outcomes, order = run_module_unit(plan, unit, placement, queue_order, bar.update)
-            rows += episode_rows(plan, unit, {plan.name: outcomes})
-            task = plan.suite.task(unit.task)
-            kwargs = split_env_kwargs(plan.suite, task, unit.split, request.roots)
-            members[unit.task] = {plan.name: {
-                "env_kwargs": {}, "env_layout": env_layout(task.env_id, kwargs),
+        for split in (plan.split_plan(unit) for unit in plan.first_units()):
+            outcomes, order = run_module_split(split, placement, queue_order, bar.update)
+            rows += split_rows(plan, split, outcomes)
+            members[split.task.name] = {plan.name: {
+                "env_kwargs": {}, "env_layout": split.env_layout,
                 "schedule": {"format": FORMAT, "placement": placement, "queue_order": order}}}
     finally:
         bar.close()

@@ -118,8 +118,8 @@ def trace_outcomes(suite_path: str, roots: Any, items: Sequence[tuple[str, int]]
     """The outcomes (one per task seed) of the test episodes ``items`` ((task, trace index)
     pairs, one trace file: the episodes one search may serve), in this process or a worker.
     """
-    from palgym.bench.engine_members import ScheduleOutcome
-    from palgym.bench.selector_entry import env_episode, episode_metrics, split_env
+    from palgym.bench.engine_members import ScheduleOutcome, split_env
+    from palgym.bench.entries import env_episode, episode_metrics
     from palgym.bench.suites import load_suite
 
     suite = load_suite(suite_path)
@@ -253,8 +253,8 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
 def replay_bound_row(env: Any, row: Any, index: int) -> dict[str, Any]:
     """A lower-bound row's recomputed fields on the episode ``env`` builds on trace ``index``
     with the row's seed."""
+    from palgym.bench.entries import env_episode
     from palgym.bench.results import row_metrics
-    from palgym.bench.selector_entry import env_episode
 
     episode, _ = env_episode(env, row.seed, index)
     return {"episode_hash": episode.episode_hash(),

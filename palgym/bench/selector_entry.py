@@ -34,15 +34,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from palgym.bench.entries import Plan, Unit, episode_rows
+from palgym.bench.entries import Plan, SplitPlan, env_episode, episode_metrics, split_rows
 from palgym.bench.results import Row, decode_actions, row_metrics, write_results_or_recover
-from palgym.bench.suites import DataRoots, Suite, Task, split_env_kwargs, split_traces
+from palgym.bench.suites import Suite, Task
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.contender_spec import ContenderSpec, parse_contender
-from palgym.policies.durations import Durations
 from palgym.rule_selection import Selector, check_rules, run_selected_episode
-from palgym.sim.metrics import EpisodeMetrics
-from palgym.simulate import Episode
 
 PREFIX = "selector:"
 """An ``--agent`` spec of a rule selector: ``selector:PATH`` or ``selector:pretrained:NAME``."""
@@ -158,7 +155,7 @@ class _ProbeError(PalgymError):
     """Raised by the probing selector at its first ask: the rules were built."""
 
 
-def _probe(features: Any, view: Any) -> int:
+def _probe_selector(features: Any, view: Any) -> int:
     raise _ProbeError
 
 
@@ -175,68 +172,30 @@ class SelectorOutcome:
     actions: list[int]
 
 
-def episode_metrics(metrics: EpisodeMetrics) -> dict[str, Any]:
-    """The keys of the env's ``info["episode_metrics"]`` that
-    :func:`palgym.bench.results.row_metrics` reads (no invalid action: a selector returns a
-    rule index or stops the run)."""
-    return {"avg_jct_s": metrics.avg_jct_s, "p99_jct_s": metrics.p99_jct_s,
-            "makespan_s": metrics.makespan_s,
-            "utilization_effective": metrics.utilization_effective,
-            "num_jobs": metrics.num_jobs, "num_completed": metrics.num_completed,
-            "num_unfinished": metrics.num_jobs - metrics.num_completed,
-            "num_invalid_actions": 0}
-
-
-def env_episode(env: Any, seed: int, index: int) -> tuple[Episode, Durations]:
-    """The episode ``env`` builds on trace ``index`` with ``seed`` and what its scheduler knows
-    of job durations."""
-    env.reset(seed=seed, options={"trace": index})
-    base = env.unwrapped
-    return base.episode, base.durations
-
-
-def split_env(suite: Suite, task: Task, split: str, roots: DataRoots) -> Any:
-    """A fresh env of ``split`` (its env kwargs and traces), as every member's."""
-    import gymnasium as gym
-
-    kwargs = split_env_kwargs(suite, task, split, roots)
-    return gym.make(task.env_id, **kwargs, trace=split_traces(suite, task, split, roots))
-
-
-def _probe_unit(plan: Plan, unit: Unit, selector: LoadedSelector) -> None:
-    """Build the rules on the unit's first episode (a ConfigError names a rule the task
+def _probe(split: SplitPlan, env: Any, selector: LoadedSelector, agent: str) -> None:
+    """Build the rules on the split's first episode (a ConfigError names a rule the task
     cannot run, e.g. SRTF without durations)."""
-    env = split_env(plan.suite, plan.suite.task(unit.task), unit.split, plan.request.roots)
+    episode, durations = next(split.episodes(env))  # trace 0, the task's first seed
     try:
-        episode, durations = env_episode(env, plan.suite.task(unit.task).seeds[0], 0)
-        try:
-            run_selected_episode(episode, selector.rules, _probe, durations)
-        except ConfigError as exc:
-            raise ConfigError(f"--agent {plan.request.agent}: task {unit.task}: {exc}") from None
-        except _ProbeError:
-            pass
-    finally:
-        env.close()
+        run_selected_episode(episode, selector.rules, _probe_selector, durations)
+    except ConfigError as exc:
+        raise ConfigError(f"--agent {agent}: task {split.task.name}: {exc}") from None
+    except _ProbeError:
+        pass
 
 
-def run_selector_unit(plan: Plan, unit: Unit, selector: LoadedSelector,
-                      step: Callable[[int], None]) -> list[SelectorOutcome]:
-    """The unit's episodes in (trace, seed) order (``step(1)`` after each)."""
-    task = plan.suite.task(unit.task)
-    env = split_env(plan.suite, task, unit.split, plan.request.roots)
+def run_selector_split(split: SplitPlan, env: Any, selector: LoadedSelector,
+                       step: Callable[[int], None]) -> list[SelectorOutcome]:
+    """The split's episodes in ``env`` (:meth:`SplitPlan.make_env`), in (trace, seed) order
+    (``step(1)`` after each)."""
     outcomes = []
-    try:
-        for index in range(len(task.splits[unit.split].traces)):
-            for seed in task.seeds:
-                episode, durations = env_episode(env, seed, index)
-                timed = TimedSelector(selector.select)
-                done = run_selected_episode(episode, selector.rules, timed, durations)
-                outcomes.append(SelectorOutcome(
-                    episode_metrics(done.result.metrics), done.choices, timed.seconds,
-                    done.result.episode_hash, timed.choices))
-                step(1)
-    finally:
-        env.close()
+    for episode, durations in split.episodes(env):
+        timed = TimedSelector(selector.select)
+        done = run_selected_episode(episode, selector.rules, timed, durations)
+        outcomes.append(SelectorOutcome(
+            episode_metrics(done.result.metrics), done.choices, timed.seconds,
+            done.result.episode_hash, timed.choices))
+        step(1)
     return outcomes
 
 
@@ -247,35 +206,39 @@ def run_selector_entry(plan: Plan, selector: LoadedSelector, started: float
 
     Raises:
         ConfigError: for ``workers`` > 1 or Ray (a selector entry runs in one process), a task
-            the selector cannot run (:func:`check_selector_task`, :func:`_probe_unit`).
+            the selector cannot run (:func:`check_selector_task`, or a rule refused on the
+            task's first episode).
         OSError: if the output cannot be written.
     """
-    from palgym.envs.layouts import env_layout
     from palgym.progress import SweepProgress
 
     request = plan.request
     if request.workers > 1 or request.ray_address is not None:
         raise ConfigError(f"--agent {request.agent}: a selector entry runs in one process "
                           "(on the engine, seconds per episode): drop --workers / --ray")
+    runnable = selector_tasks(plan.suite)
     for task in plan.tasks:
-        check_selector_task(task, f"--agent {request.agent}", selector_tasks(plan.suite))
-    units = plan.first_units()
-    for unit in units:
-        _probe_unit(plan, unit, selector)
-    bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
+        check_selector_task(task, f"--agent {request.agent}", runnable)
+    splits = [plan.split_plan(unit) for unit in plan.first_units()]
+    envs = [split.make_env() for split in splits]
     rows: list[Row] = []
     members: dict[str, dict[str, dict[str, Any]]] = {}
     try:
-        for unit in units:
-            outcomes = run_selector_unit(plan, unit, selector, bar.update)
-            rows += episode_rows(plan, unit, {plan.name: outcomes})
-            task = plan.suite.task(unit.task)
-            kwargs = split_env_kwargs(plan.suite, task, unit.split, request.roots)
-            members[unit.task] = {plan.name: {
-                "env_kwargs": {}, "env_layout": env_layout(task.env_id, kwargs),
-                "selector": selector.member_object()}}
+        for split, env in zip(splits, envs, strict=True):
+            _probe(split, env, selector, request.agent)
+        bar = SweepProgress(plan.total_episodes(), enabled=request.progress)
+        try:
+            for split, env in zip(splits, envs, strict=True):
+                outcomes = run_selector_split(split, env, selector, bar.update)
+                rows += split_rows(plan, split, outcomes)
+                members[split.task.name] = {plan.name: {
+                    "env_kwargs": {}, "env_layout": split.env_layout,
+                    "selector": selector.member_object()}}
+        finally:
+            bar.close()
     finally:
-        bar.close()
+        for env in envs:
+            env.close()
     header = replace(plan.header(members), entry_kind=HEADER_KIND)
     write_results_or_recover(request.output, header, rows)
     return request.output, len(rows), time.perf_counter() - started
