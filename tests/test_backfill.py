@@ -146,7 +146,14 @@ def test_names_and_options() -> None:
     assert split_name("pal+easy") == ("pal", "easy")
     assert split_name("packed-sticky+backfill") == ("packed-sticky", "first-fit")
     assert split_name("pm-first") == ("pm-first", "none")
-    assert len(BACKFILL_PLACEMENT_NAMES) == 12
+    # every backfilling placement has both suffixed names, and each splits back (an
+    # invariant: a contributor's new placement keeps it)
+    from palgym.policies.registry import BACKFILLING_PLACEMENT_NAMES
+
+    assert set(BACKFILL_PLACEMENT_NAMES) == {with_backfill(p, mode) for p in
+                                             BACKFILLING_PLACEMENT_NAMES
+                                             for mode in ("first-fit", "easy")}
+    assert all(split_name(n)[0] in BACKFILLING_PLACEMENT_NAMES for n in BACKFILL_PLACEMENT_NAMES)
     config = sim_with(toy_trace((1, 0, 1, A)), ClusterSpec(1, 2)).config
     assert placement("random-sticky", config, backfill="easy").name == "random-sticky+easy"
     assert not placement("packed-sticky+easy", config).deterministic
