@@ -33,7 +33,7 @@ _LAZY = {
     ".sb3.train_settings": ("TrainSettings",),
     ".sb3.training": ("TrainResult", "train"),
     ".rollout": ("EpisodeOutcome", "rollout", "rollout_sequence", "heuristic_outcomes"),
-    ".evaluation.stats": ("bootstrap_geomean", "paired_ratios"),
+    "palgym.bench.stats": ("bootstrap_geomean", "paired_ratios"),
     ".evaluation.comparison": ("SideBySide", "run_side_by_side"),
 }
 

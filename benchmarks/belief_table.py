@@ -5,7 +5,7 @@ seed, one episode of the preset (default ``dynamic``) runs packed-sticky and PAL
 ``oracle``, ``stale`` and ``online`` beliefs (:mod:`palgym.policies.belief`; PAL_MODEL section
 10), all on the identical episode. Printed: per trace the average JCTs and refits, then the
 geomean of avgJCT(PAL, belief) / avgJCT(packed-sticky) with a trace-level 95% bootstrap
-interval (whole traces resampled, :func:`agents.evaluation.stats.bootstrap_geomean`), and the
+interval (whole traces resampled, :func:`palgym.bench.stats.bootstrap_geomean`), and the
 share of PAL's oracle gain that the stale and the online beliefs keep. Unfinished (truncated)
 episodes are counted and shown; their censored average JCT enters the ratios, with a warning.
 
@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from public_data import check_arguments, finish_table  # noqa: E402
 
-from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
+from palgym.bench.stats import bootstrap_geomean  # noqa: E402
 from palgym.bundled import bundled_trace_paths  # noqa: E402
 from palgym.simulate import slowdown_factors  # noqa: E402
 

@@ -13,7 +13,7 @@ episode of the preset runs the placement (default ``pal``) under:
 
 Printed: per trace the average JCTs (h), then per order the geomean of avgJCT(order) /
 avgJCT(best non-clairvoyant order) with a trace-level 95% bootstrap interval (whole traces
-resampled, :func:`agents.evaluation.stats.bootstrap_geomean`). The best non-clairvoyant order
+resampled, :func:`palgym.bench.stats.bootstrap_geomean`). The best non-clairvoyant order
 is chosen on the validation split (bundled ``validation``), never on the test traces. The
 clairvoyant rows bound what a scheduler that does not know durations can reach by ordering.
 Unfinished (truncated) episodes are counted and shown; their censored average JCT enters the
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 
 from public_data import check_arguments, finish_table  # noqa: E402
 
-from agents.evaluation.stats import bootstrap_geomean  # noqa: E402
 from palgym import make_episode, preset, read_sia_trace, run_episode  # noqa: E402
+from palgym.bench.stats import bootstrap_geomean  # noqa: E402
 from palgym.policies.base import QueueOrder  # noqa: E402
 from palgym.policies.gittins import GittinsOrder, ServicePrior  # noqa: E402
 from palgym.sim.workload import Trace  # noqa: E402

@@ -51,8 +51,8 @@ from palgym.policies import (
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import PRESETS, SimConfig, preset
 from palgym.sim.engine import Simulator
+from palgym.sim.jobs import JobColumns
 from palgym.sim.metrics import EpisodeMetrics, JobRecords
-from palgym.sim.state import JobColumns
 from palgym.sim.types import FREE, JobStatus
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.views import SimView

@@ -403,6 +403,7 @@ def test_private_scan_sees_writes_and_calls(tmp_path: Path) -> None:
 def test_step_backends_never_import_the_engine() -> None:
     graph = import_graph(first_party_files())
     backends = ("palgym.sim.state", "palgym.sim.locality", "palgym.sim.step_numpy",
-                "palgym.sim.step_numba", "palgym.sim.backend")
+                "palgym.sim.step_numba", "palgym.sim.step_apply", "palgym.sim.step_active",
+                "palgym.sim.backend")
     found = [m for m in backends if "palgym.sim.engine" in graph[m]]
     assert not found, found

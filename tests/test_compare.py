@@ -1,4 +1,4 @@
-"""Paired comparison statistics (agents.evaluation.stats): geomean ratios and the percentile
+"""Paired comparison statistics (palgym.bench.stats): geomean ratios and the percentile
 bootstrap, checked against cases worked out independently."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.evaluation.stats import bootstrap_geomean, paired_ratios
+from palgym.bench.stats import bootstrap_geomean, paired_ratios
 from palgym.errors import ConfigError
 from palgym.sim.metrics import geomean
 

@@ -30,8 +30,9 @@ from palgym.sim.backend import Backend
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import SimConfig, preset
 from palgym.sim.engine import Simulator
+from palgym.sim.jobs import JobColumns
 from palgym.sim.locality import locality_penalties, locality_penalty
-from palgym.sim.state import ADMITTED, JobColumns, columns_of, kernel_params
+from palgym.sim.state import ADMITTED, columns_of, kernel_params
 from palgym.sim.summation import pairwise_sum
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile

@@ -13,7 +13,7 @@
   :mod:`agents.evaluation.direct`, the heuristics' one simulator path, run through a
   :data:`palgym.sweep.Runner` (:mod:`agents.evaluation.parallel`: ``--workers`` / ``--ray``);
 - :mod:`agents.evaluation.summary`: :class:`Comparison`, paired ratios with bootstrap intervals
-  (:mod:`agents.evaluation.stats`); :mod:`agents.evaluation.best`: the best heuristic chosen on
+  (:mod:`palgym.bench.stats`); :mod:`agents.evaluation.best`: the best heuristic chosen on
   one split and measured on another (:mod:`agents.evaluation.best_output`: its text, CSV and
   JSON; :mod:`agents.evaluation.best_contender`: ``best`` as a side-by-side contender);
 - :mod:`agents.evaluation.report`: the one report path (text, CSV, JSON) of every result, the
@@ -42,7 +42,7 @@ _LAZY = {
         "run_side_by_side",
     ),
     ".summary": ("Comparison", "summarise"),
-    ".stats": ("bootstrap_geomean", "paired_ratios"),
+    "palgym.bench.stats": ("bootstrap_geomean", "paired_ratios"),
     ".best": ("BestHeuristic", "run_best"),
     ".report": ("Outputs", "format_result", "write_result"),
     ".plots": ("write_plots",),

@@ -17,7 +17,7 @@ run's own belief in a table, and the belief-free Packed-Sticky under every belie
 same average JCT in both (parity: the table simulates directly, the side-by-side run goes
 through the env), and :func:`ratio_table` gives each contender's geomean ratio of average JCT
 to each reference with a trace-level 95% percentile bootstrap interval
-(:func:`agents.evaluation.stats.bootstrap_geomean`, ``groups`` = traces). Unfinished episodes
+(:func:`palgym.bench.stats.bootstrap_geomean`, ``groups`` = traces). Unfinished episodes
 are counted and shown (their censored average JCT is used, as the side-by-side run does).
 
 Use::
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation.stats import bootstrap_geomean
+from palgym.bench.stats import bootstrap_geomean
 from palgym.errors import ConfigError
 
 PARITY_POLICY = "packed-sticky"

@@ -8,7 +8,7 @@ so are the bootstrap defaults, the benchmark's (:mod:`palgym.bench.bootstrap`).
 
 from __future__ import annotations
 
-from palgym.bench.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from palgym.bench.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from palgym.report import DEFAULT_BASELINE
 from palgym.tracesets import BUNDLED_SET
 
@@ -34,8 +34,8 @@ DEFAULT_SELECTION_SPLIT = "validation"
 """Split ``--best-heuristic`` chooses on."""
 SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
 """The splits of a trace set."""
-DEFAULT_BOOTSTRAP_SEED = 0
-"""Seed of the bootstrap's generator."""
+DEFAULT_BOOTSTRAP_SEED = DEFAULT_SEED
+"""Seed of the bootstrap's generator (the benchmark's, 0)."""
 BOOTSTRAP_UNITS: tuple[str, ...] = ("episode", "trace")
 """What the bootstrap resamples (the first is the default)."""
 HEURISTICS_VIA: tuple[str, ...] = ("simulator", "env")

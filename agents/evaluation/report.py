@@ -38,7 +38,6 @@ from agents.evaluation.best_output import (
     write_best_csv,
     write_best_json,
 )
-from agents.evaluation.stats import RatioSummary
 from agents.evaluation.summary import (
     EPISODE_COLUMNS,
     SUMMARY_COLUMNS,
@@ -48,6 +47,7 @@ from agents.evaluation.summary import (
     summary_rows,
 )
 from agents.sb3.runs import plain
+from palgym.bench.stats import RatioSummary
 from palgym.io import atomic_write_text
 from palgym.report import Evaluation
 from palgym.report_output import (

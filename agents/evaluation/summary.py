@@ -3,7 +3,7 @@ summaries (:class:`Comparison`); :mod:`agents.evaluation.report` renders them.
 
 Per policy P: the geomean over episodes of ``avgJCT(P) / avgJCT(R)`` for R = the reference
 (PAL by default) and R = the baseline (``packed-sticky`` by default), each with a percentile
-bootstrap interval (:mod:`agents.evaluation.stats`), the total number of invalid actions (0 for
+bootstrap interval (:mod:`palgym.bench.stats`), the total number of invalid actions (0 for
 masked agents; ``ppo`` / ``dqn`` rely on the env's fallback) and the mean episode return.
 Nothing here depends on wall-clock time.
 
@@ -31,8 +31,8 @@ from agents.evaluation.defaults import (
     DEFAULT_REFERENCE,
     DEFAULT_RESAMPLES,
 )
-from agents.evaluation.stats import RatioSummary, bootstrap_geomean, paired_ratios
 from agents.rollout import EpisodeOutcome
+from palgym.bench.stats import RatioSummary, bootstrap_geomean, paired_ratios
 from palgym.errors import ConfigError
 from palgym.sim.metrics import censored_mean_at
 
@@ -167,7 +167,7 @@ def summarise(
     """Pair every policy with the reference and the baseline on the same episodes.
 
     ``bootstrap_unit`` ``"episode"`` resamples episodes; ``"trace"`` resamples traces with all
-    their seeds (cluster bootstrap, :func:`agents.evaluation.stats.bootstrap_geomean` ``groups``).
+    their seeds (cluster bootstrap, :func:`palgym.bench.stats.bootstrap_geomean` ``groups``).
 
     Raises:
         KeyError: if ``reference`` or ``baseline`` is not among the outcomes.

@@ -27,7 +27,7 @@ Contender spec (``evaluate.py --planner SPEC``): comma-separated ``key=value`` a
 ``base`` (placement, default ``pal``), ``K`` (>= 0, default 6), ``H`` (rounds >= 1, or
 ``end``, default ``end``), ``estimate`` (after H rounds: ``queue``, default, or ``ideal``),
 ``depth`` (1 or 2), ``shortlist`` (>= 1, default 2), ``steps`` (>= 1, default 5);
-``default`` or an empty spec take every default.
+``default`` or an empty spec take every default (:func:`palgym.io.spec_text.parse_key_values`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from agents.planning.search import ESTIMATES, BaseRollout, clone_env
 from agents.planning.stats import PlannerEpisodeStats, episode_stats
 from palgym.envs.heuristics import heuristic_candidate
 from palgym.errors import ConfigError
+from palgym.io.spec_text import parse_key_values
 from palgym.policies import placement_name
 from palgym.policies.backfill import split_name
 from palgym.policies.registry import placement_entry
@@ -71,17 +72,11 @@ class PlannerSpec:
         Raises:
             ConfigError: naming the bad key or value.
         """
-        values: dict[str, Any] = {}
-        body = text.strip()
-        body = body[len("planner:"):] if body.startswith("planner:") else body
-        for item in (part.strip() for part in body.split(",")):
-            if item in ("", "default"):
-                continue
-            key, sep, value = item.partition("=")
-            if not sep or key not in cls.__dataclass_fields__:
-                raise ConfigError(f"planner spec {text!r}: {item!r} is not key=value with a "
-                                  f"key among {list(cls.__dataclass_fields__)}")
-            values[key] = value if key in ("base", "estimate") else _integer(text, key, value)
+        given = parse_key_values(text, list(cls.__dataclass_fields__), "planner spec",
+                                 prefix="planner:")
+        values: dict[str, Any] = {
+            key: value if key in ("base", "estimate") else _integer(text, key, value)
+            for key, value in given.items()}
         spec = cls(**values)
         heuristic_env_kwargs(spec.base)  # raises for an unknown placement
         low = {"K": 0, "H": 1, "depth": 1, "shortlist": 1, "steps": 1}

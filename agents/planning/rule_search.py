@@ -21,7 +21,7 @@ Contender spec (``planner:rules=...``, see :func:`agents.evaluation.contenders.p
 comma-separated ``key=value`` among ``base`` (``[ORDER/]PLACEMENT[+SUFFIX]``, default
 ``pal``), ``rules`` (``|``-separated placement names, the base's placement among them or
 added first), ``H`` (rounds >= 1 or ``end``, default ``end``) and ``estimate`` (``queue``,
-default, or ``ideal``).
+default, or ``ideal``), parsed by :func:`palgym.io.spec_text.parse_key_values`.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from agents.base import EnvAgent, Query, heuristic_env_kwargs
 from agents.planning.search import ESTIMATES, BaseRollout, clone_env, state_cost
 from agents.planning.stats import PlannerEpisodeStats, episode_stats
 from palgym.errors import ConfigError
+from palgym.io.spec_text import parse_key_values
 from palgym.policies import QUEUE_ORDER_NAMES
 
 _TIE_TOLERANCE = 1e-12
@@ -68,17 +69,8 @@ class RuleSearchSpec:
             ConfigError: naming the bad key or value (an unknown queue order, placement or
                 estimate, a rule given twice, H < 1).
         """
-        body = text.strip()
-        body = body[len("planner:"):] if body.startswith("planner:") else body
-        values: dict[str, str] = {}
-        for item in (part.strip() for part in body.split(",")):
-            if not item:
-                continue
-            key, sep, value = item.partition("=")
-            if not sep or key not in ("base", "rules", "H", "estimate"):
-                raise ConfigError(f"rule search spec {text!r}: {item!r} is not key=value with "
-                                  "a key among ['base', 'rules', 'H', 'estimate']")
-            values[key] = value.strip()
+        values = parse_key_values(text, ("base", "rules", "H", "estimate"), "rule search spec",
+                                  prefix="planner:")
         order, _, base = values.get("base", "pal").rpartition("/")
         if order and order not in QUEUE_ORDER_NAMES:
             raise ConfigError(f"rule search spec {text!r}: unknown queue order {order!r}; "

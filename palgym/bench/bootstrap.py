@@ -231,11 +231,16 @@ def checked_scores(vectors: ArrayLike, labels: Sequence[object] | np.ndarray,
                           f"shape {data.shape}")
     if len(labels) != data.shape[1]:
         raise ConfigError(f"bootstrap: {len(labels)} labels for {data.shape[1]} scores")
+    check_settings(confidence, num_resamples)
+    return data
+
+
+def check_settings(confidence: float, num_resamples: int) -> None:
+    """Refuse a ``confidence`` outside (0, 1) or ``num_resamples < 1`` (ConfigError)."""
     if not 0.0 < confidence < 1.0:
         raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
     if num_resamples < 1:
         raise ConfigError(f"num_resamples must be >= 1, got {num_resamples}")
-    return data
 
 
 def no_intervals(data: np.ndarray, statistic: Statistic, confidence: float,
@@ -253,23 +258,51 @@ def percentile_intervals(
 ) -> list[Interval]:
     """Percentile intervals of each row of ``data`` (m, n) over ``num_resamples`` resamples.
 
-    ``draw(rng, rows)`` gives int64 (rows, n) positions; the resamples are drawn in chunks of
-    ``max(1, CHUNK_VALUES // n)`` rows from ``numpy.random.default_rng(seed)``, every row of
-    ``data`` with the same positions. The bounds are the ``(1 - confidence) / 2`` and
-    ``(1 + confidence) / 2`` quantiles (numpy linear) of the resampled statistics.
+    ``draw(rng, rows)`` gives int64 (rows, n) positions; every row of ``data`` is resampled
+    with the same positions (:func:`resampled_statistics`). The bounds are those of
+    :func:`percentile_bounds`.
     """
     points = [np.atleast_1d(statistic(row[None, :])[0]).astype(np.float64) for row in data]
+    resampled = resampled_statistics(
+        [_of_row(statistic, row) for row in data],
+        [p.size for p in points], data.shape[1], draw, num_resamples, seed)
+    return [Interval(point, *percentile_bounds(out, confidence), confidence, num_resamples)
+            for point, out in zip(points, resampled, strict=True)]
+
+
+def _of_row(statistic: Statistic, row: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """``statistic`` of ``row`` resampled at given positions."""
+    return lambda indices: statistic(row[indices])
+
+
+def resampled_statistics(
+    statistics: Sequence[Callable[[np.ndarray], np.ndarray]], widths: Sequence[int], n: int,
+    draw: Callable[[np.random.Generator, int], np.ndarray], num_resamples: int, seed: int,
+) -> list[np.ndarray]:
+    """Each statistic of ``num_resamples`` resamples, all drawn with the same positions.
+
+    The resamples are drawn in chunks of ``max(1, CHUNK_VALUES // n)`` rows from
+    ``numpy.random.default_rng(seed)``: ``draw(rng, rows)`` gives int64 (rows, n) positions,
+    and ``statistics[j]`` maps them to float64 (rows,) or (rows, widths[j]).
+
+    Returns:
+        float64 (num_resamples, widths[j]) per statistic.
+    """
     rng = np.random.default_rng(seed)
-    chunk = max(1, CHUNK_VALUES // data.shape[1])
-    resampled = [np.empty((num_resamples, p.size), dtype=np.float64) for p in points]
+    chunk = max(1, CHUNK_VALUES // n)
+    resampled = [np.empty((num_resamples, width), dtype=np.float64) for width in widths]
     for start in range(0, num_resamples, chunk):
         stop = min(start + chunk, num_resamples)
         indices = draw(rng, stop - start)
-        for row, out in zip(data, resampled, strict=True):
-            out[start:stop] = statistic(row[indices]).reshape(stop - start, out.shape[1])
+        for statistic, out in zip(statistics, resampled, strict=True):
+            out[start:stop] = statistic(indices).reshape(stop - start, out.shape[1])
+    return resampled
+
+
+def percentile_bounds(resampled: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (numpy linear) of
+    resampled statistics, float64 (B, k) -> two float64 (k,) (Efron & Tibshirani 1993, ch. 13:
+    the percentile interval)."""
     tail = (1.0 - confidence) / 2.0
-    intervals = []
-    for point, out in zip(points, resampled, strict=True):
-        low, high = np.quantile(out, [tail, 1.0 - tail], axis=0)
-        intervals.append(Interval(point, low, high, confidence, num_resamples))
-    return intervals
+    low, high = np.quantile(resampled, [tail, 1.0 - tail], axis=0)
+    return low, high

@@ -13,6 +13,9 @@ JCTs (an entry's over a reference's on the same episode; < 1: the entry is faste
   ``floor(0.25 n)`` whole scores from each end (the mean of more than the middle half), we do
   not. Example (n = 6): weights 0.5, 1, 1, 0.5 on the 2nd to 5th smallest, divided by 3.
 - bootstrap intervals of any of these statistics: :mod:`palgym.bench.bootstrap`.
+- :func:`paired_ratios` and :func:`bootstrap_geomean`: ``evaluate.py``'s summary of per-episode
+  ratios, their geometric mean with a percentile bootstrap interval over episodes or over
+  groups of episodes (below).
 - :func:`probability_of_improvement`: per stratum (task), over every pair (run of X, run of
   Y), P(X better than Y) + 0.5 P(X = Y), averaged over the strata (rliable
   ``metrics.probability_of_improvement``, which computes the Mann-Whitney U statistic over
@@ -20,17 +23,36 @@ JCTs (an entry's over a reference's on the same episode; < 1: the entry is faste
   scores are higher-is-better (``better="higher"``).
 - performance profiles: :mod:`palgym.bench.profiles`.
 
+**Paired ratios** (``evaluate.py``). Every policy runs on the same episodes, so policy P and
+reference R are compared episode by episode: ``ratio_i = avgJCT(P, episode i) / avgJCT(R,
+episode i)`` (< 1: P is faster). The summary is the geometric mean of the ratios (PAL, SC24,
+Figure 10 reports ``1 - geomean``) with a percentile bootstrap interval: resample the n
+episodes with replacement B times, take the geomean of each resample, and report the
+``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of those B geomeans (resampling
+whole episodes keeps the pairing). Episodes of one trace under different seeds are not
+independent (for a deterministic policy on a fixed profile they may even be replicas), so
+``groups`` (e.g. the trace of each episode) switches to the cluster bootstrap: resample whole
+groups with replacement and take the geomean over all episodes of the resampled groups (the
+groups may differ in size). With a single resampling unit there is no interval (every resample
+is the data itself, so its zero width would say nothing about variation): ``ci_low`` and
+``ci_high`` are NaN then.
+
 Source: R. Agarwal, M. Schwarzer, P. S. Castro, A. Courville, M. G. Bellemare, "Deep
 Reinforcement Learning at the Edge of the Statistical Precipice", NeurIPS 2021, sections 4.1-4.3
 (stratified bootstrap CIs, performance profiles, IQM, probability of improvement), and its
 library rliable (github.com/google-research/rliable, ``library.py``, ``metrics.py``);
 E. D. Dolan, J. J. More, "Benchmarking optimization software with performance profiles",
 Mathematical Programming 91, 2002; B. Efron, R. J. Tibshirani, *An Introduction to the
-Bootstrap*, 1993, ch. 13 (the percentile interval). Quantiles: numpy's default (linear).
+Bootstrap*, 1993, ch. 13 (the percentile interval); A. C. Davison, D. V. Hinkley, *Bootstrap
+Methods and their Application*, 1997, section 3.8 (resampling clusters). Quantiles: numpy's
+default (linear).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -43,15 +65,19 @@ from palgym.bench.bootstrap import (
     DEFAULT_SEED,
     Interval,
     Statistic,
+    check_settings,
     cluster_bootstraps,
+    percentile_bounds,
+    resampled_statistics,
     stratified_bootstrap,
     stratified_bootstraps,
 )
 from palgym.errors import ConfigError
 
 __all__ = ["CHUNK_VALUES", "DEFAULT_CONFIDENCE", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "Interval",
-           "Statistic", "cluster_bootstraps", "geometric_mean", "geometric_mean_rows",
-           "interquartile_mean", "interquartile_mean_rows", "iqm_weights", "positive_scores",
+           "RatioSummary", "Statistic", "bootstrap_geomean", "cluster_bootstraps",
+           "geometric_mean", "geometric_mean_rows", "interquartile_mean",
+           "interquartile_mean_rows", "iqm_weights", "paired_ratios", "positive_scores",
            "probability_of_improvement", "stratified_bootstrap", "stratified_bootstraps",
            "task_improvement"]
 
@@ -178,3 +204,129 @@ def probability_of_improvement(x: ArrayLike, y: ArrayLike, *,
                           f"same tasks, got shapes {a.shape} and {b.shape}")
     per_task = [task_improvement(a[:, t], b[:, t], better=better) for t in range(a.shape[1])]
     return float(np.mean(per_task))
+
+
+@dataclass(frozen=True)
+class RatioSummary:
+    """Geomean of paired ratios with its bootstrap interval.
+
+    Attributes:
+        geomean: exp(mean(log ratio)) over the episodes.
+        ci_low: lower bound of the percentile bootstrap interval.
+        ci_high: upper bound.
+        confidence: the interval's nominal coverage (e.g. 0.95).
+        num_episodes: n, the number of paired episodes.
+        num_units: resampling units (episodes, or groups); below 2 the interval is NaN.
+    """
+
+    geomean: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    num_episodes: int
+    num_units: int = 0
+
+    @property
+    def has_interval(self) -> bool:
+        """True when the interval exists (at least 2 resampling units)."""
+        return self.num_units >= 2
+
+
+def paired_ratios(values: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``values / reference`` episode by episode.
+
+    Args:
+        values: float64 (n,), e.g. avg JCT (s) of a policy per episode.
+        reference: float64 (n,), the reference policy's on the same episodes.
+
+    Returns:
+        float64 (n,) ratios.
+
+    Raises:
+        ConfigError: for different lengths, no episode, or a value that is not finite and > 0.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    if values.shape != reference.shape or values.ndim != 1 or values.size == 0:
+        raise ConfigError(f"paired ratios need two equal-length 1-D arrays, got shapes "
+                          f"{values.shape} and {reference.shape}")
+    for name, array in (("values", values), ("reference", reference)):
+        if not np.all(np.isfinite(array) & (array > 0)):
+            raise ConfigError(f"paired ratios: every {name} entry must be finite and > 0")
+    ratios: np.ndarray = values / reference
+    return ratios
+
+
+def bootstrap_geomean(
+    ratios: np.ndarray,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    num_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    groups: Sequence[str] | None = None,
+) -> RatioSummary:
+    """Geomean of ``ratios`` with a percentile bootstrap interval (module docstring).
+
+    Each resample draws U units (episodes, or groups in order of first appearance) with
+    replacement: ``rng.integers(0, U, size=(rows, U))`` in the chunks of
+    :func:`palgym.bench.bootstrap.resampled_statistics`; its statistic is the sum of the drawn
+    units' log ratios over their episode count. The bounds are ``exp`` of the percentile bounds
+    of those mean logs.
+
+    Args:
+        ratios: float64 (n,), positive finite paired ratios.
+        groups: n group labels (e.g. trace names): resample whole groups (cluster bootstrap);
+            None resamples episodes.
+        confidence: nominal coverage in (0, 1).
+        num_resamples: B >= 1 bootstrap resamples.
+        seed: seed of the resampling generator (``np.random.default_rng``); equal seeds give
+            equal intervals bit for bit.
+
+    Returns:
+        The summary. Constant ratios give ``ci_low == ci_high == geomean``; a single episode
+        or group gives ``ci_low`` and ``ci_high`` NaN (no interval).
+
+    Raises:
+        ConfigError: for no ratio, a non-positive or non-finite ratio, ``confidence`` outside
+            (0, 1), ``num_resamples < 1`` or ``groups`` of another length.
+
+    Source: Efron & Tibshirani (1993), ch. 13, percentile interval; Davison & Hinkley (1997),
+    section 3.8, cluster resampling.
+    """
+    logs = _log_ratios(ratios)
+    check_settings(confidence, num_resamples)
+    sums, counts = _group_sums(logs, groups)
+    size = sums.size
+    if size < 2:
+        return RatioSummary(geomean=float(np.exp(logs.mean())), ci_low=math.nan,
+                            ci_high=math.nan, confidence=confidence, num_episodes=logs.size,
+                            num_units=int(size))
+    means = resampled_statistics(
+        [lambda indices: sums[indices].sum(axis=1) / counts[indices].sum(axis=1)], [1], size,
+        lambda rng, rows: rng.integers(0, size, size=(rows, size)), num_resamples, seed)[0]
+    low, high = np.exp(percentile_bounds(means, confidence))
+    return RatioSummary(geomean=float(np.exp(logs.mean())), ci_low=float(low[0]),
+                        ci_high=float(high[0]), confidence=confidence, num_episodes=logs.size,
+                        num_units=int(size))
+
+
+def _group_sums(logs: np.ndarray, groups: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per resampling unit: the sum of its log ratios and its episode count (float64 (U,))."""
+    if groups is None:
+        return logs, np.ones_like(logs)
+    if len(groups) != logs.size:
+        raise ConfigError(f"groups has {len(groups)} labels for {logs.size} ratios")
+    labels = list(dict.fromkeys(groups))
+    index = np.array([labels.index(g) for g in groups])
+    sums = np.bincount(index, weights=logs, minlength=len(labels))
+    counts = np.bincount(index, minlength=len(labels)).astype(np.float64)
+    return sums, counts
+
+
+def _log_ratios(ratios: np.ndarray) -> np.ndarray:
+    values = np.asarray(ratios, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ConfigError(f"need a non-empty 1-D array of ratios, got shape {values.shape}")
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise ConfigError("every ratio must be finite and > 0")
+    return np.log(values)

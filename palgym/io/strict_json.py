@@ -16,11 +16,11 @@ The reader here (:func:`loads`, :func:`read_json`, :func:`json_lines`) refuses, 
   that is not a regular file (a FIFO, ``/dev/zero``, a folder);
 - text that is not UTF-8 or not JSON.
 
-The typed getters (:func:`number`, :func:`integer`, :func:`boolean`, :func:`text`) keep
-numbers numbers and booleans booleans: a field that must be a number refuses ``"1.0"`` and
-``true``. :func:`check_tree` applies the same value rules, a depth limit and a node budget
-(YAML aliases can make a small file stand for a huge tree) to an already loaded structure,
-e.g. a YAML suite.
+The typed getters (:func:`number`, :func:`integer`, :func:`boolean`, :func:`text`, from
+:mod:`palgym.io.json_fields`, with :class:`StrictJsonError`) keep numbers numbers and booleans
+booleans: a field that must be a number refuses ``"1.0"`` and ``true``. :func:`check_tree`
+applies the same value rules, a depth limit and a node budget (YAML aliases can make a small
+file stand for a huge tree) to an already loaded structure, e.g. a YAML suite.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from palgym.errors import ConfigError
+from palgym.io.json_fields import StrictJsonError, boolean, integer, number, text
 
 MAX_DEPTH = 32
 """Default nesting limit of arrays and objects (palgym's own files nest at most 6 deep)."""
@@ -45,24 +45,6 @@ MAX_NODES = 1_000_000
 """Default budget of values :func:`check_tree` visits (a YAML alias counts each time it is
 reached)."""
 MIB = 1 << 20
-
-
-class StrictJsonError(ConfigError):
-    """A file refused by the strict reader; the message names the file, the line and the field.
-
-    Attributes:
-        path: the file.
-        line: 1-based line number (None: the whole file).
-        field: the field, e.g. ``weights[2][0]`` or ``submission.parameters.lr`` (None: none).
-        reason: the message without the location.
-    """
-
-    def __init__(self, message: str, path: str | Path, line: int | None = None,
-                 field: str | None = None) -> None:
-        self.path, self.line, self.field, self.reason = str(path), line, field, message
-        where = [self.path] + ([f"line {line}"] if line is not None else []) + (
-            [f"field {field!r}"] if field is not None else [])
-        super().__init__(f"{', '.join(where)}: {message}")
 
 
 class _Refused:
@@ -332,75 +314,6 @@ def check_tree(value: Any, path: str | Path, *, max_depth: int = MAX_DEPTH,
             else:
                 children = [(f"{field}[{i}]", v) for i, v in enumerate(item)]
             stack.extend((name, child, depth + 1) for name, child in reversed(children))
-
-
-def _kind(value: Any) -> str:
-    """The JSON kind of a parsed value, for messages."""
-    if isinstance(value, bool):
-        return f"the boolean {json.dumps(value)}"
-    if isinstance(value, str):
-        return f"the string {value[:40]!r}"
-    if value is None:
-        return "null"
-    if isinstance(value, dict | list):
-        return "an object" if isinstance(value, dict) else "an array"
-    return f"the number {value!r}"
-
-
-def number(value: Any, path: str | Path, field: str, *, line: int | None = None,
-           bound: float | None = None) -> float:
-    """``value`` as a float: a JSON number (not a boolean, not a string), finite, and of
-    magnitude at most ``bound`` when given.
-
-    Raises:
-        StrictJsonError: naming the file, the line and the field.
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise StrictJsonError(f"must be a number, got {_kind(value)}", path, line, field)
-    result = float(value)
-    if not math.isfinite(result):
-        raise StrictJsonError(f"must be a finite number, got {value!r}", path, line, field)
-    if bound is not None and abs(result) > bound:
-        raise StrictJsonError(f"must be within [-{bound:g}, {bound:g}], got {value!r}", path,
-                              line, field)
-    return result
-
-
-def integer(value: Any, path: str | Path, field: str, *, line: int | None = None,
-            minimum: int | None = None, maximum: int | None = None) -> int:
-    """``value`` as an int: a JSON integer (not a boolean, not ``1.0``), within the bounds.
-
-    Raises:
-        StrictJsonError: naming the file, the line and the field.
-    """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise StrictJsonError(f"must be an integer, got {_kind(value)}", path, line, field)
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        raise StrictJsonError(f"must be in [{minimum}, {maximum}], got {value}", path, line,
-                              field)
-    return int(value)
-
-
-def boolean(value: Any, path: str | Path, field: str, *, line: int | None = None) -> bool:
-    """``value``, which must be ``true`` or ``false`` (not 0, 1 or a string).
-
-    Raises:
-        StrictJsonError: naming the file, the line and the field.
-    """
-    if not isinstance(value, bool):
-        raise StrictJsonError(f"must be true or false, got {_kind(value)}", path, line, field)
-    return value
-
-
-def text(value: Any, path: str | Path, field: str, *, line: int | None = None) -> str:
-    """``value``, which must be a JSON string.
-
-    Raises:
-        StrictJsonError: naming the file, the line and the field.
-    """
-    if not isinstance(value, str):
-        raise StrictJsonError(f"must be a string, got {_kind(value)}", path, line, field)
-    return value
 
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "MIB", "StrictJsonError", "boolean",

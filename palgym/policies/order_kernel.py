@@ -8,7 +8,8 @@ exactly as the numpy orders do (the same operations in the same order); :func:`s
 returns that ordering, NaN keys last as numpy sorts them. It starts from the last round's
 ordering: the jobs whose keys are unchanged since then stay in that relative order, the few
 others (running jobs whose service grew, new arrivals, promoted jobs) are sorted and merged in,
-so a round costs a pass over the active jobs, not a sort of them.
+so a round costs a pass over the active jobs, not a sort of them (the comparison, sort, merge
+and binary insertion: :mod:`palgym.policies.key_sort`).
 ``tests/test_driver_kernels.py`` checks it against the numpy orders.
 
 Key codes (:data:`ORDER_CODES`, by order name and option): FIFO (submit time); LAS by wall
@@ -25,6 +26,13 @@ from typing import NamedTuple
 import numpy as np
 
 from palgym._numba import njit
+from palgym.policies.key_sort import (
+    insert_by_keys,
+    merge_by_keys,
+    same_key,
+    sort_by_keys,
+    upper_bound,
+)
 from palgym.sim.types import IntArray, JobStatus
 
 COMPLETED = int(JobStatus.COMPLETED)
@@ -152,94 +160,6 @@ def _remaining(code, jobs, j):  # type: ignore[no-untyped-def]
     return left
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _float_less(a, b):  # type: ignore[no-untyped-def]
-    """numpy's sort order of floats: ascending, NaN last."""
-    return a < b or (b != b and a == a)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _less(keys, a, b):  # type: ignore[no-untyped-def]
-    """Job ``a`` before job ``b`` by (priority, key 1, key 2, index), on the memo's ``keys``
-    = (priority, key_1, key_2) (:class:`OrderMemo`)."""
-    priority, key_1, key_2 = keys
-    if priority[a] != priority[b]:
-        return priority[a] < priority[b]
-    a1, b1 = key_1[a], key_1[b]
-    if _float_less(a1, b1):
-        return True
-    if _float_less(b1, a1):
-        return False
-    a2, b2 = key_2[a], key_2[b]
-    if _float_less(a2, b2):
-        return True
-    if _float_less(b2, a2):
-        return False
-    return a < b
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _upper_bound(keys, job, order, low, high):  # type: ignore[no-untyped-def]
-    """The first position in the sorted ``order[low:high]`` whose job comes after ``job`` by
-    :func:`_less` on ``keys`` (binary search; ``high`` if none does)."""
-    while low < high:
-        middle = (low + high) // 2
-        if _less(keys, job, order[middle]):
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _same(a, b):  # type: ignore[no-untyped-def]
-    """Equal floats or both NaN (a key that sorts the same)."""
-    return a == b or (a != a and b != b)
-
-
-@njit(cache=True, nogil=True)
-def _sort(keys, items, scratch):  # type: ignore[no-untyped-def]
-    """Sort ``items`` (job indices) in place by :func:`_less`: insertion sort for a few,
-    merge sort (bottom-up, through ``scratch``) for more."""
-    n = items.size
-    if n <= 16:
-        for i in range(1, n):
-            job = items[i]
-            k = i
-            while k > 0 and _less(keys, job, items[k - 1]):
-                items[k] = items[k - 1]
-                k -= 1
-            items[k] = job
-        return
-    width = 1
-    other = scratch[:n]
-    in_items = True  # where the sorted runs of the current width are
-    while width < n:
-        source, target = (items, other) if in_items else (other, items)
-        for start in range(0, n, 2 * width):
-            middle, end = min(start + width, n), min(start + 2 * width, n)
-            _merge(keys, source[start:middle], source[middle:end],
-                   target[start:end])
-        in_items = not in_items
-        width *= 2
-    if not in_items:
-        items[:] = other
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _merge(keys, left, right, out):  # type: ignore[no-untyped-def]
-    """Merge the sorted (by :func:`_less` on ``keys``) ``left`` and ``right`` into ``out``."""
-    i = k = 0
-    for n in range(out.size):
-        if k == right.size or (i < left.size
-                               and not _less(keys, right[k], left[i])):
-            out[n] = left[i]
-            i += 1
-        else:
-            out[n] = right[k]
-            k += 1
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def sorted_order(rule, jobs, listed, admitted, memo):  # type: ignore[no-untyped-def]
     """The active jobs ``listed`` (int64 (A,), ascending) in queue order ``code``: int64 (A,),
@@ -301,14 +221,14 @@ def _resorted(rule, jobs, listed, memo):  # type: ignore[no-untyped-def]
         j = moved[i]
         priority[j], key_1[j], key_2[j] = jobs.priority[j], fresh_1[i], fresh_2[i]
         keep[j] = True
-    _sort(keys, moved, memo.scratch[m : 2 * m])
+    sort_by_keys(keys, moved, memo.scratch[m : 2 * m])
     reach = scanned  # order[scanned:length] is sorted; the moved jobs go before order[reach]
     if m:
-        reach = _upper_bound(keys, moved[m - 1], order, scanned, length)
+        reach = upper_bound(keys, moved[m - 1], order, scanned, length)
     front = kept + reach - scanned
     _move(order, scanned, reach, kept)  # close the gap left by the dropped jobs
     _move(order, reach, length, front + m)  # the rest, behind the moved jobs' room
-    _insert(keys, moved, order, front)
+    insert_by_keys(keys, moved, order, front)
     return order[: front + m + length - reach]
 
 
@@ -353,21 +273,6 @@ def _moved(jobs, listed, memo):  # type: ignore[no-untyped-def]
     return m
 
 
-@njit(cache=True, nogil=True)
-def _insert(keys, moved, order, kept):  # type: ignore[no-untyped-def]
-    """Merge the sorted (by :func:`_less` on ``keys``) ``moved`` into the sorted
-    ``order[:kept]`` in place, from the back (binary search for each; ``order`` has room for
-    both)."""
-    end = kept  # order[:end] is not placed yet
-    for k in range(moved.size - 1, -1, -1):
-        job = moved[k]
-        low = _upper_bound(keys, job, order, 0, end)
-        for t in range(end - 1, low - 1, -1):
-            order[t + k + 1] = order[t]
-        order[low + k] = job
-        end = low
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def _sorted_afresh(rule, jobs, listed, memo):  # type: ignore[no-untyped-def]
     """The full path of :func:`sorted_order`: every listed job's keys read; the unchanged
@@ -383,8 +288,8 @@ def _sorted_afresh(rule, jobs, listed, memo):  # type: ignore[no-untyped-def]
     num_changed = 0
     for i in range(size):  # keep[j]: j sorted before and its keys unchanged since
         j = listed[i]
-        if (keep[j] and priority[j] == job_priority[j] and _same(key_1[j], fresh_1[i])
-                and _same(key_2[j], fresh_2[i])):
+        if (keep[j] and priority[j] == job_priority[j] and same_key(key_1[j], fresh_1[i])
+                and same_key(key_2[j], fresh_2[i])):
             continue
         priority[j], key_1[j], key_2[j] = job_priority[j], fresh_1[i], fresh_2[i]
         keep[j] = False  # changed (or new): not taken from the old ordering
@@ -399,9 +304,9 @@ def _sorted_afresh(rule, jobs, listed, memo):  # type: ignore[no-untyped-def]
             stayed[num_stayed] = j
             num_stayed += 1
     moved = changed[:num_changed]
-    _sort(keys, moved, order[:num_changed])
+    sort_by_keys(keys, moved, order[:num_changed])
     for j in moved:
         keep[j] = True
     merged = order[: num_stayed + num_changed]
-    _merge(keys, stayed[:num_stayed], moved, merged)
+    merge_by_keys(keys, stayed[:num_stayed], moved, merged)
     return merged

@@ -1,4 +1,5 @@
-"""JobTable: per-job state as a growable struct of arrays (index = admission order).
+"""The job schema (:class:`JobColumns`) and JobTable, per-job state as a growable struct of
+arrays (index = admission order).
 
 Trace jobs occupy indices 0..J-1 (the measured jobs); background copies, when enabled, are
 appended after them in arrival order.
@@ -6,71 +7,36 @@ appended after them in arrival order.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args, get_type_hints
 
 import numpy as np
 
-from palgym.sim.types import FloatArray, IntArray, JobStatus
+from palgym.sim.types import FloatArray, IntArray, JobStatus, StatusArray
 from palgym.sim.workload import Trace
 
 NORMAL_PRIORITY: int = 999
 """Queue priority of an unpromoted job (artifact ``job_priority``); promoted jobs get 1."""
 PROMOTED_PRIORITY: int = 1
 
-_STATIC: dict[str, Any] = {
-    "job_id": np.int64,
-    "submit_time_s": np.float64,
-    "num_gpus": np.int64,
-    "total_iterations": np.float64,
-    "iteration_time_s": np.float64,
-    "perf_class": np.int64,
-}
-_DYNAMIC: dict[str, tuple[Any, Any]] = {
-    "status": (np.int8, int(JobStatus.PENDING)),
-    "iterations_done": (np.float64, 0.0),
-    "attained_service_s": (np.float64, 0.0),
-    "gpu_service_s": (np.float64, 0.0),
-    "first_start_time_s": (np.float64, np.nan),
-    "completion_time_s": (np.float64, np.nan),
-    "num_preemptions": (np.int64, 0),
-    "variability_penalty": (np.float64, 1.0),
-    "locality_penalty": (np.float64, 1.0),
-    "iteration_time_effective_s": (np.float64, np.inf),
-    "restart_left_s": (np.float64, 0.0),
-    "waiting_s": (np.float64, 0.0),
-    "priority": (np.int64, NORMAL_PRIORITY),
-}
 
+class JobColumns(NamedTuple):
+    """The :class:`JobTable` columns (the same arrays), all of shape (J,),
+    indexed by job index (the indices a queue order ranks and ``job_of_gpu`` holds); what a
+    policy reads as ``view.jobs`` (:class:`~palgym.sim.views.SimView`, non-writeable there).
 
-FLOAT_COLUMNS: tuple[str, ...] = tuple(
-    name for name, dtype in (*_STATIC.items(), *((n, d) for n, (d, _) in _DYNAMIC.items()))
-    if dtype is np.float64
-)
-"""The float64 columns, in their row order in :attr:`JobTable.float_columns`."""
-INT_COLUMNS: tuple[str, ...] = tuple(
-    name for name, dtype in (*_STATIC.items(), *((n, d) for n, (d, _) in _DYNAMIC.items()))
-    if dtype is np.int64
-)
-"""The int64 columns, in their row order in :attr:`JobTable.int_columns`."""
-_FILL: dict[str, Any] = {**{name: 0 for name in _STATIC},
-                         **{name: fill for name, (_, fill) in _DYNAMIC.items()}}
-
-
-class JobTable:
-    """Per-job arrays, all of shape (capacity,); rows ``0..size-1`` are in use.
-
-    Static columns (from the trace): job_id, submit_time_s, num_gpus, total_iterations,
-    iteration_time_s, perf_class. Dynamic columns: status (JobStatus, int8), iterations_done,
-    attained_service_s (wall-clock s run), gpu_service_s (GPU-s run), first_start_time_s and
-    completion_time_s (NaN until set), num_preemptions, variability_penalty and locality_penalty
-    of the current placement, iteration_time_effective_s = (variability x locality penalty) x
-    T_it while running (inf otherwise), restart_left_s, waiting_s (consecutive time queued),
-    priority (999, or 1 once promoted for starvation).
-
-    The float64 columns are the rows of one array, :attr:`float_columns` (row order
-    :data:`FLOAT_COLUMNS`), the int64 ones the rows of :attr:`int_columns` (:data:`INT_COLUMNS`):
-    a compiled kernel then takes three arrays instead of nineteen. Each column attribute is a
-    view of its row (contiguous); write into it, never rebind it.
+    From the trace: ``job_id`` int64 (the trace's id); ``submit_time_s``; ``num_gpus`` int64
+    (GPUs the job needs, all or none); ``total_iterations``; ``iteration_time_s`` (T_it on an
+    ideal GPU, s); ``perf_class`` int64 (0..3 = classes A..D, the row of ``view.perfvar``).
+    Dynamic: ``status`` int8 (:class:`~palgym.sim.types.JobStatus`); ``iterations_done``;
+    ``attained_service_s`` (wall-clock s run); ``gpu_service_s`` (GPU-s run);
+    ``first_start_time_s``, ``completion_time_s`` (NaN until set); ``num_preemptions`` int64;
+    ``variability_penalty``, ``locality_penalty`` (of the current placement);
+    ``iteration_time_effective_s`` (variability x locality penalty x T_it while running, inf
+    otherwise); ``restart_left_s``; ``waiting_s`` (consecutive time queued); ``priority`` int64
+    (999, or 1 once promoted for starvation). Float columns are float64, times in s.
+    This is the one declaration of the job schema: :class:`JobTable` allocates these columns
+    (their dtypes read from the annotations here, their initial values from
+    :data:`INITIAL_VALUES`), and the trace's columns are those without an initial value.
     """
 
     job_id: IntArray
@@ -79,7 +45,7 @@ class JobTable:
     total_iterations: FloatArray
     iteration_time_s: FloatArray
     perf_class: IntArray
-    status: np.ndarray
+    status: StatusArray
     iterations_done: FloatArray
     attained_service_s: FloatArray
     gpu_service_s: FloatArray
@@ -92,6 +58,49 @@ class JobTable:
     restart_left_s: FloatArray
     waiting_s: FloatArray
     priority: IntArray
+
+
+INITIAL_VALUES: dict[str, float] = {
+    "status": int(JobStatus.PENDING), "iterations_done": 0.0, "attained_service_s": 0.0,
+    "gpu_service_s": 0.0, "first_start_time_s": np.nan, "completion_time_s": np.nan,
+    "num_preemptions": 0, "variability_penalty": 1.0, "locality_penalty": 1.0,
+    "iteration_time_effective_s": np.inf, "restart_left_s": 0.0, "waiting_s": 0.0,
+    "priority": NORMAL_PRIORITY,
+}
+"""The value of each dynamic column in a fresh row (the other columns come from the trace)."""
+
+DTYPES: dict[str, type[np.generic]] = {
+    name: get_args(get_args(hint)[1])[0]  # NDArray[T] is ndarray[shape, dtype[T]]
+    for name, hint in get_type_hints(JobColumns).items()
+}
+"""The dtype of every column, from its :class:`JobColumns` annotation."""
+TRACE_COLUMNS: tuple[str, ...] = tuple(n for n in JobColumns._fields if n not in INITIAL_VALUES)
+"""The columns copied from the trace (in :class:`~palgym.sim.workload.Trace` too)."""
+FLOAT_COLUMNS: tuple[str, ...] = tuple(n for n, d in DTYPES.items() if d is np.float64)
+"""The float64 columns, in their row order in :attr:`JobTable.float_columns`."""
+INT_COLUMNS: tuple[str, ...] = tuple(n for n, d in DTYPES.items() if d is np.int64)
+"""The int64 columns, in their row order in :attr:`JobTable.int_columns`."""
+if set(FLOAT_COLUMNS) | set(INT_COLUMNS) | {"status"} != set(JobColumns._fields):
+    raise TypeError(f"palgym.sim.jobs: a column of unexpected dtype in {DTYPES}")
+
+if TYPE_CHECKING:
+    _Columns = JobColumns  # the type checker reads the column attributes from the schema
+else:
+    _Columns = object
+
+
+class JobTable(_Columns):
+    """Per-job arrays, all of shape (capacity,); rows ``0..size-1`` are in use.
+
+    Its columns are the attributes :class:`JobColumns` declares (names, dtypes, units there);
+    a fresh row holds :data:`INITIAL_VALUES`, or the trace's values for :data:`TRACE_COLUMNS`.
+
+    The float64 columns are the rows of one array, :attr:`float_columns` (row order
+    :data:`FLOAT_COLUMNS`), the int64 ones the rows of :attr:`int_columns` (:data:`INT_COLUMNS`):
+    a compiled kernel then takes three arrays instead of nineteen. Each column attribute is a
+    view of its row (contiguous); write into it, never rebind it.
+    """
+
     float_columns: FloatArray
     int_columns: IntArray
 
@@ -100,7 +109,7 @@ class JobTable:
         self.size = trace.num_jobs
         self._trace = trace
         self._allocate(self.size)
-        for name in _STATIC:
+        for name in TRACE_COLUMNS:
             getattr(self, name)[:] = getattr(trace, name)
 
     @property
@@ -124,14 +133,16 @@ class JobTable:
         return index
 
     def _allocate(self, capacity: int) -> None:
-        """Fresh blocks of ``capacity`` rows, every column at its initial value."""
+        """Fresh blocks of ``capacity`` rows, every column at its initial value (0 for the
+        trace's columns)."""
         self.float_columns = np.array(
-            [np.full(capacity, _FILL[name], np.float64) for name in FLOAT_COLUMNS]
+            [np.full(capacity, INITIAL_VALUES.get(name, 0), np.float64) for name in FLOAT_COLUMNS]
         ).reshape(len(FLOAT_COLUMNS), capacity)
         self.int_columns = np.array(
-            [np.full(capacity, _FILL[name], np.int64) for name in INT_COLUMNS]
+            [np.full(capacity, INITIAL_VALUES.get(name, 0), np.int64) for name in INT_COLUMNS]
         ).reshape(len(INT_COLUMNS), capacity)
-        self.status = np.full(capacity, _FILL["status"], np.int8)
+        status = np.full(capacity, INITIAL_VALUES["status"], DTYPES["status"])
+        setattr(self, "status", status)  # noqa: B010 - a read-only field to the type checker
         self._bind_columns()
 
     def _bind_columns(self) -> None:
@@ -150,8 +161,8 @@ class JobTable:
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle and deepcopy support: the blocks are copied, the column views rebuilt."""
-        columns = set(FLOAT_COLUMNS) | set(INT_COLUMNS)
-        return {key: value for key, value in self.__dict__.items() if key not in columns}
+        views = set(FLOAT_COLUMNS) | set(INT_COLUMNS)
+        return {key: value for key, value in self.__dict__.items() if key not in views}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

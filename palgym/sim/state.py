@@ -22,47 +22,8 @@ import numpy as np
 from palgym.errors import InvalidActionError
 from palgym.sim.cluster import ClusterSpec
 from palgym.sim.config import LocalityRule, SimConfig
-from palgym.sim.jobs import PROMOTED_PRIORITY, JobTable
+from palgym.sim.jobs import PROMOTED_PRIORITY, JobColumns, JobTable
 from palgym.sim.types import FREE, FloatArray, IntArray
-
-
-class JobColumns(NamedTuple):
-    """The :class:`~palgym.sim.jobs.JobTable` columns (the same arrays), all of shape (J,),
-    indexed by job index (the indices a queue order ranks and ``job_of_gpu`` holds); what a
-    policy reads as ``view.jobs`` (:class:`~palgym.sim.views.SimView`, non-writeable there).
-
-    From the trace: ``job_id`` int64 (the trace's id); ``submit_time_s``; ``num_gpus`` int64
-    (GPUs the job needs, all or none); ``total_iterations``; ``iteration_time_s`` (T_it on an
-    ideal GPU, s); ``perf_class`` int64 (0..3 = classes A..D, the row of ``view.perfvar``).
-    Dynamic: ``status`` int8 (:class:`~palgym.sim.types.JobStatus`); ``iterations_done``;
-    ``attained_service_s`` (wall-clock s run); ``gpu_service_s`` (GPU-s run);
-    ``first_start_time_s``, ``completion_time_s`` (NaN until set); ``num_preemptions`` int64;
-    ``variability_penalty``, ``locality_penalty`` (of the current placement);
-    ``iteration_time_effective_s`` (variability x locality penalty x T_it while running, inf
-    otherwise); ``restart_left_s``; ``waiting_s`` (consecutive time queued); ``priority`` int64
-    (999, or 1 once promoted for starvation). Float columns are float64, times in s.
-    Source: :class:`~palgym.sim.jobs.JobTable`.
-    """
-
-    job_id: IntArray
-    submit_time_s: FloatArray
-    num_gpus: IntArray
-    total_iterations: FloatArray
-    iteration_time_s: FloatArray
-    perf_class: IntArray
-    status: np.ndarray
-    iterations_done: FloatArray
-    attained_service_s: FloatArray
-    gpu_service_s: FloatArray
-    first_start_time_s: FloatArray
-    completion_time_s: FloatArray
-    num_preemptions: IntArray
-    variability_penalty: FloatArray
-    locality_penalty: FloatArray
-    iteration_time_effective_s: FloatArray
-    restart_left_s: FloatArray
-    waiting_s: FloatArray
-    priority: IntArray
 
 
 class JobBlocks(NamedTuple):

@@ -20,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 
 from palgym.sim import state as slot
+from palgym.sim.jobs import JobColumns
 from palgym.sim.locality import locality_penalties
 from palgym.sim.state import (
     Allocation,
     CommitOutcome,
     Committed,
-    JobColumns,
     KernelParams,
     Rejection,
     SimState,

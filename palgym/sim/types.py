@@ -14,6 +14,8 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+StatusArray = npt.NDArray[np.int8]
+"""Job statuses (:class:`JobStatus` values)."""
 
 FREE: int = -1
 """Sentinel in ``job_of_gpu`` for a GPU that holds no job."""

@@ -18,7 +18,8 @@ import numpy as np
 
 from palgym.sim import state as slot
 from palgym.sim.cluster import ClusterSpec
-from palgym.sim.state import Counters, JobColumns, SimState
+from palgym.sim.jobs import JobColumns
+from palgym.sim.state import Counters, SimState
 from palgym.sim.types import FloatArray, IntArray, JobStatus
 
 _RUNNING = np.int8(JobStatus.RUNNING)
@@ -37,7 +38,7 @@ class SimView:
 
     Attributes:
         cluster: the cluster shape (G GPUs, G_n per node).
-        jobs: the job columns (see :class:`~palgym.sim.state.JobColumns`; every column of
+        jobs: the job columns (see :class:`~palgym.sim.jobs.JobColumns`; every column of
             shape (>= J,), rows ``0..num_jobs-1`` in use), non-writeable.
         job_of_gpu: int64 (G,), job index per GPU or FREE (-1), non-writeable.
         node_of_gpu: int64 (G,), node index per GPU, non-writeable.
