@@ -41,6 +41,8 @@ def _page_lines(suite_heading: str) -> dict[str, str]:
     """Task -> the committed page's line of pm-first (in the lite suite's section)."""
     text = PAGE.read_text(encoding="utf-8")
     section = text[text.index(suite_heading):]
+    following = section.find("\n## Suite `", len(suite_heading))
+    section = section if following < 0 else section[:following]  # this suite's section alone
     found: dict[str, str] = {}
     task = None
     for line in section.splitlines():
