@@ -4,8 +4,9 @@ Markdown table, one row per task that has a best-known row, from the committed r
 Per task: the validation-chosen best (guards included in v2's fields); best-known / best and
 lower bound / best, each the geomean of the per-episode ratios with its 95% trace-level
 bootstrap interval (the leaderboard's: :mod:`palgym.bench.leaderboard`); the best learned
-entry (lowest geomean ratio among the ``learned`` entries), its ratio and its *gap closed*,
-(best - entry) / (best - best-known); and the unfinished jobs of that entry.
+entries, each with its ratio and its *gap closed*, (best - entry) / (best - best-known), and
+its unfinished jobs (every learned entry is listed: choosing one by its test figures would tune
+on the test split).
 
     python benchmarks/room_table.py benchmarks/leaderboard/palgym-bench-v2
 """
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     boards = build_leaderboard([read_results(p) for p in results_files(args.results)])
     print("| suite | task | validation-chosen best | best-known / best | lower bound / best "
-          "| best learned entry | its ratio / best | gap closed | unfinished jobs |")
+          "| learned entry | its ratio / best | gap closed | unfinished jobs |")
     print("|---|---|---|---|---|---|---|---:|---:|")
     for board in boards:
         for task in board.tasks:
@@ -39,20 +40,20 @@ def main(argv: list[str] | None = None) -> int:
             known, bound = _row(every, "best-known"), _row(every, "lower bound")
             if known is None or known.summary is None:
                 continue
-            learned = [r for r in task.rows if r.kind == "learned" and r.summary is not None]
-            best = min(learned, default=None,
-                       key=lambda r: r.summary.to_best_geomean.point[0] if r.summary else 0.0)
+            learned = [r for r in task.rows if r.kind == "learned"] or [None]
             bound_text = ("–" if bound is None or bound.summary is None
                           else interval_text(bound.summary.to_best_geomean))
-            cells = [board.suite, f"`{task.task}`", f"`{task.best_member}`",
-                     interval_text(known.summary.to_best_geomean), bound_text]
-            if best is None or best.summary is None:
-                cells += ["–", "–", "–", "–"]
-            else:
-                gap = "–" if best.gap_closed is None else f"{best.gap_closed:.2f}"
-                cells += [f"`{best.entry}`", interval_text(best.summary.to_best_geomean), gap,
-                          str(best.unfinished_jobs)]
-            print("| " + " | ".join(cells) + " |")
+            for entry in learned:
+                cells = [board.suite, f"`{task.task}`", f"`{task.best_member}`",
+                         interval_text(known.summary.to_best_geomean), bound_text]
+                if entry is None or entry.summary is None:
+                    cells += ["–" if entry is None else f"`{entry.entry}`", "–", "–",
+                              "–" if entry is None else str(entry.unfinished_jobs)]
+                else:
+                    gap = "–" if entry.gap_closed is None else f"{entry.gap_closed:.2f}"
+                    cells += [f"`{entry.entry}`", interval_text(entry.summary.to_best_geomean),
+                              gap, str(entry.unfinished_jobs)]
+                print("| " + " | ".join(cells) + " |")
     return 0
 
 
