@@ -1,4 +1,6 @@
-"""Every committed results file of ``benchmarks/leaderboard/`` replays bit for bit.
+"""Every committed results file of ``benchmarks/leaderboard/`` replays bit for bit (v1 here;
+v2: ``tests/test_bench_leaderboard_v2_files.py``, a file of its own so that the two replays
+run on two test workers).
 
 The lite suite's files are replayed in full here (its generated files are prepared into a
 temporary cache first), all together, so the ``best`` entry's choices are checked against the
@@ -22,7 +24,6 @@ from palgym.policies.registry import PAPER_PLACEMENT_NAMES
 
 LEADERBOARD = Path(__file__).resolve().parents[1] / "benchmarks" / "leaderboard"
 LITE, FULL = "palgym-bench-v1-lite", "palgym-bench-v1"
-LITE2 = "palgym-bench-v2-lite"
 LITE_LEARNED = ("PALPlacement-v0_maskable_ppo", "sia-philly-artifact_maskable_ppo",
                 "sia-philly-artifact-scratch_maskable_ppo", "dynamic-online_maskable_ppo")
 
@@ -36,7 +37,7 @@ def _files(suite: str) -> list[Path]:
     return sorted((LEADERBOARD / suite).glob("*.jsonl"))
 
 
-@pytest.mark.parametrize("suite", [LITE, FULL, LITE2])
+@pytest.mark.parametrize("suite", [LITE, FULL])
 def test_each_file_is_named_by_its_entry_on_its_suite(suite: str) -> None:
     files = _files(suite)
     assert files, suite
@@ -45,7 +46,7 @@ def test_each_file_is_named_by_its_entry_on_its_suite(suite: str) -> None:
         assert header.suite == suite and path.name == file_name(header.entry), path
 
 
-@pytest.mark.parametrize("suite", [LITE, LITE2])
+@pytest.mark.parametrize("suite", [LITE, "palgym-bench-v2-lite"])
 def test_the_lite_entries_are_committed(suite: str) -> None:
     kinds = {read_results(p).header.entry: read_results(p).header.entry_kind
              for p in _files(suite)}
@@ -57,19 +58,9 @@ def test_the_lite_entries_are_committed(suite: str) -> None:
                                                                            "learned")
 
 
-def test_v2_holds_the_rooms_references_and_every_v1_entry() -> None:
-    # every v1 entry was re-run on v2 (docs: benchmarks/leaderboard/README.md), and the room's
-    # two references stand beside them
-    for old, new in ((LITE, LITE2),):
-        names = {p.name for p in _files(new)}
-        assert {p.name for p in _files(old)} <= names, new
-        assert {"best-known.jsonl", "lower-bound.jsonl"} <= names, new
-
-
-@pytest.mark.parametrize("suite", [LITE, LITE2])
-def test_the_lite_files_replay(suite: str, tmp_path: Path) -> None:
-    prepare(suite, tmp_path)
-    for path, problems in validate_files(_files(suite), DataRoots(cache_dir=tmp_path)):
+def test_the_lite_files_replay(tmp_path: Path) -> None:
+    prepare(LITE, tmp_path)
+    for path, problems in validate_files(_files(LITE), DataRoots(cache_dir=tmp_path)):
         assert problems == [], (path, [str(p) for p in problems[:5]])
 
 
