@@ -7,7 +7,8 @@
   ``pretrained:NAME``, ``selector:PATH``, ``best``, ``field``) turned into the contenders of
   :mod:`agents.evaluation` on each split and run on the suite's identical episodes; its
   results file written with :mod:`palgym.bench.results`. ``prepare`` writes a suite's
-  generated files with :mod:`traces`.
+  generated files with :mod:`traces`;
+- :mod:`~agents.bench.contenders`: a unit's contenders and the env kwargs each member adds.
 
 The suites, the results files, their replay and the leaderboard stay in :mod:`palgym.bench`:
 they need neither ``agents`` nor ``traces``.
@@ -19,7 +20,8 @@ from agents.lazy import lazy_exports
 
 _LAZY = {
     ".cli": ("main",),
-    ".runner": ("RunRequest", "run_entry", "build_contenders", "prepare"),
+    ".contenders": ("build_contenders",),
+    ".runner": ("RunRequest", "run_entry", "prepare"),
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _LAZY)

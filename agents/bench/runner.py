@@ -36,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agents.bench.contenders import build_contenders, member_kwargs
 from palgym.bench.engine_members import (
     engine_member_header,
     guard_parts,
@@ -53,7 +54,6 @@ from palgym.bench.entries import (
     episode_rows,
 )
 from palgym.bench.results import (
-    AGENT_KWARGS,
     SCHEDULE_SCHEMA,
     ChoiceRow,
     EpisodeRow,
@@ -65,104 +65,11 @@ from palgym.bench.suites import (
     TRACES_COMMAND,
     DataRoots,
     SuiteDataError,
-    Task,
     file_sha256,
     load_suite,
-    split_env_kwargs,
-    split_traces,
 )
 from palgym.errors import ConfigError
 from palgym.policies.contender_spec import parse_contender, parse_heuristic
-
-DROPPED_KWARGS: tuple[str, ...] = ("reward", "reward_scale", "baseline_policy", "strict",
-                                   "backend", "render_mode")
-"""A model's recorded env kwargs the benchmark leaves at the env's defaults (they change
-neither the episode nor an action's effect)."""
-WORLD_DEFAULTS: tuple[str, ...] = (
-    "preset", "cluster", "queue_order", "locality_penalty", "round_duration_s", "max_rounds",
-    "profile", "variability_data", "window", "belief", "duration_knowledge", "estimate_sigma")
-"""The env kwargs a task fixes for every contender (its own value, else the env's default)."""
-
-
-def _defaults(split_kwargs: dict[str, Any], where: str) -> dict[str, Any]:
-    """Every env kwarg: the split's value, else the env's default."""
-    from agents.env_args import env_config
-
-    config = env_config(split_kwargs, where)
-    return {f: getattr(config, f) for f in config.__dataclass_fields__}
-
-
-def _world(task: Task, split_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Every :data:`WORLD_DEFAULTS` kwarg: the split's value, else the env's default (under
-    the free regime the queue order is left to the contender)."""
-    values = _defaults(split_kwargs, f"task {task.name}")
-    world = {k: values[k] for k in WORLD_DEFAULTS}
-    if task.queue_order_regime == "free":
-        del world["queue_order"]
-    return world
-
-
-def build_contenders(task: Task, split_kwargs: dict[str, Any], specs: Sequence[str], kind: str,
-                     device: str = "cpu", trust_model: bool = False) -> list[Any]:
-    """The contenders of ``specs`` on one split (see the module docstring).
-
-    Raises:
-        ConfigError: for a bad name or model, one trained on another env id or layout, a
-            queue order the fixed regime refuses, or a model's env kwarg that changes the
-            task's world.
-    """
-    from agents.evaluation.contenders import (
-        HEURISTIC_MAX_TIERS,
-        heuristic_contender,
-        learned_contender,
-        planner_contender,
-    )
-    from agents.evaluation.names import importable_from_cwd
-
-    contenders = []
-    for spec in specs:
-        if kind == "learned":
-            world = _world(task, split_kwargs)
-            found = learned_contender(spec, task.env_id, world, device, trust_model=trust_model)
-            kwargs = {k: v for k, v in found.env_kwargs.items() if k not in DROPPED_KWARGS}
-            kwargs.setdefault("queue_order", task.queue_order)
-            contenders.append(replace(found, env_kwargs=kwargs))
-        elif kind == "planner":  # like a heuristic, it reads no observation: any tier count
-            contenders.append(planner_contender(
-                spec, {"max_tiers": HEURISTIC_MAX_TIERS, **split_kwargs}))
-        else:
-            if ":" in spec:
-                importable_from_cwd()
-            name = parse_heuristic(spec, f"task {task.name} heuristic")
-            if (task.queue_order_regime == "fixed" and name.queue_order is not None
-                    and name.queue_order != task.queue_order):
-                raise ConfigError(f"{spec!r}: task {task.name} runs every contender under "
-                                  f"queue order {task.queue_order!r} (regime fixed)")
-            contenders.append(heuristic_contender(name.placement_name, split_kwargs,
-                                                  queue_order=name.queue_order))
-    return contenders
-
-
-def member_kwargs(task: Task, split_kwargs: dict[str, Any], contender: Any) -> dict[str, Any]:
-    """The env kwargs ``contender`` adds to the split's (:data:`AGENT_KWARGS`).
-
-    Raises:
-        ConfigError: for a kwarg outside :data:`AGENT_KWARGS` that differs from the task's.
-    """
-    shared = _defaults(split_kwargs, f"task {task.name}")
-    own: dict[str, Any] = {}
-    for key, value in contender.env_kwargs.items():
-        if key in DROPPED_KWARGS:  # e.g. a planner's strict env: no valid action differs
-            continue
-        if key in AGENT_KWARGS and shared[key] != value:
-            own[key] = value
-        elif key not in AGENT_KWARGS and shared[key] != value:
-            raise ConfigError(f"{contender.label}: env kwarg {key}={value!r} differs from task "
-                              f"{task.name}'s {shared[key]!r}")
-    if "queue_order" in own and task.queue_order_regime == "fixed":
-        raise ConfigError(f"{contender.label}: queue order {own['queue_order']!r}, but task "
-                          f"{task.name} fixes {task.queue_order!r}")
-    return own
 
 
 def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None,
@@ -177,13 +84,13 @@ def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None,
         import torch
 
         torch.set_num_threads(unit.num_threads)
-    if split is None:
+    if split is None:  # a worker: resolve the unit's split from the suite file
+        from palgym.bench.entries import resolve_splits
+
         suite = load_suite(unit.suite)
-        task = suite.task(unit.task)
-        kwargs = split_env_kwargs(suite, task, unit.split, unit.roots)
-        traces = split_traces(suite, task, unit.split, unit.roots)
-    else:
-        task, kwargs, traces = split.task, dict(split.env_kwargs), list(split.traces)
+        split = resolve_splits(suite, [suite.task(unit.task)], [unit.split],
+                               unit.roots)[(unit.task, unit.split)]
+    task, kwargs, traces = split.task, dict(split.env_kwargs), list(split.traces)
     if unit.traces is not None:
         traces = [traces[i] for i in unit.traces]
     engine = [s for s in unit.specs if unit.kind == "heuristic" and is_engine_member(s)]
@@ -192,11 +99,7 @@ def run_unit(unit: Unit, on_episode: Callable[[Any], None] | None = None,
     found = run_contenders(task.env_id, contenders, traces, task.seeds, heuristics_via="env",
                            on_episode=on_episode) if contenders else {}
     step = None if on_episode is None else (lambda _n: on_episode(None))
-    if not engine:
-        return found
-    suite = load_suite(unit.suite)  # an aging guard runs on the engine, recorded
-    return {**found, **run_engine_members(suite, suite.task(unit.task), unit.split,
-                                          unit.roots, unit.traces, engine, step)}
+    return {**found, **run_engine_members(split, unit.traces, engine, step)}
 
 
 def _start_worker() -> None:
@@ -357,8 +260,7 @@ def _members(plan: Plan, unit: Unit) -> dict[str, dict[str, Any]]:
     found = {}
     for spec in unit.specs:
         if unit.kind == "heuristic" and is_engine_member(spec):
-            found[plan.member or spec] = engine_member_header(
-                plan.suite, task, unit.split, plan.request.roots, spec)
+            found[plan.member or spec] = engine_member_header(split, spec)
     for contender in build_contenders(task, kwargs,
                                       [s for s in unit.specs if not is_engine_member(s)],
                                       unit.kind, unit.device, unit.trust_model):
@@ -426,7 +328,7 @@ def run_entry(request: RunRequest) -> tuple[Path, int, float]:
             units = [plan.unit(plan.suite.task(c.task), "test", [c.member], "heuristic")
                      for c in choices]
             results = run_units(units, request.workers, bar.update, request.ray_address,
-                            plan.splits)
+                                plan.splits)
     finally:
         bar.close()
     for unit, result in zip(units, results, strict=True):

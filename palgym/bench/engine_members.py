@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from palgym.bench.suites import DataRoots, Suite, Task, split_env_kwargs
+from palgym.bench.entries import SplitPlan
 from palgym.policies.guards import is_guard
 from palgym.schedule_record import FORMAT, record_episode
 
@@ -49,82 +49,67 @@ def is_engine_member(spec: str) -> bool:
     return guard_parts(spec) is not None
 
 
-def record_unit(suite: Suite, task: Task, split: str, roots: DataRoots,
-                trace_indices: Sequence[int] | None, placement: str, queue_order: str | None,
-                step: Callable[[int], None] | None = None) -> tuple[list[Any], str]:
-    """Run ``placement`` (a registered name or a guard) on the engine on the split's episodes
-    (trace indices ``trace_indices``, None: all; each with every task seed, in (trace, seed)
-    order) with its schedule recorded.
+def record_split(split: SplitPlan, placement: str, queue_order: str | None,
+                 step: Callable[[int], None] | None = None,
+                 trace_indices: Sequence[int] | None = None) -> tuple[list[Any], str]:
+    """Run ``placement`` (a registered name, a user's class or a guard) on the engine on the
+    split's episodes (trace indices ``trace_indices``, None: all; each with every task seed,
+    in (trace, seed) order) with its schedule recorded: the one loop of every engine-run
+    entry (a user's placement, :mod:`palgym.bench.module_entry`; a guard of a field).
 
     Returns:
-        The outcomes (:class:`ScheduleOutcome`; ``step(1)`` after
-        each) and the queue order they ran under (``queue_order``, else the env's).
+        The outcomes (:class:`ScheduleOutcome`, ``step(1)`` after each; a truncated episode
+        carries ``truncated`` and ``censored_avg_jct_s``, as an env outcome does) and the queue
+        order they ran under (``queue_order``, else the env's).
 
     Raises:
         ConfigError: for a rule the task cannot run (e.g. SRTF without durations).
     """
-    from palgym.bench.entries import env_episode, episode_metrics
+    from palgym.bench.entries import episode_metrics
 
-    env = split_env(suite, task, split, roots)
+    env = split.make_env()
     order = queue_order or env.unwrapped.order.name
-    indices = range(len(task.splits[split].traces)) if trace_indices is None else trace_indices
     outcomes = []
     try:
-        for index in indices:
-            for seed in task.seeds:
-                episode, durations = env_episode(env, seed, index)
-                done = record_episode(episode, placement, order, durations=durations)
-                result = done.result
-                metrics = {**episode_metrics(result.metrics),
-                           "truncated": result.metrics.truncated,
-                           "censored_avg_jct_s": result.metrics.censored_avg_jct_s}
-                outcomes.append(ScheduleOutcome(
-                    metrics, len(done.record), done.seconds, result.episode_hash,
-                    done.record.to_ints()))
-                if step is not None:
-                    step(1)
+        for episode, durations in split.episodes(env, trace_indices):
+            done = record_episode(episode, placement, order, durations=durations)
+            result = done.result
+            metrics = {**episode_metrics(result.metrics),
+                       "truncated": result.metrics.truncated,
+                       "censored_avg_jct_s": result.metrics.censored_avg_jct_s}
+            outcomes.append(ScheduleOutcome(
+                metrics, len(done.record), done.seconds, result.episode_hash,
+                done.record.to_ints()))
+            if step is not None:
+                step(1)
     finally:
         env.close()
     return outcomes, order
 
 
-def split_env(suite: Suite, task: Task, split: str, roots: DataRoots) -> Any:
-    """A fresh env of ``split`` (its env kwargs and traces), as every member's."""
-    import gymnasium as gym
-
-    from palgym.bench.suites import split_traces
-
-    return gym.make(task.env_id, **split_env_kwargs(suite, task, split, roots),
-                    trace=split_traces(suite, task, split, roots))
-
-
-def run_engine_members(suite: Suite, task: Task, split: str, roots: DataRoots,
-                       trace_indices: Sequence[int] | None, specs: Sequence[str],
-                       step: Callable[[int], None] | None = None) -> dict[str, list[Any]]:
-    """``{spec: outcomes}`` of the engine members ``specs`` (:func:`record_unit`)."""
+def run_engine_members(split: SplitPlan, trace_indices: Sequence[int] | None,
+                       specs: Sequence[str], step: Callable[[int], None] | None = None
+                       ) -> dict[str, list[Any]]:
+    """``{spec: outcomes}`` of the engine members ``specs`` (:func:`record_split`)."""
     found = {}
     for spec in specs:
         parts = guard_parts(spec)
         if parts is None:
             raise ValueError(f"{spec!r} is not an engine member")
-        found[spec], _ = record_unit(suite, task, split, roots, trace_indices, *parts, step)
+        found[spec], _ = record_split(split, *parts, step, trace_indices)
     return found
 
 
-def engine_member_header(suite: Suite, task: Task, split: str, roots: DataRoots, spec: str
-                         ) -> dict[str, Any]:
+def engine_member_header(split: SplitPlan, spec: str) -> dict[str, Any]:
     """The header's member object of an engine member: no env kwargs, the split env's layout,
     and its ``schedule`` object (:data:`palgym.bench.module_entry.SCHEDULE_KEYS`)."""
-    from palgym.envs.layouts import env_layout
-
     parts = guard_parts(spec)
     if parts is None:
         raise ValueError(f"{spec!r} is not an engine member")
-    kwargs = split_env_kwargs(suite, task, split, roots)
-    order = parts[1] or str(kwargs.get("queue_order", task.queue_order))
-    return {"env_kwargs": {}, "env_layout": env_layout(task.env_id, kwargs),
+    order = parts[1] or str(split.env_kwargs.get("queue_order", split.task.queue_order))
+    return {"env_kwargs": {}, "env_layout": split.env_layout,
             "schedule": {"format": FORMAT, "placement": parts[0], "queue_order": order}}
 
 
 __all__ = ["ScheduleOutcome", "engine_member_header", "guard_parts", "is_engine_member",
-           "record_unit", "run_engine_members", "split_env"]
+           "record_split", "run_engine_members"]

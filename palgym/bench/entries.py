@@ -155,10 +155,12 @@ class SplitPlan:
 
         return gym.make(self.task.env_id, **self.env_kwargs, trace=list(self.traces))
 
-    def episodes(self, env: Any) -> Iterator[tuple[Episode, Durations]]:
-        """Every (trace, seed) episode ``env`` (from :meth:`make_env`) builds, in (trace, seed)
-        order, with what its scheduler knows of job durations (:func:`env_episode`)."""
-        for index in range(len(self.traces)):
+    def episodes(self, env: Any, trace_indices: Sequence[int] | None = None
+                 ) -> Iterator[tuple[Episode, Durations]]:
+        """Every (trace, seed) episode ``env`` (from :meth:`make_env`) builds on the traces
+        ``trace_indices`` (None: all), in (trace, seed) order, with what its scheduler knows
+        of job durations (:func:`env_episode`)."""
+        for index in range(len(self.traces)) if trace_indices is None else trace_indices:
             for seed in self.task.seeds:
                 yield env_episode(env, seed, index)
 

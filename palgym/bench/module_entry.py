@@ -30,39 +30,18 @@ through the env. This module imports no agent.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from palgym.bench.engine_members import ScheduleOutcome
-from palgym.bench.entries import Plan, SplitPlan, env_episode, episode_metrics, split_rows
+from palgym.bench.engine_members import record_split
+from palgym.bench.entries import Plan, env_episode, episode_metrics, split_rows
 from palgym.bench.results import SCHEDULE_SCHEMA, Row, decode_actions, row_metrics, write_results
 from palgym.errors import ConfigError
-from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord, record_episode
+from palgym.schedule_record import FORMAT, ScheduleError, ScheduleRecord
 
 SCHEDULE_KEYS = ("format", "placement", "queue_order")
 """The keys of a member's ``schedule`` object in the header."""
-
-
-def run_module_split(split: SplitPlan, placement: str, queue_order: str | None,
-                     step: Callable[[int], None]) -> tuple[list[ScheduleOutcome], str]:
-    """The split's episodes in (trace, seed) order (``step(1)`` after each) and the queue
-    order they ran under (``queue_order``, else the env's)."""
-    env = split.make_env()
-    order = queue_order or env.unwrapped.order.name
-    outcomes = []
-    try:
-        for episode, durations in split.episodes(env):
-            done = record_episode(episode, placement, order, durations=durations)
-            result = done.result
-            outcomes.append(ScheduleOutcome(
-                episode_metrics(result.metrics), len(done.record), done.seconds,
-                result.episode_hash, done.record.to_ints()))
-            step(1)
-    finally:
-        env.close()
-    return outcomes, order
 
 
 def run_module_entry(plan: Plan, placement: str, queue_order: str | None, started: float
@@ -93,7 +72,7 @@ def run_module_entry(plan: Plan, placement: str, queue_order: str | None, starte
     members: dict[str, dict[str, dict[str, Any]]] = {}
     try:
         for split in (plan.split_plan(unit) for unit in plan.first_units()):
-            outcomes, order = run_module_split(split, placement, queue_order, bar.update)
+            outcomes, order = record_split(split, placement, queue_order, bar.update)
             rows += split_rows(plan, split, outcomes)
             members[split.task.name] = {plan.name: {
                 "env_kwargs": {}, "env_layout": split.env_layout,
@@ -140,5 +119,5 @@ def replay_schedule_row(env: Any, row: Any, index: int) -> dict[str, Any]:
             **row_metrics(episode_metrics(result.metrics), len(record))}
 
 
-__all__ = ["SCHEDULE_KEYS", "ScheduleOutcome", "replay_schedule_row", "run_module_entry",
+__all__ = ["SCHEDULE_KEYS", "replay_schedule_row", "run_module_entry",
            "schedule_object_problem"]

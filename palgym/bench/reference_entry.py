@@ -95,14 +95,14 @@ def _best_known(episode: Any, task: Task, evaluations: int,
     the schedules found before for the same episode (``seen``, by episode hash: the scheduling
     tasks share their world, so one search serves them all)."""
     from palgym.headroom.search import hindsight_search
+    from palgym.policies.contender_spec import parse_heuristic
     from palgym.schedule_record import record_episode, replay_schedule
 
     found = seen.setdefault(episode.episode_hash(), [])
     searched = any(label == "search" for _, label, _ in found)
     for member in task.heuristic_field:
-        order, placement = member.split("/", 1) if "/" in member else (task.queue_order,
-                                                                        member)
-        done = record_episode(episode, placement, order)
+        name = parse_heuristic(member, f"task {task.name} heuristic_field")
+        done = record_episode(episode, name.placement_name, name.queue_order or task.queue_order)
         if not done.result.metrics.truncated:
             found.append((done.result.metrics.avg_jct_s, member, done.record))
     if not searched:
@@ -118,19 +118,20 @@ def trace_outcomes(suite_path: str, roots: Any, items: Sequence[tuple[str, int]]
     """The outcomes (one per task seed) of the test episodes ``items`` ((task, trace index)
     pairs, one trace file: the episodes one search may serve), in this process or a worker.
     """
-    from palgym.bench.engine_members import ScheduleOutcome, split_env
-    from palgym.bench.entries import env_episode, episode_metrics
+    from palgym.bench.engine_members import ScheduleOutcome
+    from palgym.bench.entries import episode_metrics, resolve_splits
     from palgym.bench.suites import load_suite
 
     suite = load_suite(suite_path)
+    splits = resolve_splits(suite, [suite.task(n) for n in dict.fromkeys(n for n, _ in items)],
+                            ["test"], roots)
     seen: dict[str, list[tuple[float, str, Any]]] = {}
     found: dict[tuple[str, int], list[Any]] = {}
     for name, index in items:
-        task = suite.task(name)
-        env = split_env(suite, task, "test", roots)
+        task, split = suite.task(name), splits[(name, "test")]
+        env = split.make_env()
         try:
-            for seed in task.seeds:
-                episode, _ = env_episode(env, seed, index)
+            for episode, _ in split.episodes(env, [index]):
                 started = time.perf_counter()
                 if kind == LOWER_BOUND:
                     outcome = ScheduleOutcome(bound_metrics(episode), 0,
