@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.test_architecture import (
+from tests.import_scan import (
     PALGYM,
     REPO_ROOT,
     first_party_files,

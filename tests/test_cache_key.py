@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from palgym import _numba
-from tests.test_architecture import PALGYM, import_graph, python_files
-from tests.test_architecture import module_name as ast_module_name
+from tests.import_scan import PALGYM, import_graph, python_files
+from tests.import_scan import module_name as ast_module_name
 
 pytestmark = pytest.mark.skipif(not _numba.AVAILABLE, reason="numba is not installed")
 
