@@ -1,8 +1,8 @@
-"""The policy registry (palgym.policies.registry): every name is registered once with its
-traits, every list of names is a view of it, and a user's Python-only class registered there
-runs by name wherever palgym's own placements run: run_episode (on the Python loop), the env as
-a heuristic agent (palgym.envs.policy_agent: parity with run_episode, or a clear error when the
-env cannot express its choice), and MODULE:CLASS names.
+"""A user's Python-only class registered in the policy registry (palgym.policies.registry) runs
+by name wherever palgym's own placements run: the objects its entry makes, run_episode (on the
+Python loop), MODULE:CLASS names, the env as a heuristic agent (palgym.envs.policy_agent: parity
+with run_episode, or a clear error when the env cannot express its choice) and evaluate.py's
+worker processes. The registry's names and traits: tests/test_registry_names.py.
 
 The user classes below are defined here, at module level (importable as
 ``tests.test_registry:NAME``); conftest.py puts the registry back after every test.
@@ -25,26 +25,17 @@ from palgym._numba import AVAILABLE as NUMBA
 from palgym.envs import ClusterEnv
 from palgym.errors import PolicyTypeError
 from palgym.policies import (
-    BACKFILL_MODES,
-    BACKFILL_PLACEMENT_NAMES,
-    DURATION_ORDER_NAMES,
-    PAPER_PLACEMENT_NAMES,
     PLACEMENT_NAMES,
-    QUEUE_ORDER_NAMES,
     SlowdownFactors,
     make_placement,
     make_queue_order,
     placement_name,
     register_placement,
     register_queue_order,
-    unregister,
 )
 from palgym.policies.allocation import packed_allocation
 from palgym.policies.registry import (
-    CLASS_REORDER_PLACEMENT_NAMES,
     COMPILED_PLACEMENT_NAMES,
-    DRAWING_PLACEMENT_NAMES,
-    STICKY_PLACEMENT_NAMES,
     placement_entry,
 )
 from palgym.simulate import slowdown_factors
@@ -141,32 +132,7 @@ def episode() -> palgym.Episode:
     return make_episode(read_sia_trace(TRACE), config=preset("default"), seed=0)
 
 
-# ----------------------------------------------------------------------------- the names
-def test_palgyms_own_names_are_views_of_the_registry() -> None:
-    # Invariants, not counts: a contributor's placement or queue order joins the views
-    # without editing this test. The paper's six come first, in the paper's order, and keep
-    # their traits; every view is a subset of the names, in the names' order.
-    assert PAPER_PLACEMENT_NAMES == PAPER_SIX == PLACEMENT_NAMES[:len(PAPER_SIX)]
-    assert QUEUE_ORDER_NAMES[:5] == ("fifo", "las", "srtf", "srsf", "tiresias")
-    assert {"srtf", "srsf"} <= set(DURATION_ORDER_NAMES)
-    assert not {"fifo", "las", "tiresias"} & set(DURATION_ORDER_NAMES)
-    assert set(STICKY_PLACEMENT_NAMES) & set(PAPER_SIX) == {"packed-sticky", "random-sticky"}
-    assert set(CLASS_REORDER_PLACEMENT_NAMES) & set(PAPER_SIX) == {"pal", "pm-first"}
-    assert set(DRAWING_PLACEMENT_NAMES) & set(PAPER_SIX) == {"random-sticky",
-                                                           "random-non-sticky"}
-    assert COMPILED_PLACEMENT_NAMES[:len(PAPER_SIX)] == PAPER_SIX
-    for view in (DURATION_ORDER_NAMES,):
-        assert [n for n in QUEUE_ORDER_NAMES if n in view] == list(view)
-    for view in (STICKY_PLACEMENT_NAMES, CLASS_REORDER_PLACEMENT_NAMES,
-                 DRAWING_PLACEMENT_NAMES, COMPILED_PLACEMENT_NAMES):
-        assert [n for n in PLACEMENT_NAMES if n in view] == list(view)
-    # each backfilling name is a placement and a suffix; the paper's six take both suffixes
-    assert {f"{n}{s}" for s in ("+backfill", "+easy") for n in PAPER_SIX} <= set(
-        BACKFILL_PLACEMENT_NAMES)
-    assert all(n.rsplit("+", 1)[0] in PLACEMENT_NAMES and n.rsplit("+", 1)[1] in
-               ("backfill", "easy") for n in BACKFILL_PLACEMENT_NAMES)
-
-
+# ------------------------------------------------------------------------ the objects a name makes
 def test_each_entry_describes_the_objects_it_makes(episode: palgym.Episode) -> None:
     factors = slowdown_factors(episode)
     for name in PLACEMENT_NAMES:
@@ -175,61 +141,6 @@ def test_each_entry_describes_the_objects_it_makes(episode: palgym.Episode) -> N
         assert placement.name == name and type(placement) in entry.kinds
         assert placement.sticky == entry.sticky
         assert placement.deterministic == entry.deterministic
-
-
-def test_a_registered_class_joins_the_views_by_its_traits() -> None:
-    before, backfilling = tuple(PLACEMENT_NAMES), tuple(BACKFILL_PLACEMENT_NAMES)
-    register_placement(PackedInPython)
-    register_placement(StickyKeeper)
-    assert PLACEMENT_NAMES == (*before, "packed-in-python", "sticky-keeper")
-    assert PAPER_PLACEMENT_NAMES == PAPER_SIX
-    assert "sticky-keeper" in STICKY_PLACEMENT_NAMES
-    assert "packed-in-python" not in STICKY_PLACEMENT_NAMES
-    assert "packed-in-python" not in COMPILED_PLACEMENT_NAMES
-    assert BACKFILL_PLACEMENT_NAMES == backfilling  # its constructor takes no backfill mode
-    assert register_placement(PackedInPython) is PackedInPython  # again: a no-op
-    unregister("sticky-keeper")
-    assert PLACEMENT_NAMES == (*before, "packed-in-python")
-    with pytest.raises(ConfigError, match="'pal' is one of palgym's own"):
-        unregister("pal")
-
-
-def test_names_are_registered_once() -> None:
-    class Pal(PackedInPython):
-        name = "pal"
-
-    with pytest.raises(ConfigError, match=r"placement name 'pal' is already registered \(palgym"):
-        register_placement(Pal)
-
-    class Suffixed(PackedInPython):
-        name = "mine+easy"
-
-    with pytest.raises(ConfigError, match="ends in the backfill suffix '\\+easy'"):
-        register_placement(Suffixed)
-
-    class Colon(PackedInPython):
-        name = "my:placement"
-
-    with pytest.raises(ConfigError, match="without spaces at its ends, '/' or ':'"):
-        register_placement(Colon)
-
-
-@pytest.mark.parametrize(("members", "message"), [
-    ({"place": None}, r"Broken is not a placement policy: it lacks the place\(\) method"),
-    ({"sticky": None}, "it lacks sticky as a class attribute"),
-    ({"sticky": "no"}, r"Broken.sticky must be a bool, got 'no'"),
-    ({"name": 3}, "Broken.name must be a non-empty str, got 3"),
-    ({"__init__": lambda self, width: None}, "Broken\\(\\) needs 'width', which palgym cannot "
-                                             "fill"),
-])
-def test_a_class_missing_or_mistyping_a_member_is_refused_naming_it(
-        members: dict[str, Any], message: str) -> None:
-    namespace = {"name": "broken", "sticky": False, "deterministic": True,
-                 "place": PackedInPython.place, **members}
-    broken = type("Broken", (), {k: v for k, v in namespace.items() if v is not None})
-    with pytest.raises(ConfigError, match=message):
-        register_placement(broken)
-    assert "broken" not in PLACEMENT_NAMES
 
 
 def test_an_object_not_matching_its_registration_is_refused(episode: palgym.Episode) -> None:
@@ -390,19 +301,3 @@ def test_a_class_defined_in_a_function_cannot_go_to_workers() -> None:
     with pytest.raises(ConfigError, match="Local cannot be imported by another process"):
         origins_of(["local"], ["fifo"])
     assert origins_of(["pal", "packed-sticky+easy"], ["fifo"]) == ()
-
-
-def test_the_docs_policy_table_is_the_registry() -> None:
-    """docs/CONCEPTS.md holds policy_table()'s text between its markers (regenerate it from
-    ``palgym.policies.table.policy_table()`` when a policy or trait changes)."""
-    from pathlib import Path
-
-    from palgym.policies.table import policy_table
-
-    text = (Path(__file__).resolve().parents[1] / "docs" / "CONCEPTS.md").read_text()
-    begin, end = "<!-- policy-table: begin -->\n", "<!-- policy-table: end -->"
-    assert begin in text and end in text
-    assert text.split(begin, 1)[1].split(end, 1)[0] == policy_table()
-    rows = [line for line in policy_table().splitlines() if line.startswith("| `")]
-    # one row per placement, queue order and backfill mode
-    assert len(rows) == len(PLACEMENT_NAMES) + len(QUEUE_ORDER_NAMES) + len(BACKFILL_MODES)

@@ -7,7 +7,7 @@ from palgym.policies.registry import REGISTRY
 
 def policy_table() -> str:
     """The registered policies as Markdown tables (docs/CONCEPTS.md "Policies" holds this text,
-    checked by ``tests/test_registry.py``): one row per placement (sticky, class reorder,
+    checked by ``tests/test_registry_names.py``): one row per placement (sticky, class reorder,
     random stream, backfill modes, env form, compiled form, in the paper), per queue order
     (reads durations, compiled form) and per backfill mode (suffix, reads durations)."""
     def mark(flag: bool) -> str:
