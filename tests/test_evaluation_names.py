@@ -201,7 +201,7 @@ def test_best_runs_beside_the_others_on_the_measured_split(tmp_path: Path,
 
 def test_table_takes_suffixed_placements_and_crosses_plain_ones() -> None:
     from agents.evaluation.args import build_parser
-    from agents.evaluation.cli import table_policies
+    from agents.evaluation.names import table_policies
 
     def policies(*argv: str) -> list[str]:
         return table_policies(build_parser().parse_args(list(argv)))

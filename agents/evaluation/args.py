@@ -1,5 +1,6 @@
 """The command-line arguments of ``evaluate.py``, kept apart from its logic (defaults from
-:mod:`agents.evaluation.defaults`).
+:mod:`agents.evaluation.defaults`), and the env kwargs they set for every contender
+(:func:`episode_overrides`).
 
 Imports only palgym's core, so ``python evaluate.py --help`` needs neither pandas' loaders nor
 the ``train`` extra.
@@ -239,6 +240,47 @@ def env_kwargs_arg(args: argparse.Namespace,
             raise ConfigError(f"--env-kwargs {key} and {named[key][0]} both set the env's "
                               f"{key}: give it once")
     return {**parsed, **given}
+
+
+def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dict[str, Any]:
+    """Env kwargs the command line sets for every contender (only those given).
+
+    Args:
+        args: the parsed arguments.
+        queue_order: include the one ``--queue-order`` (False: the contenders bring their own,
+            as in ``--best-heuristic``).
+
+    Returns:
+        ``--env-kwargs`` (:func:`agents.evaluation.args.env_kwargs_arg`, as train.py reads
+        them) and the env kwargs of the flags given.
+
+    Raises:
+        ConfigError: for ``--belief`` (the env's heuristics decide on the truth: give
+            ``--env-kwargs belief:...``), or, with ``queue_order``, several queue orders or
+            ``--backfill``; for a bad ``--env-kwargs`` item or one a flag also sets.
+    """
+    if args.belief is not None:
+        raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
+                          "--env-kwargs, --trace-set or --seeds); side by side, give "
+                          "--env-kwargs belief:NAME")
+    orders = list(dict.fromkeys(args.queue_order or []))
+    if queue_order and (len(orders) > 1 or args.backfill):
+        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill: "
+                          "name other combinations as contenders, e.g. --policy "
+                          "srsf/pal+backfill las/pm-first+easy (or choose: --best-heuristic)")
+    flags = {
+        "preset": ("--preset", args.preset),
+        "queue_order": ("--queue-order", orders[0] if orders and queue_order else None),
+        "cluster": ("--cluster", f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
+                    if args.cluster is not None else None),
+        "locality_penalty": ("--locality-penalty", args.locality_penalty),
+        "round_duration_s": ("--round-duration", args.round_duration),
+        "window": ("--window", args.window),
+        "profile": ("--profile", str(args.profile) if args.profile is not None else None),
+        "variability_data": ("--variability-data", str(args.variability_data)
+                             if args.variability_data is not None else None),
+    }
+    return env_kwargs_arg(args, flags)
 
 
 def _add_parallel(parser: argparse.ArgumentParser) -> None:

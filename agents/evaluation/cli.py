@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.evaluation.args import build_parser, env_kwargs_arg
+from agents.evaluation.args import build_parser, episode_overrides
 from agents.evaluation.defaults import (
     BEST_HEURISTIC_ENV_ID,
     DEFAULT_BELIEF,
@@ -40,7 +40,14 @@ from agents.evaluation.defaults import (
     DEFAULT_PRESET,
     DEFAULT_QUEUE_ORDER,
 )
-from agents.evaluation.names import BEST, load_user_classes, parse_heuristic, sort_contenders
+from agents.evaluation.names import (
+    BEST,
+    load_user_classes,
+    parse_heuristic,
+    sort_contenders,
+    table_name,
+    table_policies,
+)
 from agents.evaluation.traces import ALL_BUNDLED, resolve_traces, split_of_sets, split_source
 from palgym.errors import ConfigError, PalgymError
 from palgym.io import check_destination, read_profile
@@ -48,7 +55,6 @@ from palgym.plots import require_matplotlib
 from palgym.policies import (
     PLACEMENT_NAMES,
 )
-from palgym.policies.backfill import with_backfill
 from palgym.policies.durations import DEFAULT_ESTIMATE_SIGMA, Durations, parse_knowledge
 from palgym.progress import SweepProgress
 from palgym.report import Evaluation, EvaluationSetup, policies_to_run
@@ -203,84 +209,7 @@ def _heuristic_table(args: argparse.Namespace) -> Evaluation:
                                                   runner=runner))
 
 
-def table_name(text: str, argument: str) -> str:
-    """A heuristic name the heuristic table (or the field of ``--best-heuristic``) can run:
-    ``PLACEMENT[+SUFFIX]``, with no ``ORDER/`` (it crosses ``--queue-order``) and not ``best``.
-
-    Raises:
-        ConfigError: naming the argument and the value.
-    """
-    if text == BEST:
-        raise ConfigError(f"{argument} {BEST!r} is a side-by-side contender (chosen on "
-                          "--selection-split of --trace-set), not a placement of the heuristic "
-                          "table or of --best-heuristic's field")
-    name = parse_heuristic(text, argument)
-    if name.queue_order is not None:
-        raise ConfigError(
-            f"{argument} {text!r}: here queue orders come from --queue-order (give "
-            f"--queue-order {name.queue_order} {argument} {name.placement_name}); "
-            "ORDER/PLACEMENT names are side-by-side contenders (--trace-set)")
-    return text
-
-
-def table_policies(args: argparse.Namespace) -> list[str]:
-    """``--policy`` (default: every placement) crossed with ``--backfill``; a name with a
-    backfill suffix is taken as it is, and refused beside ``--backfill``.
-
-    Raises:
-        ConfigError: naming the argument and the value.
-    """
-    names = [table_name(text, "--policy") for text in args.policy or PLACEMENT_NAMES]
-    suffixed = [n for n in names if parse_heuristic(n).backfill != "none"]
-    if suffixed and args.backfill:
-        raise ConfigError(f"--policy {suffixed[0]!r} names its backfill mode: leave out "
-                          "--backfill, or give the placement without its suffix")
-    return [with_backfill(name, mode) if parse_heuristic(name).backfill == "none" else name
-            for mode in args.backfill or ["none"] for name in names]
-
-
 # --------------------------------------------------------------------------- side by side
-def episode_overrides(args: argparse.Namespace, queue_order: bool = True) -> dict[str, Any]:
-    """Env kwargs the command line sets for every contender (only those given).
-
-    Args:
-        args: the parsed arguments.
-        queue_order: include the one ``--queue-order`` (False: the contenders bring their own,
-            as in ``--best-heuristic``).
-
-    Returns:
-        ``--env-kwargs`` (:func:`agents.evaluation.args.env_kwargs_arg`, as train.py reads
-        them) and the env kwargs of the flags given.
-
-    Raises:
-        ConfigError: for ``--belief`` (the env's heuristics decide on the truth: give
-            ``--env-kwargs belief:...``), or, with ``queue_order``, several queue orders or
-            ``--backfill``; for a bad ``--env-kwargs`` item or one a flag also sets.
-    """
-    if args.belief is not None:
-        raise ConfigError("--belief applies to the heuristic table only (no --agent, --env, "
-                          "--env-kwargs, --trace-set or --seeds); side by side, give "
-                          "--env-kwargs belief:NAME")
-    orders = list(dict.fromkeys(args.queue_order or []))
-    if queue_order and (len(orders) > 1 or args.backfill):
-        raise ConfigError("side-by-side evaluation runs one queue order and no --backfill: "
-                          "name other combinations as contenders, e.g. --policy "
-                          "srsf/pal+backfill las/pm-first+easy (or choose: --best-heuristic)")
-    flags = {
-        "preset": ("--preset", args.preset),
-        "queue_order": ("--queue-order", orders[0] if orders and queue_order else None),
-        "cluster": ("--cluster", f"{args.cluster.num_nodes}x{args.cluster.gpus_per_node}"
-                    if args.cluster is not None else None),
-        "locality_penalty": ("--locality-penalty", args.locality_penalty),
-        "round_duration_s": ("--round-duration", args.round_duration),
-        "window": ("--window", args.window),
-        "profile": ("--profile", str(args.profile) if args.profile is not None else None),
-        "variability_data": ("--variability-data", str(args.variability_data)
-                             if args.variability_data is not None else None),
-    }
-    return env_kwargs_arg(args, flags)
-
-
 def _comparison_traces(args: argparse.Namespace) -> tuple[list[Trace], str]:
     if args.trace and args.trace_set:
         raise ConfigError("give --trace or --trace-set, not both")

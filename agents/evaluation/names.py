@@ -7,8 +7,9 @@ The grammar lives in one place, :mod:`palgym.policies.contender_spec`
 re-exported here. This module holds what ``evaluate.py`` adds: argparse types
 (:func:`contender_arg` for ``--policy`` / ``--agent``, :func:`heuristic_arg` for
 ``--reference``, ``--baseline``, ``--best-field``), the sorting of ``--policy`` / ``--agent``
-specs by kind (:func:`sort_contenders`) and the import of a user's ``MODULE:CLASS``
-(:func:`load_user_classes`).
+specs by kind (:func:`sort_contenders`), the import of a user's ``MODULE:CLASS``
+(:func:`load_user_classes`) and the names the heuristic table runs (:func:`table_name`,
+:func:`table_policies`: ``--policy`` crossed with ``--backfill``).
 
 ``best`` (:data:`BEST`) names the best combination of the field chosen on the selection split
 (side by side only, :mod:`agents.evaluation.best_contender`).
@@ -22,7 +23,8 @@ import sys
 from collections.abc import Callable
 
 from palgym.errors import ConfigError
-from palgym.policies import queue_order_name
+from palgym.policies import PLACEMENT_NAMES, queue_order_name
+from palgym.policies.backfill import with_backfill
 from palgym.policies.contender_spec import (
     BEST,
     ORDER_SEPARATOR,
@@ -140,6 +142,43 @@ def importable_from_cwd() -> None:
         sys.path.insert(0, cwd)
 
 
+def table_name(text: str, argument: str) -> str:
+    """A heuristic name the heuristic table (or the field of ``--best-heuristic``) can run:
+    ``PLACEMENT[+SUFFIX]``, with no ``ORDER/`` (it crosses ``--queue-order``) and not ``best``.
+
+    Raises:
+        ConfigError: naming the argument and the value.
+    """
+    if text == BEST:
+        raise ConfigError(f"{argument} {BEST!r} is a side-by-side contender (chosen on "
+                          "--selection-split of --trace-set), not a placement of the heuristic "
+                          "table or of --best-heuristic's field")
+    name = parse_heuristic(text, argument)
+    if name.queue_order is not None:
+        raise ConfigError(
+            f"{argument} {text!r}: here queue orders come from --queue-order (give "
+            f"--queue-order {name.queue_order} {argument} {name.placement_name}); "
+            "ORDER/PLACEMENT names are side-by-side contenders (--trace-set)")
+    return text
+
+
+def table_policies(args: argparse.Namespace) -> list[str]:
+    """``--policy`` (default: every placement) crossed with ``--backfill``; a name with a
+    backfill suffix is taken as it is, and refused beside ``--backfill``.
+
+    Raises:
+        ConfigError: naming the argument and the value.
+    """
+    names = [table_name(text, "--policy") for text in args.policy or PLACEMENT_NAMES]
+    suffixed = [n for n in names if parse_heuristic(n).backfill != "none"]
+    if suffixed and args.backfill:
+        raise ConfigError(f"--policy {suffixed[0]!r} names its backfill mode: leave out "
+                          "--backfill, or give the placement without its suffix")
+    return [with_backfill(name, mode) if parse_heuristic(name).backfill == "none" else name
+            for mode in args.backfill or ["none"] for name in names]
+
+
 __all__ = ["BEST", "NAME_ARGUMENTS", "ORDER_SEPARATOR", "HeuristicName", "contender_arg",
            "format_label", "heuristic_arg", "importable_from_cwd", "known_names_text",
-           "load_user_classes", "parse_contender", "parse_heuristic", "sort_contenders"]
+           "load_user_classes", "parse_contender", "parse_heuristic", "sort_contenders",
+           "table_name", "table_policies"]
