@@ -7,11 +7,18 @@ JCT over the validation split's instances, then measured on each split. Ratios a
 over the proven instances of a split (unproven ones are counted and left out), with a 95%
 percentile bootstrap interval over instances (10,000 resamples, seed 0).
 
-    python benchmarks/room_small.py
+    python benchmarks/room_small.py [--selector FILE ...]
+
+``--selector``: also each rule selector file (``agents.selection``, run with its aging floor
+through :func:`palgym.rule_selection.run_selected_episode`) as a ratio to the optimum, and the
+share of the gap between ``best`` and the optimum that it closes, (best - selector) / (best -
+optimum) of the geomeans, per split; files given together are also pooled (geomean over
+(selector, instance)).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 
@@ -31,7 +38,37 @@ def interval(ratios: list[float], resamples: int = 10_000) -> tuple[float, float
     return math.exp(logs.mean()), math.exp(low), math.exp(high)
 
 
-def main() -> int:
+def selector_rows(paths: list[str], rows: list[dict], episodes: dict, best_avg: dict
+                  ) -> None:
+    """Print each selector's (and, for several, their pooled) ratio to the optimum per split,
+    and the gap it closes: (best - selector) / (best - optimum), geomeans over proven
+    instances."""
+    from agents.selection.selector import LinearSelector
+    from palgym.rule_selection import run_selected_episode
+
+    selectors = {path: LinearSelector.load(path) for path in paths}
+    avg = {(path, seed): run_selected_episode(ep, s.rules, s).result.metrics.avg_jct_s
+           for path, s in selectors.items() for seed, ep in episodes.items()}
+    groups = [[p] for p in paths] + ([paths] if len(paths) > 1 else [])
+    print(f"{'selector':<40} {'split':<11} {'entry / optimum':>26}  {'gap closed':>10}")
+    for group in groups:
+        label = group[0] if len(group) == 1 else f"pooled ({len(group)} files)"
+        for split in ("validation", "test"):
+            proven = [i for i in rows if i["split"] == split and i["status"] == "optimal"]
+            g, low, high = interval([avg[p, i["seed"]] / i["optimum_avg_jct_s"]
+                                     for p in group for i in proven])
+            b = math.exp(np.mean([math.log(best_avg[i["seed"]] / i["optimum_avg_jct_s"])
+                                  for i in proven]))
+            closed = (b - g) / (b - 1.0) if b > 1.0 else float("nan")
+            print(f"{label[-40:]:<40} {split:<11} {f'{g:.4f} [{low:.4f}, {high:.4f}]':>26}  "
+                  f"{closed:>10.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--selector", nargs="*", default=[], metavar="FILE",
+                        help="rule selector files to measure against the optimum")
+    args = parser.parse_args(argv)
     suite = read_suite()
     rows = suite["instances"]
     field = [(o, p + s) for o in ("fifo", "srtf", "srsf")
@@ -57,6 +94,9 @@ def main() -> int:
         print(f"{split:<11} {len(proven):>3} of {len(chosen):<3}  " + "  ".join(
             f"{c:>26}" for c in cells))
     unproven = [item["name"] for item in rows if item["status"] != "optimal"]
+    if args.selector:
+        selector_rows(args.selector, rows, episodes,
+                      {item["seed"]: avg[item["seed"], best[0], best[1]] for item in rows})
     if unproven:
         print(f"warning: {len(unproven)} instances without a proven optimum are left out of the "
               f"ratios: {', '.join(unproven)}", file=sys.stderr)
