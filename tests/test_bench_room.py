@@ -133,11 +133,6 @@ def test_a_tampered_bound_is_refused(suite: Path, bound: Path, tmp_path: Path) -
     assert problems and any("avg_jct_s" in str(p) for p in problems)
 
 
-def test_a_reference_refuses_a_fixed_order_task(suite: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"fixes the queue order.*scheduling-clairvoyant"):
-        _run(suite, "lower-bound", tmp_path / "x.jsonl", ("placement-default",))
-
-
 def test_gap_closed_by_hand() -> None:
     # best-known 0.9x the best: an entry at 0.95x takes half the room, 1.02x is behind
     assert gap_closed(0.95, 0.9) == pytest.approx(0.5)
