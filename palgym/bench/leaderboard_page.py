@@ -75,7 +75,9 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
 - The **best-known** and **lower bound** rows (palgym-bench-v2 on;
   `palgym/bench/reference_entry.py`, docs/HEADROOM.md) are references, never ranked: the
   best schedule found per episode by the field's members and a hindsight search that sees
-  the whole trace, and a bound no schedule beats. Between them lies the optimum: the room.
+  the whole trace (on a task that fixes the queue order, placement only: the same FIFO order
+  with PAL and PM-First deciding on the true speeds), and a bound no schedule beats. Between
+  them lies the optimum: the room.
   **gap closed** (shown where a task has a best-known row that beats the best) = (best −
   entry) / (best − best-known) on the geomean ratios to the best: 1 takes all the room found
   so far, 0 none, below 0 is worse than the best.
