@@ -179,6 +179,92 @@ def test_ray_without_the_extra_names_it(suite: Path, tmp_path: Path,
     assert not output.exists()
 
 
+class FakeRay:
+    """What :mod:`palgym.bench.ray_tasks` calls of ray, run in this process: each task runs
+    when submitted, ``get`` returns its value; init and shutdown are counted."""
+
+    def __init__(self) -> None:
+        self.inits: list[dict[str, object]] = []
+        self.shutdowns = 0
+        self.submitted = 0
+
+    def is_initialized(self) -> bool:
+        return len(self.inits) > self.shutdowns
+
+    def init(self, **options: object) -> None:
+        self.inits.append(options)
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+    def remote(self, num_cpus: int):  # noqa: ANN201
+        def wrap(function):  # noqa: ANN001, ANN202
+            fake = self
+
+            class Task:
+                @staticmethod
+                def remote(*args: object) -> object:
+                    fake.submitted += 1
+                    return function(*args)
+
+            return Task
+
+        return wrap
+
+    def get(self, ref: object) -> object:
+        return ref
+
+    def put(self, value: object) -> object:
+        return value
+
+
+def test_ray_plumbing_gives_the_serial_rows_with_a_stand_in(
+        suite: Path, bound: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # no Ray here: a stand-in module runs the tasks in this process, so what is checked is
+    # the plumbing (one task per trace file, results joined in order, a local Ray started
+    # with one OpenMP thread per worker and stopped)
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    path = _run(suite, "lower-bound", tmp_path / "lower-bound.jsonl", ray_address="")
+    def rows(path: Path) -> list[tuple]:
+        return [(r.task, r.trace, r.seed, r.avg_jct_s, r.episode_hash)
+                for _, r in read_results(path).episodes]
+
+    assert rows(path) == rows(bound)
+    assert fake.submitted == 1  # the tiny suite's one test file
+    assert len(fake.inits) == 1 and fake.shutdowns == 1
+    assert fake.inits[0]["address"] is None
+    assert fake.inits[0]["runtime_env"]["env_vars"]["OMP_NUM_THREADS"] == "1"  # type: ignore[index]
+
+
+def test_the_bench_units_and_evaluate_py_share_the_ray_plumbing(
+        suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.evaluation.parallel import ray_runner
+    from palgym import make_episode, preset, read_sia_trace
+    from palgym.bundled import bundled_trace_paths
+    from palgym.simulate import slowdown_factors
+    from palgym.sweep import EpisodeRun, serial_runner
+
+    serial = _run(suite, "pal", tmp_path / "serial.jsonl", ("placement-default",))
+    fake = FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    remote = _run(suite, "pal", tmp_path / "remote.jsonl", ("placement-default",),
+                  ray_address="auto")
+    def rows(path: Path) -> list[tuple]:
+        return [(r.trace, r.seed, r.avg_jct_s, r.actions, r.episode_hash)
+                for _, r in read_results(path).episodes]
+
+    assert rows(remote) == rows(serial) and fake.submitted == 1
+    assert fake.inits[0]["address"] == "auto" and fake.inits[0]["runtime_env"] is None
+    whole = read_sia_trace(bundled_trace_paths()["sia-philly-gen-4"])
+    trace = whole.select(np.arange(whole.num_jobs) < 8)
+    episode = make_episode(trace, config=preset("default"))
+    runs = [EpisodeRun(episode, slowdown_factors(episode), p, "fifo") for p in ("pal", "pm-first")]
+    got = [r.metrics for r in ray_runner("")(runs)]
+    assert got == [r.metrics for r in serial_runner()(runs)]
+    assert fake.submitted == 3 and fake.shutdowns == 2
+
+
 def test_ray_tasks_write_the_serial_rows(suite: Path, best_known: Path, bound: Path,
                                         tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="the optional 'ray' extra is not installed")
