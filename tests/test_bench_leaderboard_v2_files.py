@@ -59,21 +59,13 @@ def test_the_full_suite_files_replay(data_dir: Path, tmp_path: Path) -> None:
         assert problems == [], (path, [str(p) for p in problems[:5]])
 
 
-SCHEDULING_ONLY = {"palgym-bench-v2": {"best-known.jsonl"}}
-"""The reference files still on the scheduling tasks only (benchmarks/leaderboard/README.md
-gives the command that adds the placement tasks)."""
-
-
 @pytest.mark.parametrize("suite", sorted(V1))
 def test_the_references_cover_every_static_task(suite: str) -> None:
     # every task but the dynamic world's (its truth has no fastest speed: docs/HEADROOM.md)
     from palgym.bench.suites import load_suite
 
-    tasks = load_suite(suite).tasks
-    static = {t.name for t in tasks if t.world.get("preset") != "dynamic"}
+    static = {t.name for t in load_suite(suite).tasks if t.world.get("preset") != "dynamic"}
     assert "placement-default" in static and "dynamic-online" not in static
     for name in REFERENCES:
         header = read_results(LEADERBOARD / suite / name).header
-        want = ({t.name for t in tasks if t.queue_order_regime == "free"}
-                if name in SCHEDULING_ONLY.get(suite, set()) else static)
-        assert set(header.members) == want, (suite, name)
+        assert set(header.members) == static, (suite, name)
