@@ -1,5 +1,6 @@
 """The room per task of a palgym-bench suite (docs/RESULTS.md, "Where the room is"): a
-Markdown table, one row per task that has a best-known row, from the committed results files.
+Markdown table, one row per task that has a best-known or a lower-bound row (the static tasks:
+the scheduling tasks and the placement tasks), from the committed results files.
 
 Per task: the validation-chosen best (guards included in v2's fields); best-known / best and
 lower bound / best, each the geomean of the per-episode ratios with its 95% trace-level
@@ -38,14 +39,15 @@ def main(argv: list[str] | None = None) -> int:
         for task in board.tasks:
             every = [*task.rows, *task.references]
             known, bound = _row(every, "best-known"), _row(every, "lower bound")
-            if known is None or known.summary is None:
+            if not any(r is not None and r.summary is not None for r in (known, bound)):
                 continue
             learned = [r for r in task.rows if r.kind == "learned"] or [None]
-            bound_text = ("–" if bound is None or bound.summary is None
-                          else interval_text(bound.summary.to_best_geomean))
+            known_text, bound_text = (
+                "–" if r is None or r.summary is None else interval_text(r.summary.to_best_geomean)
+                for r in (known, bound))
             for entry in learned:
-                cells = [board.suite, f"`{task.task}`", f"`{task.best_member}`",
-                         interval_text(known.summary.to_best_geomean), bound_text]
+                cells = [board.suite, f"`{task.task}`", f"`{task.best_member}`", known_text,
+                         bound_text]
                 if entry is None or entry.summary is None:
                     cells += ["–" if entry is None else f"`{entry.entry}`", "–", "–",
                               "–" if entry is None else str(entry.unfinished_jobs)]

@@ -190,9 +190,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 THIRD_PARTY: dict[str, tuple[str, ...]] = {
     "L0": ("numpy", "numba"), "L1": (), "L2": ("sklearn", "threadpoolctl"),
-    "L3": ("matplotlib", "tqdm", "ortools"), "L4": ("gymnasium",), "L5": ("yaml",),
+    "L3": ("matplotlib", "tqdm", "ortools"), "L4": ("gymnasium",), "L5": ("yaml", "ray"),
     "L6": ("pandas", "pyarrow", "scipy"),
-    "L7": ("stable_baselines3", "sb3_contrib", "torch", "cloudpickle", "optuna", "ray"),
+    "L7": ("stable_baselines3", "sb3_contrib", "torch", "cloudpickle", "optuna"),
     "L8": (), "L9": (), "L10": (), "L11": (),
 }
 """The table's "may also import" column: third-party packages a layer adds to those of the

@@ -57,3 +57,15 @@ def test_the_full_suite_files_replay(data_dir: Path, tmp_path: Path) -> None:
              if p.name != "field.jsonl" or os.environ.get("PALGYM_BENCH_REPLAY_FIELD") == "1"]
     for path, problems in validate_files(files, DataRoots(data_dir, tmp_path)):
         assert problems == [], (path, [str(p) for p in problems[:5]])
+
+
+@pytest.mark.parametrize("suite", sorted(V1))
+def test_the_references_cover_every_static_task(suite: str) -> None:
+    # every task but the dynamic world's (its truth has no fastest speed: docs/HEADROOM.md)
+    from palgym.bench.suites import load_suite
+
+    static = {t.name for t in load_suite(suite).tasks if t.world.get("preset") != "dynamic"}
+    assert "placement-default" in static and "dynamic-online" not in static
+    for name in REFERENCES:
+        header = read_results(LEADERBOARD / suite / name).header
+        assert set(header.members) == static, (suite, name)

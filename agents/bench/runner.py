@@ -131,25 +131,18 @@ def _ray_parts(parts: Sequence[Sequence[Unit]], address: str
                ) -> Iterator[Iterator[dict[str, list[Any]]]]:
     """Each unit's parts as Ray tasks (one CPU each), all submitted at once; yields, per unit,
     its parts' outcomes in trace order. ``address`` as ``evaluate.py --ray``
-    (:func:`agents.evaluation.parallel.ray_runner`: ``""`` starts a local Ray for the run)."""
+    (:mod:`palgym.bench.ray_tasks`: ``""`` starts a local Ray for the run)."""
     import os
 
-    from agents.evaluation.parallel import import_ray, local_worker_env
+    from palgym.bench.ray_tasks import ray_map
 
-    ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address=address or None, include_dashboard=False, logging_level="WARNING",
-                 log_to_driver=False,
-                 runtime_env=None if address else {"env_vars": local_worker_env()})
+    flat = [(part, os.getcwd()) for unit_parts in parts for part in unit_parts]
+    done = ray_map(_ray_unit, flat, address)
     try:
-        task = ray.remote(num_cpus=1)(_ray_unit)
-        refs = [[task.remote(part, os.getcwd()) for part in unit_parts] for unit_parts in parts]
-        for unit_refs in refs:
-            yield (ray.get(ref) for ref in unit_refs)
+        for unit_parts in parts:
+            yield (next(done) for _ in unit_parts)
     finally:
-        if started:
-            ray.shutdown()
+        done.close()  # stops a local Ray started for the run
 
 
 def _pool_parts(parts: Sequence[Sequence[Unit]], workers: int

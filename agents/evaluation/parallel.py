@@ -20,19 +20,17 @@ run in the calling process (:func:`check_parallel_contenders` refuses them).
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
+from palgym.bench.ray_tasks import import_ray, ray_session
 from palgym.errors import ConfigError
 from palgym.policies.durations import Durations
 from palgym.policies.loader import load_origins, origins_of
 from palgym.simulate import EpisodeResult
 from palgym.sweep import EpisodeRun, Runner, run_one, serial_runner
 
-RAY_EXTRA_HINT = "pip install -e '.[ray]'"
-"""How to install the optional ``ray`` extra."""
 POOL_START_METHOD = "spawn"
 """How pool workers start (``spawn``: no inherited thread pools; portable)."""
 
@@ -91,20 +89,6 @@ def pool_runner(workers: int) -> Runner:
     return run
 
 
-def import_ray() -> Any:
-    """The ``ray`` module.
-
-    Raises:
-        ConfigError: naming the ``ray`` extra when ray is not installed.
-    """
-    try:
-        import ray
-    except ImportError as exc:
-        raise ConfigError(f"--ray needs the optional 'ray' extra ({exc}): "
-                          f"{RAY_EXTRA_HINT}") from None
-    return ray
-
-
 def _ray_run(episode: Any, factors: Any, policy: str, queue_order: str,
              durations: Durations, origins: Sequence[str] = ()) -> EpisodeResult:
     """The Ray task body (Ray resolves ``episode`` / ``factors`` from the object store;
@@ -126,20 +110,16 @@ def ray_runner(address: str | None = None) -> Runner:
         the number of runs on them; results are fetched in run order.
 
     Raises:
-        ConfigError: if ray is not installed (naming the extra).
+        ConfigError: if ray is not installed (naming the extra;
+            :mod:`palgym.bench.ray_tasks`, which starts or joins the cluster).
     """
-    ray = import_ray()
+    import_ray()  # the missing extra is said now, before any run
 
     def run(runs: Sequence[EpisodeRun]) -> Iterator[EpisodeResult]:
         if not runs:
             return
         origins = user_origins(runs)
-        started = not ray.is_initialized()
-        if started:
-            ray.init(address=address or None, include_dashboard=False,
-                     logging_level="WARNING", log_to_driver=False,
-                     runtime_env=None if address else {"env_vars": local_worker_env()})
-        try:
+        with ray_session(address) as ray:
             task = ray.remote(num_cpus=1)(_ray_run)
             stored: dict[int, tuple[Any, Any]] = {}
             refs = []
@@ -151,21 +131,8 @@ def ray_runner(address: str | None = None) -> Runner:
                                         item.durations, origins))
             for ref in refs:
                 yield ray.get(ref)
-        finally:
-            if started:
-                ray.shutdown()
 
     return run
-
-
-def local_worker_env() -> dict[str, str]:
-    """Environment of a local Ray's workers: this process's ``PYTHONPATH`` (so that they
-    import the same palgym) and one OpenMP thread. (A cluster's nodes have their own
-    installation, docs/SCALE.md "Parallel sweeps".)"""
-    env = {"OMP_NUM_THREADS": "1"}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return env
 
 
 def make_runner(workers: int | None, ray_address: str | None, episode_bars: bool = False

@@ -75,7 +75,9 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
 - The **best-known** and **lower bound** rows (palgym-bench-v2 on;
   `palgym/bench/reference_entry.py`, docs/HEADROOM.md) are references, never ranked: the
   best schedule found per episode by the field's members and a hindsight search that sees
-  the whole trace, and a bound no schedule beats. Between them lies the optimum: the room.
+  the whole trace (on a task that fixes the queue order, placement only: the same FIFO order
+  with PAL and PM-First deciding on the true speeds), and a bound no schedule beats. Between
+  them lies the optimum: the room.
   **gap closed** (shown where a task has a best-known row that beats the best) = (best −
   entry) / (best − best-known) on the geomean ratios to the best: 1 takes all the room found
   so far, 0 none, below 0 is worse than the best.
@@ -108,6 +110,15 @@ def failures_text(count: int, suffix: str = "") -> str:
     return f"{WARNING} {count}{suffix}" if count else "0"
 
 
+
+def gap_text(value: float | None) -> str:
+    """A gap-closed cell: two decimals, "–" for none; a value that rounds to zero is "0.00",
+    never "-0.00"."""
+    if value is None:
+        return "–"
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
 def row_line(rank: str, row: Row, room: bool = False) -> str:
     """One Markdown table line (``room``: with the gap-closed cell after the ratios)."""
     name = f"*{cell(row.entry)}*" if row.oracle else f"`{cell(row.entry)}`"
@@ -119,7 +130,7 @@ def row_line(rank: str, row: Row, room: bool = False) -> str:
         ["–"] * 3 if summary is None else [
         interval_text(summary.to_best_geomean), interval_text(summary.to_best_iqm),
         interval_text(summary.to_pal_geomean), interval_text(summary.to_pal_iqm)]
-    gap = ["–" if row.gap_closed is None else f"{row.gap_closed:.2f}"] if room else []
+    gap = [gap_text(row.gap_closed)] if room else []
     cells = [rank, name, cell(row.kind), *ratios, *gap, f"{row.improvement:.2f}", unfinished,
              failures_text(row.invalid_actions), timing]
     return "| " + " | ".join(cells) + " |"

@@ -28,7 +28,8 @@ BEST_KNOWN, LOWER_BOUND = "best-known", "lower-bound"
 """The reference entries of the room (:mod:`palgym.bench.reference_entry`)."""
 REFERENCE_KINDS: dict[str, str] = {
     PLANNER: PLANNER_KIND,
-    BEST_KNOWN: "best-known (reference: hindsight search, sees the whole trace)",
+    BEST_KNOWN: ("best-known (reference: sees the whole trace; placement only where the "
+                 "task fixes the queue order)"),
     LOWER_BOUND: "lower bound (reference: no schedule beats it)",
 }
 """The entry kinds shown as references, never ranked, and their kind text."""

@@ -1,33 +1,55 @@
 """The reference entries of the room (docs/HEADROOM.md): ``best-known`` and ``lower-bound``.
 
 Neither is a scheduler; the leaderboard shows both beside the ranked rows, never ranked, so
-that each scheduling task states an interval for the room: no schedule beats the lower bound,
-and the best-known schedule is one that exists.
+that each task states an interval for the room: no schedule beats the lower bound, and the
+best-known schedule is one that exists.
 
 - ``best-known[:evaluations=N]``: per test episode, the best of (a) every member of the task's
-  heuristic field (and of the fields of the tasks run before it on the same episode) run on
-  the engine with its schedule recorded
-  (:func:`palgym.schedule_record.record_episode`; aging guards included) and (b) the hindsight
-  search (:func:`palgym.headroom.search.hindsight_search`, ``N`` candidates, default
-  :data:`DEFAULT_EVALUATIONS`, seed 0, candidates cut at :data:`ROUND_CAP_FACTOR` times the
-  longest start's rounds), which sees the whole trace, the true durations and speeds. An
-  episode that leaves a job unfinished is never chosen. The row records the winner's schedule
-  (a ``schedule`` member, as a user's placement: :mod:`palgym.bench.module_entry`), so the
-  replay rebuilds its metrics from the episode and the record alone.
+  heuristic field (and of the fields of the tasks of the same queue-order scope run before it
+  on the same episode) run on the engine with its schedule recorded
+  (:func:`palgym.schedule_record.record_episode`; aging guards included) and (b) a search
+  that sees the whole trace, the true durations and speeds:
+
+  - on a task whose contender brings its own queue order (``queue_order_regime: free``: the
+    scheduling tasks), the hindsight search over priority orders and placements
+    (:func:`palgym.headroom.search.hindsight_search`, ``N`` candidates, default
+    :data:`DEFAULT_EVALUATIONS`, seed 0, candidates cut at :data:`ROUND_CAP_FACTOR` times the
+    longest start's rounds);
+  - on a task whose queue order is fixed (``queue_order_regime: fixed``: the placement
+    tasks), **placement only: the task's order fixes the order** (FIFO on every placement
+    task). The candidates are the placements of :data:`PLACEMENT_SEARCH` (PAL and PM-First
+    deciding on the true speeds, :data:`palgym.headroom.search.TRUE_SPEEDS`), each run under
+    the task's queue order in the placement env's own semantics: each round the longest
+    prefix of that order that fits runs, no backfilling (``palgym/PALPlacement-v0``, which
+    :func:`palgym.simulate.run_episode` plays bit for bit). ``N`` is not used there (two
+    candidates per episode); the field members and these candidates are all schedules a
+    placement contender could make with the same round's jobs.
+
+  An episode that leaves a job unfinished is never chosen. Schedules are shared only between
+  tasks of the same scope (every free task; the fixed tasks of one queue order), so a
+  placement task never gets a schedule whose order its queue order does not allow. The row
+  records the winner's schedule (a ``schedule`` member, as a user's placement:
+  :mod:`palgym.bench.module_entry`; its ``queue_order`` ``hindsight`` on a free task, the
+  task's own on a fixed one), so the replay rebuilds its metrics from the episode and the
+  record alone.
 - ``lower-bound``: per test episode, :func:`palgym.headroom.bound.lower_bound` in the row's
   ``avg_jct_s`` (every other metric null, no decision), its header member a ``bound`` object
-  (:data:`BOUND_FORMAT`); the replay recomputes the bound on the episode.
+  (:data:`BOUND_FORMAT`); the replay recomputes the bound on the episode. The bound holds for
+  every schedule of a static world (any placement, queue order and preemption pattern), so it
+  bounds the fixed-order tasks as well.
 
-Both run on the tasks whose contender brings its own queue order (``queue_order_regime:
-free``: the scheduling tasks) in a static world (not the ``dynamic`` preset: its truth has no
-fastest speed). The search reads the true durations also on a task that hides them: it is a
-reference that knows the future.
+Both run on every task of a static world; a task of the ``dynamic`` preset is refused (its
+truth has no fastest speed: a run's factor is lognormal). The searches read the true
+durations also on a task that hides them: a reference knows the future. ``--workers N`` runs
+the trace files in N local processes and ``--ray [ADDRESS]`` as Ray tasks
+(:mod:`palgym.bench.ray_tasks`), each with its own search; the rows are those of the serial
+run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +71,12 @@ ROUND_CAP_FACTOR = 2.0
 """A search candidate stops (scores inf) at this many times the longest start's rounds: under
 the artifact's background stream a bad priority order can run for hundreds of thousands of
 rounds (docs/HEADROOM.md)."""
+PLACEMENT_SEARCH: tuple[str, ...] = ("pal@true-speeds", "pm-first@true-speeds")
+"""A fixed-order task's search (module docstring): placements without backfilling (the
+placement env does not backfill) that decide on the true speeds
+(:data:`palgym.headroom.search.TRUE_SPEEDS`)."""
+SEARCH = "search"
+"""The label of the hindsight search's schedule among a free task's candidates."""
 
 
 def reference_kind(spec: str) -> str | None:
@@ -77,38 +105,73 @@ def check_tasks(plan: Plan) -> None:
     """Refuse a task a reference cannot run on, saying where it can.
 
     Raises:
-        ConfigError: for a fixed-regime task (the search orders jobs) or a dynamic world.
+        ConfigError: for a task of a dynamic world (naming the tasks it runs on).
     """
-    for task in plan.tasks:
+    def dynamic(task: Task) -> bool:
         world = split_env_kwargs(plan.suite, task, "test", plan.request.roots)
-        if task.queue_order_regime != "free" or world.get("preset") == "dynamic":
-            able = [t.name for t in plan.suite.tasks if t.queue_order_regime == "free"
-                    and t.world.get("preset") != "dynamic"]
-            raise ConfigError(f"--agent {plan.request.agent}: task {task.name} "
-                              f"{'fixes the queue order' if task.queue_order_regime != 'free' else 'is a dynamic world'}; "  # noqa: E501
-                              f"a reference runs on the tasks {able} (--tasks)")
+        return bool(world.get("preset") == "dynamic")
+
+    for task in plan.tasks:
+        if dynamic(task):
+            able = [t.name for t in plan.suite.tasks if not dynamic(t)]
+            raise ConfigError(f"--agent {plan.request.agent}: task {task.name} is a dynamic "
+                              "world (its truth has no fastest speed); a reference runs on "
+                              f"the tasks {able} (--tasks)")
+
+
+def _scope(episode: Any, task: Task) -> str:
+    """Which schedules of ``episode`` a task may take: every free task's, or the fixed tasks'
+    of the same queue order."""
+    regime = ("free" if task.queue_order_regime == "free"
+              else f"fixed {task.queue_order}")
+    return f"{episode.episode_hash()} {regime}"
+
+
+def _placement_search(episode: Any, queue_order: str) -> list[tuple[float, str, Any]]:
+    """The (average JCT, placement, record) of each :data:`PLACEMENT_SEARCH` placement under
+    ``queue_order`` on ``episode`` that finishes every job."""
+    from palgym.headroom.search import SearchFactors
+    from palgym.schedule_record import record_episode
+
+    factors = SearchFactors.of(episode)
+    found = []
+    for placement in PLACEMENT_SEARCH:
+        name, chosen = factors.resolve(placement)
+        done = record_episode(episode, name, queue_order, factors=chosen, driver="python")
+        if not done.result.metrics.truncated:
+            found.append((done.result.metrics.avg_jct_s, placement, done.record))
+    return found
 
 
 def _best_known(episode: Any, task: Task, evaluations: int,
                 seen: dict[str, list[tuple[float, str, Any]]]) -> tuple[Any, Any]:
-    """The best (result, record) of the field's members and the search on ``episode``, and of
-    the schedules found before for the same episode (``seen``, by episode hash: the scheduling
-    tasks share their world, so one search serves them all)."""
+    """The best (result, record) of the field's members and the search on ``episode``
+    (module docstring), and of the schedules found before for the same episode and scope
+    (``seen``: the scheduling tasks share their world, so one search serves them all).
+
+    Raises:
+        ConfigError: if every candidate left a job unfinished (naming the task).
+    """
     from palgym.headroom.search import hindsight_search
     from palgym.policies.contender_spec import parse_heuristic
     from palgym.schedule_record import record_episode, replay_schedule
 
-    found = seen.setdefault(episode.episode_hash(), [])
-    searched = any(label == "search" for _, label, _ in found)
+    found = seen.setdefault(_scope(episode, task), [])
+    searched = any(label in (SEARCH, *PLACEMENT_SEARCH) for _, label, _ in found)
     for member in task.heuristic_field:
         name = parse_heuristic(member, f"task {task.name} heuristic_field")
         done = record_episode(episode, name.placement_name, name.queue_order or task.queue_order)
         if not done.result.metrics.truncated:
             found.append((done.result.metrics.avg_jct_s, member, done.record))
-    if not searched:
+    if not searched and task.queue_order_regime == "free":
         search = hindsight_search(episode, evaluations=evaluations, seed=0,
                                   round_cap_factor=ROUND_CAP_FACTOR)
-        found.append((search.avg_jct_s, "search", search.schedule))
+        found.append((search.avg_jct_s, SEARCH, search.schedule))
+    elif not searched:
+        found += _placement_search(episode, task.queue_order)
+    if not found:
+        raise ConfigError(f"--agent {BEST_KNOWN}: task {task.name}: every candidate left a "
+                          f"job unfinished on episode {episode.episode_hash()}")
     _, _, record = min(found, key=lambda item: item[0])
     return replay_schedule(episode, record), record
 
@@ -157,29 +220,37 @@ def _groups(plan: Plan) -> list[list[tuple[str, int]]]:
     return list(groups.values())
 
 
-def _outcomes(plan: Plan, kind: str, evaluations: int, step: Callable[[int], None]
-              ) -> dict[tuple[str, int], list[Any]]:
-    """Every group's outcomes, in one process or a pool of ``--workers`` (``spawn``)."""
+def _group_outcomes(plan: Plan, calls: Sequence[tuple[Any, ...]]
+                    ) -> Iterator[dict[tuple[str, int], list[Any]]]:
+    """:func:`trace_outcomes` of each call, in order: here, in a pool of ``--workers``
+    (``spawn``) or as Ray tasks (``--ray``, :func:`palgym.bench.ray_tasks.ray_map`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    request, path = plan.request, str(plan.suite.path)
-    groups = _groups(plan)
+    request = plan.request
+    if request.ray_address is not None:
+        from palgym.bench.ray_tasks import ray_map
+
+        yield from ray_map(trace_outcomes, calls, request.ray_address)
+    elif request.workers <= 1:
+        yield from (trace_outcomes(*call) for call in calls)
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=request.workers, mp_context=context) as pool:
+            futures = [pool.submit(trace_outcomes, *call) for call in calls]
+            yield from (future.result() for future in futures)
+
+
+def _outcomes(plan: Plan, kind: str, evaluations: int, step: Callable[[int], None]
+              ) -> dict[tuple[str, int], list[Any]]:
+    """Every group's outcomes (:func:`_groups`), each group one call of
+    :func:`trace_outcomes` (:func:`_group_outcomes`: the rows are those of the serial run)."""
+    path, roots = str(plan.suite.path), plan.request.roots
+    calls = [(path, roots, items, kind, evaluations) for items in _groups(plan)]
     found: dict[tuple[str, int], list[Any]] = {}
-    if request.workers <= 1:
-        for items in groups:
-            done = trace_outcomes(path, request.roots, items, kind, evaluations)
-            found.update(done)
-            step(sum(len(v) for v in done.values()))
-        return found
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=request.workers, mp_context=context) as pool:
-        futures = [pool.submit(trace_outcomes, path, request.roots, items, kind, evaluations)
-                   for items in groups]
-        for future in futures:
-            done = future.result()
-            found.update(done)
-            step(sum(len(v) for v in done.values()))
+    for done in _group_outcomes(plan, calls):
+        found.update(done)
+        step(sum(len(v) for v in done.values()))
     return found
 
 
@@ -204,9 +275,9 @@ def member_object(plan: Plan, task: Task, kind: str) -> dict[str, Any]:
     found: dict[str, Any] = {"env_kwargs": {}, "env_layout": env_layout(task.env_id, kwargs)}
     if kind == LOWER_BOUND:
         found["bound"] = {"format": BOUND_FORMAT}
-    else:
-        found["schedule"] = {"format": FORMAT, "placement": BEST_KNOWN,
-                             "queue_order": "hindsight"}
+    else:  # a fixed task's queue order is the task's (the search there is placement only)
+        order = "hindsight" if task.queue_order_regime == "free" else task.queue_order
+        found["schedule"] = {"format": FORMAT, "placement": BEST_KNOWN, "queue_order": order}
     return found
 
 
@@ -217,9 +288,8 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
         ``(output path, episodes, wall seconds)``.
 
     Raises:
-        ConfigError: see :func:`check_tasks` and :func:`evaluations_of`; Ray (``--workers
-            N`` runs the trace files in N local processes, each with its own search; the rows
-            are those of the serial run).
+        ConfigError: see :func:`check_tasks` and :func:`evaluations_of`; ``--ray`` without
+            the ``ray`` extra (naming it).
         OSError: if the output cannot be written.
     """
     from palgym.progress import SweepProgress
@@ -228,9 +298,6 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
     kind = reference_kind(request.agent)
     assert kind is not None
     evaluations = evaluations_of(request.agent) if kind == BEST_KNOWN else 0
-    if request.ray_address is not None:
-        raise ConfigError(f"--agent {request.agent}: a reference entry runs in local "
-                          "processes: drop --ray (--workers N runs N)")
     check_tasks(plan)
     total = sum(len(t.splits["test"].traces) * len(t.seeds) for t in plan.tasks)
     bar = SweepProgress(total, enabled=request.progress)
@@ -270,5 +337,6 @@ def bound_object_problem(value: Any) -> str:
 
 
 __all__ = ["BEST_KNOWN", "BOUND_FORMAT", "DEFAULT_EVALUATIONS", "LOWER_BOUND",
-           "REFERENCE_ENTRIES", "ROUND_CAP_FACTOR", "bound_metrics", "bound_object_problem",
-           "evaluations_of", "reference_kind", "replay_bound_row", "run_reference_entry"]
+           "PLACEMENT_SEARCH", "REFERENCE_ENTRIES", "ROUND_CAP_FACTOR", "SEARCH", "bound_metrics",
+           "bound_object_problem", "evaluations_of", "reference_kind", "replay_bound_row",
+           "run_reference_entry"]
