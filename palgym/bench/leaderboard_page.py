@@ -80,7 +80,8 @@ How to read a table (the method: `palgym/bench/leaderboard.py`, `palgym/bench/st
   them lies the optimum: the room.
   **gap closed** (shown where a task has a best-known row that beats the best) = (best −
   entry) / (best − best-known) on the geomean ratios to the best: 1 takes all the room found
-  so far, 0 none, below 0 is worse than the best.
+  so far, 0 none, below 0 is worse than the best, above 1 beats the best-known schedule
+  (best-known is then a weak reference on that task).
 - The **oracle** row takes, for each episode, the field member with the lowest average JCT in
   hindsight (test split). It bounds the per-episode choice among the field's members only
   (a planner, or any other entry, can beat it); it is not a contender and is never ranked.
