@@ -284,10 +284,11 @@ def _check_schema(header: Header, file: Path) -> None:
                                    f"members.{task}.{member}.selector")
 
 
-MAX_FILE_ACTIONS = 1 << 24
-"""The most actions (the sum of the rows' ``decisions``) a results file may hold (the
-committed full-suite ``field`` file holds 8.1 million, 64 MiB of int32 once inflated, one row
-at a time); ``allow_large`` multiplies it by 64."""
+MAX_FILE_ACTIONS = 1 << 26
+"""The most actions (the sum of the rows' ``decisions``, or of a schedule row's flat record) a
+results file may hold (the committed palgym-bench-v2 ``field`` file holds 48.1 million, its
+guards' recorded schedules included: 192 MiB of int32 once inflated, one row at a time);
+``allow_large`` multiplies it by 64."""
 MAX_ROW_ACTIONS = 1 << 22
 """The most actions one row may hold: 16 MiB of int32 once inflated (the committed files'
 longest episode has 333,467); ``allow_large`` multiplies it by 64."""
