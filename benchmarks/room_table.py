@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from palgym.bench.leaderboard import results_files
-from palgym.bench.leaderboard_page import interval_text
+from palgym.bench.leaderboard_page import gap_text, interval_text
 from palgym.bench.leaderboard_tables import Row, build_leaderboard
 from palgym.bench.results import read_results
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                     cells += ["–" if entry is None else f"`{entry.entry}`", "–", "–",
                               "–" if entry is None else str(entry.unfinished_jobs)]
                 else:
-                    gap = "–" if entry.gap_closed is None else f"{entry.gap_closed:.2f}"
+                    gap = gap_text(entry.gap_closed)
                     cells += [f"`{entry.entry}`", interval_text(entry.summary.to_best_geomean),
                               gap, str(entry.unfinished_jobs)]
                 print("| " + " | ".join(cells) + " |")
