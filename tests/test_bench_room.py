@@ -10,62 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from agents.bench.runner import run_entry
-from palgym.bench.entries import RunRequest, entry_kind, entry_name
+from palgym.bench.entries import entry_kind, entry_name
 from palgym.bench.leaderboard_page import gap_text
 from palgym.bench.leaderboard_tables import gap_closed
 from palgym.bench.reference_entry import evaluations_of
-from palgym.bench.replay import validate_files
 from palgym.bench.results import BOUND_SCHEMA, SCHEDULE_SCHEMA, read_results
-from palgym.bench.suites import DataRoots
 from palgym.errors import ConfigError
 from tests.bench_suites import tiny_suite
+from tests.room_support import Room, jcts, problems, rows
 
 TASK = "scheduling-clairvoyant"
 GUARD = "srtf/pal+backfill+age=8h:fifo/pal+easy"
 FIELD = ["srtf/pal+backfill", "fifo/pal+easy", GUARD]
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_suite(tmp_path_factory.mktemp("room"), [TASK, "placement-default"],
-                      window=12, seeds=(0, 1), fields={TASK: FIELD})
-
-
-def _run(suite: Path, agent: str, out: Path, tasks: tuple[str, ...] = (TASK,)) -> Path:
-    request = RunRequest(str(suite), agent, out, DataRoots(), tasks=tasks, progress=False)
-    return run_entry(request)[0]
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("room-results")
-
-
-@pytest.fixture(scope="module")
-def field(suite: Path, folder: Path) -> Path:
-    return _run(suite, "field", folder / "field.jsonl")
-
-
-@pytest.fixture(scope="module")
-def best_known(suite: Path, folder: Path) -> Path:
-    return _run(suite, "best-known:evaluations=20", folder / "best-known.jsonl")
-
-
-@pytest.fixture(scope="module")
-def bound(suite: Path, folder: Path) -> Path:
-    return _run(suite, "lower-bound", folder / "lower-bound.jsonl")
-
-
-def _problems(path: Path, suite: Path) -> list:
-    [(_, problems)] = list(validate_files([path], DataRoots(), suite))
-    return problems
-
-
-def _jcts(path: Path, member: str | None = None, split: str = "test") -> dict[tuple, float]:
-    found = read_results(path)
-    return {(row.trace, row.seed): row.avg_jct_s for _, row in found.episodes
-            if row.split == split and (member is None or row.member == member)}
+ROOM = Room("room", lambda folder: tiny_suite(folder, [TASK, "placement-default"], window=12,
+                                             seeds=(0, 1), fields={TASK: FIELD}),
+            tasks=(TASK,), best_known="best-known:evaluations=20")
+suite, folder, field, best_known, bound = ROOM.fixtures()
 
 
 def test_spec_kinds_and_names() -> None:
@@ -88,39 +48,39 @@ def test_a_guard_in_the_field_is_recorded_and_replays(suite: Path, field: Path) 
     assert members[GUARD]["schedule"]["placement"] == GUARD.split("/", 1)[1]
     assert members[GUARD]["schedule"]["queue_order"] == "srtf"
     assert "schedule" not in members["srtf/pal+backfill"]
-    assert _problems(field, suite) == []
+    assert problems(field, suite) == []
 
 
 def test_a_guard_as_the_entry_replays(suite: Path, folder: Path, field: Path) -> None:
-    path = _run(suite, GUARD, folder / "guard.jsonl")
+    path = ROOM.run(suite, GUARD, folder / "guard.jsonl")
     assert read_results(path).header.entry_kind == "heuristic"
-    assert _problems(path, suite) == []
+    assert problems(path, suite) == []
     # the same episodes as the guard's field rows (one engine run per episode)
-    assert _jcts(path) == _jcts(field, GUARD)
+    assert jcts(path) == jcts(field, GUARD)
 
 
 def test_best_known_is_no_worse_than_any_field_member_and_replays(
         suite: Path, field: Path, best_known: Path) -> None:
-    known = _jcts(best_known)
+    known = jcts(best_known)
     assert len(known) == 2
     for member in FIELD:
-        for key, value in _jcts(field, member).items():
+        for key, value in jcts(field, member).items():
             assert known[key] <= value + 1e-9, (member, key)
     results = read_results(best_known)
     assert results.header.entry_kind == "best-known"
     assert results.header.members[TASK]["best-known"]["schedule"]["placement"] == "best-known"
-    assert _problems(best_known, suite) == []
+    assert problems(best_known, suite) == []
 
 
 def test_the_lower_bound_is_below_best_known_and_replays(suite: Path, best_known: Path,
                                                          bound: Path) -> None:
-    known, low = _jcts(best_known), _jcts(bound)
+    known, low = jcts(best_known), jcts(bound)
     assert low.keys() == known.keys()
     assert all(0 < low[k] <= known[k] for k in low)
     results = read_results(bound)
     assert results.header.schema == BOUND_SCHEMA
     assert all(row.decisions == 0 and row.p99_jct_s is None for _, row in results.episodes)
-    assert _problems(bound, suite) == []
+    assert problems(bound, suite) == []
 
 
 def test_a_tampered_bound_is_refused(suite: Path, bound: Path, tmp_path: Path) -> None:
@@ -130,8 +90,8 @@ def test_a_tampered_bound_is_refused(suite: Path, bound: Path, tmp_path: Path) -
     lines[1] = json.dumps(row)
     path = tmp_path / "lower-bound.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    problems = _problems(path, suite)
-    assert problems and any("avg_jct_s" in str(p) for p in problems)
+    found = problems(path, suite)
+    assert found and any("avg_jct_s" in str(p) for p in found)
 
 
 def test_gap_closed_by_hand() -> None:
@@ -153,10 +113,6 @@ def test_gap_text_never_shows_a_negative_zero() -> None:
 
 def test_best_known_with_workers_writes_the_serial_rows(suite: Path, best_known: Path,
                                                         tmp_path: Path) -> None:
-    request = RunRequest(str(suite), "best-known:evaluations=20", tmp_path / "bk.jsonl",
-                         DataRoots(), tasks=(TASK,), progress=False, workers=2)
-    path = run_entry(request)[0]
-    serial, pooled = read_results(best_known), read_results(path)
-    assert [(r.trace, r.seed, r.avg_jct_s, r.actions, r.episode_hash)
-            for _, r in pooled.episodes] == [(r.trace, r.seed, r.avg_jct_s, r.actions,
-                                              r.episode_hash) for _, r in serial.episodes]
+    path = ROOM.run(suite, ROOM.best_known, tmp_path / "bk.jsonl", workers=2)
+    fields = ("trace", "seed", "avg_jct_s", "actions", "episode_hash")
+    assert rows(path, *fields) == rows(best_known, *fields)

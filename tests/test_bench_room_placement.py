@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.bench.runner import plan_entry, run_entry
+from agents.bench.runner import plan_entry
 from palgym.bench.entries import RunRequest
 from palgym.bench.reference_entry import PLACEMENT_SEARCH, _groups
-from palgym.bench.replay import validate_files
 from palgym.bench.results import read_results
 from palgym.bench.suites import DataRoots
 from palgym.errors import ConfigError
 from palgym.headroom.search import TRUE_SPEEDS
 from palgym.schedule_record import ScheduleRecord, replay_schedule
 from tests.bench_suites import tiny_suite
+from tests.room_support import Room, jcts, problems, rows
 
 PLACEMENT = ("placement-default", "placement-pal-artifact")
 SCHEDULING = "scheduling-clairvoyant"
@@ -28,50 +28,13 @@ FIELD = ("pal", "pm-first", "packed-sticky", "packed-non-sticky", "random-sticky
          "random-non-sticky")
 
 
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_suite(tmp_path_factory.mktemp("room-placement"),
-                      [*PLACEMENT, SCHEDULING, DYNAMIC], window=12, seeds=(0, 1),
-                      fields={SCHEDULING: ["srtf/pal+backfill", "fifo/pal+easy"],
-                              **{name: list(FIELD) for name in PLACEMENT}})
-
-
-def _run(suite: Path, agent: str, out: Path, tasks: tuple[str, ...] = PLACEMENT,
-         **options: object) -> Path:
-    request = RunRequest(str(suite), agent, out, DataRoots(), tasks=tasks, progress=False,
-                         **options)  # type: ignore[arg-type]
-    return run_entry(request)[0]
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("room-placement-results")
-
-
-@pytest.fixture(scope="module")
-def field(suite: Path, folder: Path) -> Path:
-    return _run(suite, "field", folder / "field.jsonl")
-
-
-@pytest.fixture(scope="module")
-def best_known(suite: Path, folder: Path) -> Path:
-    return _run(suite, "best-known", folder / "best-known.jsonl")
-
-
-@pytest.fixture(scope="module")
-def bound(suite: Path, folder: Path) -> Path:
-    return _run(suite, "lower-bound", folder / "lower-bound.jsonl")
-
-
-def _jcts(path: Path, member: str | None = None) -> dict[tuple, float]:
-    return {(row.task, row.trace, row.seed): row.avg_jct_s
-            for _, row in read_results(path).episodes
-            if row.split == "test" and (member is None or row.member == member)}
-
-
-def _problems(path: Path, suite: Path) -> list:
-    [(_, problems)] = list(validate_files([path], DataRoots(), suite))
-    return problems
+ROOM = Room("room-placement",
+            lambda folder: tiny_suite(folder, [*PLACEMENT, SCHEDULING, DYNAMIC], window=12,
+                                      seeds=(0, 1),
+                                      fields={SCHEDULING: ["srtf/pal+backfill", "fifo/pal+easy"],
+                                              **{name: list(FIELD) for name in PLACEMENT}}),
+            tasks=PLACEMENT)
+suite, folder, field, best_known, bound = ROOM.fixtures()
 
 
 def test_the_placement_search_decides_on_the_true_speeds_without_backfilling() -> None:
@@ -80,10 +43,10 @@ def test_the_placement_search_decides_on_the_true_speeds_without_backfilling() -
 
 def test_best_known_is_no_worse_than_any_field_member_and_replays(
         suite: Path, field: Path, best_known: Path) -> None:
-    known = _jcts(best_known)
+    known = jcts(best_known)
     assert len(known) == 2 * 2  # two tasks x one test trace x two seeds
     for member in FIELD:
-        member_jcts = _jcts(field, member)
+        member_jcts = jcts(field, member)
         assert member_jcts.keys() == known.keys()
         for key, value in member_jcts.items():
             assert known[key] <= value * (1 + 1e-12), (member, key)
@@ -92,7 +55,7 @@ def test_best_known_is_no_worse_than_any_field_member_and_replays(
         schedule = results.header.members[task]["best-known"]["schedule"]
         assert schedule == {"format": "palgym-schedule/1", "placement": "best-known",
                             "queue_order": "fifo"}  # the task's own order: placement only
-    assert _problems(best_known, suite) == []
+    assert problems(best_known, suite) == []
 
 
 def test_a_best_known_schedule_keeps_the_fifo_order(suite: Path, best_known: Path) -> None:
@@ -126,13 +89,13 @@ def test_a_best_known_schedule_keeps_the_fifo_order(suite: Path, best_known: Pat
 
 def test_the_bound_is_below_every_schedule_and_replays(suite: Path, field: Path,
                                                        best_known: Path, bound: Path) -> None:
-    low, known = _jcts(bound), _jcts(best_known)
+    low, known = jcts(bound), jcts(best_known)
     assert low.keys() == known.keys()
     for key, value in low.items():
         assert 0 < value <= known[key] * (1 + 1e-12), key
         for member in FIELD:
-            assert value <= _jcts(field, member)[key] * (1 + 1e-12), (member, key)
-    assert _problems(bound, suite) == []
+            assert value <= jcts(field, member)[key] * (1 + 1e-12), (member, key)
+    assert problems(bound, suite) == []
 
 
 def test_a_dynamic_world_is_refused_naming_where_a_reference_runs(suite: Path,
@@ -141,7 +104,7 @@ def test_a_dynamic_world_is_refused_naming_where_a_reference_runs(suite: Path,
         output = tmp_path / f"{agent}.jsonl"
         with pytest.raises(ConfigError, match=r"dynamic-online is a dynamic world.*"
                            r"placement-default.*scheduling-clairvoyant"):
-            _run(suite, agent, output, (DYNAMIC,))
+            ROOM.run(suite, agent, output, (DYNAMIC,))
         assert not output.exists()
 
 
@@ -149,15 +112,13 @@ def test_placement_schedules_do_not_change_the_scheduling_rows(suite: Path,
                                                                tmp_path: Path) -> None:
     # the placement task's candidates (FIFO only) never serve the scheduling task, which
     # shares its episode; the scheduling rows are those of a run of that task alone
-    both = _run(suite, "best-known:evaluations=12", tmp_path / "both.jsonl",
-                ("placement-pal-artifact", SCHEDULING))
-    alone = _run(suite, "best-known:evaluations=12", tmp_path / "alone.jsonl", (SCHEDULING,))
-    def rows(path: Path) -> list[tuple]:
-        return [(r.trace, r.seed, r.avg_jct_s, r.actions, r.episode_hash)
-                for _, r in read_results(path).episodes if r.task == SCHEDULING]
-
-    assert rows(both) == rows(alone) and len(rows(alone)) == 2
-    assert _problems(both, suite) == []
+    both = ROOM.run(suite, "best-known:evaluations=12", tmp_path / "both.jsonl",
+                    ("placement-pal-artifact", SCHEDULING))
+    alone = ROOM.run(suite, "best-known:evaluations=12", tmp_path / "alone.jsonl", (SCHEDULING,))
+    fields = ("trace", "seed", "avg_jct_s", "actions", "episode_hash")
+    scheduling = rows(alone, *fields, task=SCHEDULING)
+    assert rows(both, *fields, task=SCHEDULING) == scheduling and len(scheduling) == 2
+    assert problems(both, suite) == []
 
 
 def test_groups_are_trace_files_in_plan_order(suite: Path, tmp_path: Path) -> None:
@@ -175,7 +136,7 @@ def test_ray_without_the_extra_names_it(suite: Path, tmp_path: Path,
     output = tmp_path / "x.jsonl"
     with pytest.raises(ConfigError, match=r"--ray needs the optional 'ray' extra.*"
                        r"pip install -e '\.\[ray\]'"):
-        _run(suite, "lower-bound", output, ray_address="")
+        ROOM.run(suite, "lower-bound", output, ray_address="")
     assert not output.exists()
 
 
@@ -225,12 +186,9 @@ def test_ray_plumbing_gives_the_serial_rows_with_a_stand_in(
     # with one OpenMP thread per worker and stopped)
     fake = FakeRay()
     monkeypatch.setitem(sys.modules, "ray", fake)
-    path = _run(suite, "lower-bound", tmp_path / "lower-bound.jsonl", ray_address="")
-    def rows(path: Path) -> list[tuple]:
-        return [(r.task, r.trace, r.seed, r.avg_jct_s, r.episode_hash)
-                for _, r in read_results(path).episodes]
-
-    assert rows(path) == rows(bound)
+    path = ROOM.run(suite, "lower-bound", tmp_path / "lower-bound.jsonl", ray_address="")
+    fields = ("task", "trace", "seed", "avg_jct_s", "episode_hash")
+    assert rows(path, *fields) == rows(bound, *fields)
     assert fake.submitted == 1  # the tiny suite's one test file
     assert len(fake.inits) == 1 and fake.shutdowns == 1
     assert fake.inits[0]["address"] is None
@@ -245,16 +203,13 @@ def test_the_bench_units_and_evaluate_py_share_the_ray_plumbing(
     from palgym.simulate import slowdown_factors
     from palgym.sweep import EpisodeRun, serial_runner
 
-    serial = _run(suite, "pal", tmp_path / "serial.jsonl", ("placement-default",))
+    serial = ROOM.run(suite, "pal", tmp_path / "serial.jsonl", ("placement-default",))
     fake = FakeRay()
     monkeypatch.setitem(sys.modules, "ray", fake)
-    remote = _run(suite, "pal", tmp_path / "remote.jsonl", ("placement-default",),
-                  ray_address="auto")
-    def rows(path: Path) -> list[tuple]:
-        return [(r.trace, r.seed, r.avg_jct_s, r.actions, r.episode_hash)
-                for _, r in read_results(path).episodes]
-
-    assert rows(remote) == rows(serial) and fake.submitted == 1
+    remote = ROOM.run(suite, "pal", tmp_path / "remote.jsonl", ("placement-default",),
+                      ray_address="auto")
+    fields = ("trace", "seed", "avg_jct_s", "actions", "episode_hash")
+    assert rows(remote, *fields) == rows(serial, *fields) and fake.submitted == 1
     assert fake.inits[0]["address"] == "auto" and fake.inits[0]["runtime_env"] is None
     whole = read_sia_trace(bundled_trace_paths()["sia-philly-gen-4"])
     trace = whole.select(np.arange(whole.num_jobs) < 8)
@@ -269,10 +224,7 @@ def test_ray_tasks_write_the_serial_rows(suite: Path, best_known: Path, bound: P
                                         tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="the optional 'ray' extra is not installed")
     for serial in (best_known, bound):
-        remote = _run(suite, serial.stem, tmp_path / serial.name, ray_address="")
-        def rows(path: Path) -> list[tuple]:
-            return [(r.task, r.trace, r.seed, r.avg_jct_s, r.actions, r.episode_hash)
-                    for _, r in read_results(path).episodes]
-
-        assert rows(remote) == rows(serial)
-        assert _problems(remote, suite) == []
+        remote = ROOM.run(suite, serial.stem, tmp_path / serial.name, ray_address="")
+        fields = ("task", "trace", "seed", "avg_jct_s", "actions", "episode_hash")
+        assert rows(remote, *fields) == rows(serial, *fields)
+        assert problems(remote, suite) == []
