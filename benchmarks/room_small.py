@@ -7,13 +7,14 @@ JCT over the validation split's instances, then measured on each split. Ratios a
 over the proven instances of a split (unproven ones are counted and left out), with a 95%
 percentile bootstrap interval over instances (10,000 resamples, seed 0).
 
-    python benchmarks/room_small.py [--selector FILE ...]
+    python benchmarks/room_small.py [--selector FILE ...] [--suite FILE]
 
 ``--selector``: also each rule selector file (``agents.selection``, run with its aging floor
 through :func:`palgym.rule_selection.run_selected_episode`) as a ratio to the optimum, and the
 share of the gap between ``best`` and the optimum that it closes, (best - selector) / (best -
 optimum) of the geomeans, per split; files given together are also pooled (geomean over
-(selector, instance)).
+(selector, instance)). ``--suite``: another ``palgym-small/1`` file (default: the shipped one;
+a bad file exits 2 naming it).
 """
 
 from __future__ import annotations
@@ -24,13 +25,19 @@ import sys
 
 import numpy as np
 
+from agents.selection.selector import LinearSelector
 from palgym import run_episode
+from palgym.errors import ConfigError
 from palgym.headroom.small import small_instance
 from palgym.headroom.suite import read_suite
+from palgym.simulate import Episode
 
 
 def interval(ratios: list[float], resamples: int = 10_000) -> tuple[float, float, float]:
-    """Geomean of ``ratios`` and its 95% percentile bootstrap interval (over instances)."""
+    """Geomean of ``ratios`` and its 95% percentile bootstrap interval (over instances); NaNs
+    for no ratio (a split without a proven instance)."""
+    if not ratios:
+        return math.nan, math.nan, math.nan
     logs = np.log(np.asarray(ratios))
     rng = np.random.default_rng(0)
     means = logs[rng.integers(0, logs.size, size=(resamples, logs.size))].mean(axis=1)
@@ -38,65 +45,127 @@ def interval(ratios: list[float], resamples: int = 10_000) -> tuple[float, float
     return math.exp(logs.mean()), math.exp(low), math.exp(high)
 
 
-def selector_rows(paths: list[str], rows: list[dict], episodes: dict, best_avg: dict
-                  ) -> None:
-    """Print each selector's (and, for several, their pooled) ratio to the optimum per split,
-    and the gap it closes: (best - selector) / (best - optimum), geomeans over proven
-    instances."""
-    from agents.selection.selector import LinearSelector
+FIELD: tuple[tuple[str, str], ...] = tuple(
+    (o, p + s) for o in ("fifo", "srtf", "srsf") for p in ("pal", "pm-first", "packed-non-sticky")
+    for s in ("", "+backfill", "+easy"))
+"""The field: (queue order, placement) of each of the 27 combinations."""
+SPLITS = ("train", "validation", "test", "all")
+"""The rows of the main table (``all``: every instance)."""
+Interval = tuple[float, float, float]
+"""A geomean ratio and its 95% interval: (point, low, high)."""
+
+
+def field_averages(episodes: dict[int, Episode]) -> dict[tuple[int, str, str], float]:
+    """Average JCT (s) of each field combination on each instance: by (seed, order,
+    placement)."""
+    return {(seed, o, p): run_episode(ep, p, o).metrics.avg_jct_s
+            for seed, ep in episodes.items() for o, p in FIELD}
+
+
+def choose_best(rows: list[dict], avg: dict[tuple[int, str, str], float]) -> tuple[str, str]:
+    """The (order, placement) of lowest geomean average JCT over the validation split's
+    instances (ties: the first by name).
+
+    Raises:
+        ConfigError: when the suite has no validation instance.
+    """
+    validation = [item["seed"] for item in rows if item["split"] == "validation"]
+    if not validation:
+        raise ConfigError("the small-instance suite has no validation instance to choose "
+                          "best on")
+    score = {(o, p): np.mean([math.log(avg[s, o, p]) for s in validation]) for o, p in FIELD}
+    return min(score, key=lambda k: (score[k], k))
+
+
+def split_rows(rows: list[dict], best_avg: dict[int, float]
+               ) -> list[tuple[str, int, int, list[Interval]]]:
+    """Per split of :data:`SPLITS`: (split, proven instances, instances, [best / optimum,
+    search / optimum, bound / optimum]), geomeans over the proven instances with their
+    intervals (:func:`interval`); ``best_avg``: best's average JCT (s) by seed."""
+    found = []
+    for split in SPLITS:
+        chosen = [item for item in rows if split == "all" or item["split"] == split]
+        proven = [item for item in chosen if item["status"] == "optimal"]
+        cells = [interval([ratio(i) / i["optimum_avg_jct_s"] for i in proven])
+                 for ratio in (lambda i: best_avg[i["seed"]],
+                               lambda i: i["search_avg_jct_s"],
+                               lambda i: i["lower_bound_avg_jct_s"])]
+        found.append((split, len(proven), len(chosen), cells))
+    return found
+
+
+def gap_row(entries: list[dict[int, float]], proven: list[dict], best_avg: dict[int, float]
+            ) -> tuple[Interval, float]:
+    """An entry's ratio to the optimum over the ``proven`` instances (geomean over (entry,
+    instance) when ``entries`` holds several, each an average JCT (s) by seed) and the gap it
+    closes, (b - g) / (b - 1), with ``b`` best's geomean ratio to the optimum over the same
+    instances and ``g`` the entry's (NaN when b <= 1: no gap to close)."""
+    ratios = interval([entry[i["seed"]] / i["optimum_avg_jct_s"]
+                       for entry in entries for i in proven])
+    g = ratios[0]
+    b = math.exp(np.mean([math.log(best_avg[i["seed"]] / i["optimum_avg_jct_s"])
+                          for i in proven]))
+    closed = (b - g) / (b - 1.0) if b > 1.0 else float("nan")
+    return ratios, closed
+
+
+def selector_rows(selectors: dict[str, LinearSelector], rows: list[dict],
+                  episodes: dict[int, Episode], best_avg: dict[int, float]
+                  ) -> list[tuple[str, str, Interval, float]]:
+    """Each selector's (by file, run with its aging floor) and, for several, their pooled ratio
+    to the optimum per split (validation, test) and the gap it closes (:func:`gap_row`):
+    (label, split, ratio, gap closed)."""
     from palgym.rule_selection import run_selected_episode
 
-    selectors = {path: LinearSelector.load(path) for path in paths}
-    avg = {(path, seed): run_selected_episode(ep, s.rules, s).result.metrics.avg_jct_s
-           for path, s in selectors.items() for seed, ep in episodes.items()}
+    paths = list(selectors)
+    avg = {path: {seed: run_selected_episode(ep, s.rules, s).result.metrics.avg_jct_s
+                  for seed, ep in episodes.items()} for path, s in selectors.items()}
     groups = [[p] for p in paths] + ([paths] if len(paths) > 1 else [])
-    print(f"{'selector':<40} {'split':<11} {'entry / optimum':>26}  {'gap closed':>10}")
+    found = []
     for group in groups:
         label = group[0] if len(group) == 1 else f"pooled ({len(group)} files)"
         for split in ("validation", "test"):
             proven = [i for i in rows if i["split"] == split and i["status"] == "optimal"]
-            g, low, high = interval([avg[p, i["seed"]] / i["optimum_avg_jct_s"]
-                                     for p in group for i in proven])
-            b = math.exp(np.mean([math.log(best_avg[i["seed"]] / i["optimum_avg_jct_s"])
-                                  for i in proven]))
-            closed = (b - g) / (b - 1.0) if b > 1.0 else float("nan")
-            print(f"{label[-40:]:<40} {split:<11} {f'{g:.4f} [{low:.4f}, {high:.4f}]':>26}  "
-                  f"{closed:>10.2f}")
+            ratios, closed = gap_row([avg[p] for p in group], proven, best_avg)
+            found.append((label, split, ratios, closed))
+    return found
+
+
+def interval_text(ratios: Interval) -> str:
+    """``1.0630 [1.0250, 1.1110]``."""
+    return f"{ratios[0]:.4f} [{ratios[1]:.4f}, {ratios[2]:.4f}]"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--selector", nargs="*", default=[], metavar="FILE",
                         help="rule selector files to measure against the optimum")
+    parser.add_argument("--suite", default=None, metavar="FILE",
+                        help="a palgym-small/1 suite file (default: the shipped one)")
     args = parser.parse_args(argv)
-    suite = read_suite()
-    rows = suite["instances"]
-    field = [(o, p + s) for o in ("fifo", "srtf", "srsf")
-             for p in ("pal", "pm-first", "packed-non-sticky") for s in ("", "+backfill", "+easy")]
-    episodes = {item["seed"]: small_instance(item["seed"]).episode() for item in rows}
-    avg = {(seed, o, p): run_episode(ep, p, o).metrics.avg_jct_s
-           for seed, ep in episodes.items() for o, p in field}
-    validation = [item["seed"] for item in rows if item["split"] == "validation"]
-    score = {(o, p): np.mean([math.log(avg[s, o, p]) for s in validation]) for o, p in field}
-    best = min(score, key=lambda k: (score[k], k))
-    print(f"validation-chosen best of {len(field)}: {best[0]}/{best[1]}")
+    try:
+        selectors = {path: LinearSelector.load(path) for path in args.selector}
+        suite = read_suite(args.suite)
+        rows = suite["instances"]
+        episodes = {item["seed"]: small_instance(item["seed"]).episode() for item in rows}
+        avg = field_averages(episodes)
+        best = choose_best(rows, avg)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    best_avg = {item["seed"]: avg[item["seed"], best[0], best[1]] for item in rows}
+    print(f"validation-chosen best of {len(FIELD)}: {best[0]}/{best[1]}")
     print(f"{'split':<11} {'proven':>8}  {'best / optimum':>26}  {'search / optimum':>26}  "
           f"{'bound / optimum':>26}")
-    for split in ("train", "validation", "test", "all"):
-        chosen = [item for item in rows if split == "all" or item["split"] == split]
-        proven = [item for item in chosen if item["status"] == "optimal"]
-        cells = []
-        for ratio in (lambda i: avg[i["seed"], best[0], best[1]] / i["optimum_avg_jct_s"],
-                      lambda i: i["search_avg_jct_s"] / i["optimum_avg_jct_s"],
-                      lambda i: i["lower_bound_avg_jct_s"] / i["optimum_avg_jct_s"]):
-            g, low, high = interval([ratio(i) for i in proven])
-            cells.append(f"{g:.4f} [{low:.4f}, {high:.4f}]")
-        print(f"{split:<11} {len(proven):>3} of {len(chosen):<3}  " + "  ".join(
-            f"{c:>26}" for c in cells))
+    for split, proven, chosen, cells in split_rows(rows, best_avg):
+        print(f"{split:<11} {proven:>3} of {chosen:<3}  " + "  ".join(
+            f"{interval_text(c):>26}" for c in cells))
     unproven = [item["name"] for item in rows if item["status"] != "optimal"]
     if args.selector:
-        selector_rows(args.selector, rows, episodes,
-                      {item["seed"]: avg[item["seed"], best[0], best[1]] for item in rows})
+        print(f"{'selector':<40} {'split':<11} {'entry / optimum':>26}  {'gap closed':>10}")
+        for label, split, ratios, closed in selector_rows(selectors, rows, episodes, best_avg):
+            print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  "
+                  f"{closed:>10.2f}")
     if unproven:
         print(f"warning: {len(unproven)} instances without a proven optimum are left out of the "
               f"ratios: {', '.join(unproven)}", file=sys.stderr)

@@ -10,6 +10,8 @@ its unfinished jobs (every learned entry is listed: choosing one by its test fig
 on the test split).
 
     python benchmarks/room_table.py benchmarks/leaderboard/palgym-bench-v2
+
+A missing path or a bad results file exits 2, naming it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from palgym.bench.leaderboard import results_files
 from palgym.bench.leaderboard_page import gap_text, interval_text
 from palgym.bench.leaderboard_tables import Row, build_leaderboard
 from palgym.bench.results import read_results
+from palgym.errors import ConfigError
 
 
 def _row(rows: list[Row], kind_prefix: str) -> Row | None:
@@ -31,7 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="+", help="results files or folders (one suite)")
     args = parser.parse_args(argv)
-    boards = build_leaderboard([read_results(p) for p in results_files(args.results)])
+    try:
+        boards = build_leaderboard([read_results(p) for p in results_files(args.results)])
+    except ConfigError as error:  # a missing path or a bad results file: named, no traceback
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print("| suite | task | validation-chosen best | best-known / best | lower bound / best "
           "| learned entry | its ratio / best | gap closed | unfinished jobs |")
     print("|---|---|---|---|---|---|---|---:|---:|")

@@ -59,12 +59,15 @@ class Room:
         make_suite: writes the suite file into a folder, returns its path.
         tasks: the tasks an entry runs unless told otherwise.
         best_known: the ``best-known`` fixture's ``--agent`` spec.
+        reference_tasks: the tasks the ``best_known`` and ``bound`` fixtures run (None:
+            :attr:`tasks`).
     """
 
     name: str
     make_suite: Callable[[Path], Path]
     tasks: tuple[str, ...]
     best_known: str = "best-known"
+    reference_tasks: tuple[str, ...] | None = None
 
     def run(self, suite: Path, agent: str, out: Path, tasks: tuple[str, ...] | None = None,
             **options: Any) -> Path:
@@ -98,11 +101,13 @@ class Room:
         @pytest.fixture(scope="module", name="best_known")
         def best_known(suite: Path, folder: Path) -> Path:
             """The ``best-known`` entry's results file (spec :attr:`best_known`)."""
-            return self.run(suite, self.best_known, folder / "best-known.jsonl")
+            return self.run(suite, self.best_known, folder / "best-known.jsonl",
+                            self.reference_tasks)
 
         @pytest.fixture(scope="module", name="bound")
         def bound(suite: Path, folder: Path) -> Path:
             """The ``lower-bound`` entry's results file."""
-            return self.run(suite, "lower-bound", folder / "lower-bound.jsonl")
+            return self.run(suite, "lower-bound", folder / "lower-bound.jsonl",
+                            self.reference_tasks)
 
         return suite, folder, field, best_known, bound
