@@ -29,7 +29,7 @@ from agents.selection.selector import LinearSelector
 from palgym import run_episode
 from palgym.errors import ConfigError
 from palgym.headroom.small import small_instance
-from palgym.headroom.suite import read_suite
+from palgym.headroom.suite import read_suite, suite_path
 from palgym.simulate import Episode
 
 
@@ -62,17 +62,17 @@ def field_averages(episodes: dict[int, Episode]) -> dict[tuple[int, str, str], f
             for seed, ep in episodes.items() for o, p in FIELD}
 
 
-def choose_best(rows: list[dict], avg: dict[tuple[int, str, str], float]) -> tuple[str, str]:
+def choose_best(rows: list[dict], avg: dict[tuple[int, str, str], float],
+                where: str = "the suite") -> tuple[str, str]:
     """The (order, placement) of lowest geomean average JCT over the validation split's
     instances (ties: the first by name).
 
     Raises:
-        ConfigError: when the suite has no validation instance.
+        ConfigError: naming ``where`` (the suite file) when it has no validation instance.
     """
     validation = [item["seed"] for item in rows if item["split"] == "validation"]
     if not validation:
-        raise ConfigError("the small-instance suite has no validation instance to choose "
-                          "best on")
+        raise ConfigError(f"{where}: no instance of split 'validation' to choose best on")
     score = {(o, p): np.mean([math.log(avg[s, o, p]) for s in validation]) for o, p in FIELD}
     return min(score, key=lambda k: (score[k], k))
 
@@ -99,7 +99,10 @@ def gap_row(entries: list[dict[int, float]], proven: list[dict], best_avg: dict[
     """An entry's ratio to the optimum over the ``proven`` instances (geomean over (entry,
     instance) when ``entries`` holds several, each an average JCT (s) by seed) and the gap it
     closes, (b - g) / (b - 1), with ``b`` best's geomean ratio to the optimum over the same
-    instances and ``g`` the entry's (NaN when b <= 1: no gap to close)."""
+    instances and ``g`` the entry's (NaN when b <= 1: no gap to close; all NaN for no proven
+    instance)."""
+    if not proven:
+        return (math.nan, math.nan, math.nan), math.nan
     ratios = interval([entry[i["seed"]] / i["optimum_avg_jct_s"]
                        for entry in entries for i in proven])
     g = ratios[0]
@@ -145,11 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         selectors = {path: LinearSelector.load(path) for path in args.selector}
-        suite = read_suite(args.suite)
+        path = args.suite if args.suite is not None else suite_path()
+        suite = read_suite(path)
         rows = suite["instances"]
         episodes = {item["seed"]: small_instance(item["seed"]).episode() for item in rows}
         avg = field_averages(episodes)
-        best = choose_best(rows, avg)
+        best = choose_best(rows, avg, str(path))
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -335,3 +335,16 @@ def test_room_small_bad_suite_exits_2_naming_the_file(tmp_path: Path,
     assert room_small.main(["--suite", str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and str(path) in err and "Traceback" not in err
+    # a suite without a validation instance: nothing to choose best on
+    data = json.loads(suite_path().read_text())
+    data["instances"] = _proven("test", 1, data["instances"])
+    path.write_text(json.dumps(data))
+    assert room_small.main(["--suite", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"{path}: no instance of split 'validation'" in err
+
+
+def test_room_small_a_split_without_proven_instances_is_nan() -> None:
+    assert all(math.isnan(x) for x in room_small.interval([]))
+    ratios, closed = room_small.gap_row([{}], [], {})
+    assert all(math.isnan(x) for x in ratios) and math.isnan(closed)
