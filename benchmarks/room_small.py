@@ -7,14 +7,17 @@ JCT over the validation split's instances, then measured on each split. Ratios a
 over the proven instances of a split (unproven ones are counted and left out), with a 95%
 percentile bootstrap interval over instances (10,000 resamples, seed 0).
 
-    python benchmarks/room_small.py [--selector FILE ...] [--suite FILE]
+    python benchmarks/room_small.py [--selector FILE ...] [--heuristic ORDER/PLACEMENT ...]
+        [--suite FILE]
 
 ``--selector``: also each rule selector file (``agents.selection``, run with its aging floor
 through :func:`palgym.rule_selection.run_selected_episode`) as a ratio to the optimum, and the
 share of the gap between ``best`` and the optimum that it closes, (best - selector) / (best -
 optimum) of the geomeans, per split; files given together are also pooled (geomean over
-(selector, instance)). ``--suite``: another ``palgym-small/1`` file (default: the shipped one;
-a bad file exits 2 naming it).
+(selector, instance)). ``--heuristic``: the same for heuristics run by
+:func:`palgym.run_episode`, an order given as ``MODULE:CLASS`` too (a trained priority order of
+:mod:`agents.priority.pretrained`); given together, also pooled. ``--suite``: another
+``palgym-small/1`` file (default: the shipped one; a bad file exits 2 naming it).
 """
 
 from __future__ import annotations
@@ -120,13 +123,39 @@ def selector_rows(selectors: dict[str, LinearSelector], rows: list[dict],
     (label, split, ratio, gap closed)."""
     from palgym.rule_selection import run_selected_episode
 
-    paths = list(selectors)
     avg = {path: {seed: run_selected_episode(ep, s.rules, s).result.metrics.avg_jct_s
                   for seed, ep in episodes.items()} for path, s in selectors.items()}
-    groups = [[p] for p in paths] + ([paths] if len(paths) > 1 else [])
+    return entry_rows(avg, rows, best_avg, "files")
+
+
+def heuristic_averages(specs: list[str], episodes: dict[int, Episode]
+                       ) -> dict[str, dict[int, float]]:
+    """Average JCT (s) by seed of each ``ORDER/PLACEMENT`` spec (the order may be a
+    ``MODULE:CLASS``, e.g. a trained priority order of ``agents.priority.pretrained``).
+
+    Raises:
+        ConfigError: for a spec without ``/`` or a name palgym does not know.
+    """
+    out = {}
+    for spec in specs:
+        order, sep, placement = spec.partition("/")
+        if not sep:
+            raise ConfigError(f"--heuristic {spec!r}: expected ORDER/PLACEMENT")
+        out[spec] = {seed: run_episode(ep, placement, order).metrics.avg_jct_s
+                     for seed, ep in episodes.items()}
+    return out
+
+
+def entry_rows(avg: dict[str, dict[int, float]], rows: list[dict], best_avg: dict[int, float],
+               what: str = "entries") -> list[tuple[str, str, Interval, float]]:
+    """Each entry's (average JCT by seed, by label) and, for several, their pooled ratio to
+    the optimum per split (validation, test) and the gap it closes (:func:`gap_row`):
+    (label, split, ratio, gap closed)."""
+    labels = list(avg)
+    groups = [[p] for p in labels] + ([labels] if len(labels) > 1 else [])
     found = []
     for group in groups:
-        label = group[0] if len(group) == 1 else f"pooled ({len(group)} files)"
+        label = group[0] if len(group) == 1 else f"pooled ({len(group)} {what})"
         for split in ("validation", "test"):
             proven = [i for i in rows if i["split"] == split and i["status"] == "optimal"]
             ratios, closed = gap_row([avg[p] for p in group], proven, best_avg)
@@ -143,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--selector", nargs="*", default=[], metavar="FILE",
                         help="rule selector files to measure against the optimum")
+    parser.add_argument("--heuristic", nargs="*", default=[], metavar="ORDER/PLACEMENT",
+                        help="heuristics (a MODULE:CLASS order too) to measure against it")
     parser.add_argument("--suite", default=None, metavar="FILE",
                         help="a palgym-small/1 suite file (default: the shipped one)")
     args = parser.parse_args(argv)
@@ -154,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         episodes = {item["seed"]: small_instance(item["seed"]).episode() for item in rows}
         avg = field_averages(episodes)
         best = choose_best(rows, avg, str(path))
+        heuristics = heuristic_averages(args.heuristic, episodes)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -168,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.selector:
         print(f"{'selector':<40} {'split':<11} {'entry / optimum':>26}  {'gap closed':>10}")
         for label, split, ratios, closed in selector_rows(selectors, rows, episodes, best_avg):
+            print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  "
+                  f"{closed:>10.2f}")
+    if heuristics:
+        print(f"{'heuristic':<40} {'split':<11} {'entry / optimum':>26}  {'gap closed':>10}")
+        for label, split, ratios, closed in entry_rows(heuristics, rows, best_avg):
             print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  "
                   f"{closed:>10.2f}")
     if unproven:

@@ -182,7 +182,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("L7", ("agents",)),
     ("L8", ("agents.sb3", "agents.planning", "agents.rllib")),
     ("L9", ("agents.selection",)),
-    ("L10", ("agents.evaluation",)),
+    ("L10", ("agents.evaluation", "agents.priority")),
     ("L11", ("train", "evaluate", "agents.bench", "agents.sb3.cli", "agents.rule_selector_cli",
              "agents.policies")),
 )

@@ -102,6 +102,11 @@ def member_kwargs(task: Task, split_kwargs: dict[str, Any], contender: Any) -> d
     if "queue_order" in own and task.queue_order_regime == "fixed":
         raise ConfigError(f"{contender.label}: queue order {own['queue_order']!r}, but task "
                           f"{task.name} fixes {task.queue_order!r}")
+    if "queue_order" in own:  # a user's class: the MODULE:CLASS a replay imports, not its name
+        from palgym.policies.loader import origins_of
+
+        own["queue_order"] = next(iter(origins_of((), (own["queue_order"],))),
+                                  own["queue_order"])
     return own
 
 

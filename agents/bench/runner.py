@@ -231,7 +231,24 @@ def plan_entry(request: RunRequest) -> Plan:
             importable_from_cwd()
         name = parse_heuristic(request.agent, "--agent").label
     return Plan(request, suite, tasks, kind, name or entry_name(request.agent, kind),
-                git_commit(), resolved, spec)
+                git_commit(), resolved, spec, kind == "module" and declares_learned(request.agent))
+
+
+def declares_learned(agent: str) -> bool:
+    """Whether a ``MODULE:CLASS`` heuristic name's class (its queue order's or placement's)
+    declares ``learned = True``: a policy fitted to training traces, recorded as a learned
+    entry (its module is imported: :func:`plan_entry` has already registered it)."""
+    import importlib
+
+    for part in agent.split("/"):
+        module, sep, qualname = part.partition(":")
+        if sep and module and qualname:
+            found: object = importlib.import_module(module)
+            for name in qualname.split("+")[0].split("."):
+                found = getattr(found, name, None)
+            if getattr(found, "learned", False) is True:
+                return True
+    return False
 
 
 def _choose(unit: Unit, results: dict[str, list[Any]]) -> ChoiceRow:

@@ -213,7 +213,9 @@ class Plan:
     split it runs resolved once (:class:`SplitPlan`), the parsed ``--agent`` spec
     (:class:`palgym.policies.contender_spec.ContenderSpec`), and the git commit of the code
     that runs it (read when the run is planned, before any episode: a commit made while a long
-    run goes on is not the code that ran)."""
+    run goes on is not the code that ran). ``learned``: a ``MODULE:CLASS`` entry whose class
+    declares ``learned = True`` (a trained queue order or placement); its header's
+    ``entry_kind`` is then ``learned``, and it runs as every module entry does."""
 
     request: RunRequest
     suite: Suite
@@ -223,6 +225,7 @@ class Plan:
     commit: str = "unknown"
     splits: Mapping[tuple[str, str], SplitPlan] = field(default_factory=dict)
     spec: ContenderSpec | None = None
+    learned: bool = False
 
     def split_plan(self, unit: Unit) -> SplitPlan:
         """The resolved split a unit runs on."""
@@ -270,7 +273,8 @@ class Plan:
         """The results file's header line."""
         request = self.request
         return Header(
-            self.suite.name, self.suite.sha256, self.name, self.kind, request.agent,
+            self.suite.name, self.suite.sha256, self.name,
+            "learned" if self.learned else self.kind, request.agent,
             __version__, self.commit, {t.name: t.env_layout for t in self.tasks},
             sorted({s for t in self.tasks for s in t.seeds}),
             {t: {m: dict(v) for m, v in found.items()} for t, found in members.items()},
