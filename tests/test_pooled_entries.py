@@ -1,0 +1,64 @@
+"""benchmarks/pooled_entries.py on the committed palgym-bench-v2-lite results: one entry alone
+gives the leaderboard's geomean and interval, a pool of two gives the geomean of their ratios
+together, and gap closed is (1 - g) / (1 - k) of the printed figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from palgym.bench.leaderboard import results_files
+from palgym.bench.leaderboard_tables import build_leaderboard
+from palgym.bench.results import read_results
+
+ROOT = Path(__file__).resolve().parent.parent
+_SPEC = importlib.util.spec_from_file_location("pooled_entries",
+                                               ROOT / "benchmarks" / "pooled_entries.py")
+assert _SPEC is not None and _SPEC.loader is not None
+pooled_entries = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(pooled_entries)
+
+FOLDER = str(ROOT / "benchmarks" / "leaderboard" / "palgym-bench-v2-lite")
+TASK = "scheduling-regimes"
+A, B = "rule-selector-clairvoyant-floor32-seed0", "best"
+
+
+def _rows() -> dict:
+    (board,) = build_leaderboard([read_results(p) for p in results_files([FOLDER])])
+    (task,) = [t for t in board.tasks if t.task == TASK]
+    return {r.entry: r for r in (*task.rows, *task.references)}
+
+
+def test_one_entry_is_the_leaderboards_row() -> None:
+    rows = _rows()
+    (line, _all) = pooled_entries.table([FOLDER], [], [A], [TASK])
+    summary = rows[A].summary.to_best_geomean
+    assert line[:3] == [A, TASK, str(rows[A].ratios_to_best.size)]
+    assert line[3] == (f"{summary.point[0]:.3f} [{summary.low[0]:.3f}, "
+                       f"{summary.high[0]:.3f}]")
+    k = math.exp(np.log(rows["best-known"].ratios_to_best).mean())
+    assert line[4] == f"{k:.3f}"
+    g = math.exp(np.log(rows[A].ratios_to_best).mean())
+    assert line[5] == f"{(1 - g) / (1 - k):.2f}"
+    assert line[6] == str(rows[A].unfinished_jobs)
+
+
+def test_a_pool_is_the_geomean_of_every_ratio() -> None:
+    rows = _rows()
+    lines = pooled_entries.table([FOLDER], [A, B], [], [TASK])
+    both = np.concatenate([rows[A].ratios_to_best, rows[B].ratios_to_best])
+    point = float(lines[0][3].split()[0])
+    assert point == pytest.approx(math.exp(np.log(both).mean()), abs=5e-4)
+    low, high = (float(x) for x in lines[0][3].split("[")[1].rstrip("]").split(","))
+    assert low <= point <= high
+    assert lines[0][2] == str(both.size)
+
+
+def test_an_unknown_task_or_entry_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert pooled_entries.main([FOLDER, "--entry", A, "--tasks", "no-such-task"]) == 2
+    assert pooled_entries.main([FOLDER, "--entry", "no-such-entry", "--tasks", TASK]) == 2
+    assert "no entry" in capsys.readouterr().err
