@@ -43,7 +43,8 @@ def run_guard(episode: Episode, guard: str | GuardName, queue_order: object,
     Args:
         episode: the episode.
         guard: the guard placement text (``pal+backfill+age=32h:fifo/pal+easy``) or parsed.
-        queue_order: the base rule's queue order (a name).
+        queue_order: the base rule's queue order (a name; ``MODULE:CLASS`` too, imported and
+            registered: :func:`palgym.policies.loader.queue_order_name`).
         durations: what the orders, EASY and the features know of durations.
         belief: must be None (a guard decides on the episode's belief); ``run_episode``'s.
         driver: ``auto`` or ``python`` (rule selection runs the Python loop); ``run_episode``'s.
@@ -62,10 +63,13 @@ def run_guard(episode: Episode, guard: str | GuardName, queue_order: object,
 
     from palgym.rule_selection import run_selected_episode
 
+    from palgym.policies.loader import queue_order_name
+
     text = guard if isinstance(guard, str) else guard.placement
     _check_call(text, queue_order, belief, driver)
     parsed = parse_guard(text, "policy")
-    selected = run_selected_episode(episode, parsed.rules(str(queue_order)),
+    base = queue_order_name(str(queue_order))  # a MODULE:CLASS: its registered name
+    selected = run_selected_episode(episode, parsed.rules(base),
                                     GuardSelector(parsed.hours), durations, wrap_placement)
     return replace(selected.result, policy=parsed.placement, queue_order=str(queue_order))
 

@@ -172,3 +172,20 @@ def test_a_training_run_stops_at_its_limit_and_scores_as_documented() -> None:
     assert value == pytest.approx(math.log(STOP_RATIO) + UNFINISHED_PENALTY)
     same = score([labelled], "pal+backfill", [SRSF_WEIGHTS], np.array([avg]))[0]
     assert same == 0.0
+
+
+def test_under_a_floor_the_order_is_the_guards_base() -> None:
+    # the training's floor runs the candidate as an aging guard's base order: with the hand
+    # rule's weights it is the committed hand rule's guard, bit for bit; the floor (0.05 h =
+    # 180 s, under two rounds) changes the schedule of the toy
+    from agents.priority.train import run_weights
+    from agents.selection.runs import LabelledEpisode
+
+    episode = _episode()
+    labelled = LabelledEpisode("toy", "toy", episode)
+    weights = (1.0, 0.0, -2.0, 0.0, 0.0)
+    floored = run_weights(labelled, "pal+backfill", weights, floor_hours=0.05)
+    guard = run_episode(episode, "pal+backfill+age=0.05h:fifo/pal+easy",
+                        "agents.priority.pretrained:ResponseRatio").metrics
+    assert floored == (guard.avg_jct_s, 0)
+    assert floored != run_weights(labelled, "pal+backfill", weights)

@@ -231,23 +231,28 @@ def plan_entry(request: RunRequest) -> Plan:
             importable_from_cwd()
         name = parse_heuristic(request.agent, "--agent").label
     return Plan(request, suite, tasks, kind, name or entry_name(request.agent, kind),
-                git_commit(), resolved, spec, kind == "module" and declares_learned(request.agent))
+                git_commit(), resolved, spec,
+                kind in ("module", "heuristic") and declares_learned(request.agent))
 
 
 def declares_learned(agent: str) -> bool:
-    """Whether a ``MODULE:CLASS`` heuristic name's class (its queue order's or placement's)
-    declares ``learned = True``: a policy fitted to training traces, recorded as a learned
-    entry (its module is imported: :func:`plan_entry` has already registered it)."""
+    """Whether a heuristic name's ``MODULE:CLASS`` queue order or placement (an aging guard's
+    base order or placement too) has a class that declares ``learned = True``: a policy fitted
+    to training traces, recorded as a learned entry (its module is imported; :func:`plan_entry`
+    has already registered it)."""
     import importlib
+    import re
 
-    for part in agent.split("/"):
+    order, _, placement = agent.partition("/")
+    for part in (order, re.split(r"[+]", placement, maxsplit=1)[0]):
         module, sep, qualname = part.partition(":")
-        if sep and module and qualname:
-            found: object = importlib.import_module(module)
-            for name in qualname.split("+")[0].split("."):
-                found = getattr(found, name, None)
-            if getattr(found, "learned", False) is True:
-                return True
+        if not (sep and re.fullmatch(r"[\w.]+", module) and re.fullmatch(r"[\w.]+", qualname)):
+            continue
+        found: object = importlib.import_module(module)
+        for name in qualname.split("."):
+            found = getattr(found, name, None)
+        if getattr(found, "learned", False) is True:
+            return True
     return False
 
 

@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--reference", default=REFERENCE,
                        help=f"ORDER/PLACEMENT of the objective's reference (default {REFERENCE})")
         p.add_argument("--workers", type=int, default=1)
+        p.add_argument("--floor", type=float, default=None, metavar="HOURS",
+                       help="train and score the order under a starvation floor: FIFO with "
+                       "EASY backfilling once a job has queued HOURS (default: none)")
     train = sub.choices["train"]
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--iterations", type=int, default=6)
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         ref_val = _reference(validation, args.reference)
 
         def score_val(w: np.ndarray) -> np.ndarray:
-            return score(validation, args.placement, w, ref_val, args.workers)
+            return score(validation, args.placement, w, ref_val, args.workers, args.floor)
 
         if args.command == "grid":
             for a in args.a:
@@ -91,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         ref_train = _reference(train, args.reference)
         print(f"{len(train)} training and {len(validation)} validation episodes", flush=True)
         weights, log = train_cem(
-            lambda w: score(train, args.placement, w, ref_train, args.workers), score_val,
+            lambda w: score(train, args.placement, w, ref_train, args.workers, args.floor),
+            score_val,
             iterations=args.iterations, population=args.population, elite=args.elite,
             seed=args.seed, start=args.start, progress=lambda line: print(line, flush=True))
     except (PalgymError, OSError, ValueError) as exc:
@@ -99,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     record = {"method": "cross-entropy", "seed": args.seed, "iterations": args.iterations,
               "population": args.population, "elite": args.elite, "start": args.start,
+              "floor_hours": args.floor,
               "suite": SUITE, "task": TASK,
               "regimes": args.regimes is not None, "per_regime": args.per_regime,
               "train_episodes": [e.label for e in train],

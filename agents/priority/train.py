@@ -31,8 +31,14 @@ import numpy as np
 
 from agents.priority.order import FEATURES, SRSF_WEIGHTS, LinearPriorityOrder
 from agents.selection.runs import LabelledEpisode
+from palgym.policies.durations import CLAIRVOYANT, Durations
+from palgym.sim.config import PolicyOptions, RemainingTime
+from palgym.sim.types import IntArray
+from palgym.sim.views import SimView
 from palgym.simulate import run_episode
 
+FLOOR_RULE = "fifo/pal+easy"
+"""The rule a starvation floor switches to (the aging guards' and the selectors' floor)."""
 UNFINISHED_PENALTY = 1.0
 """Added to an episode's log ratio when it leaves a measured job unfinished."""
 STOP_RATIO = 1.5
@@ -47,23 +53,62 @@ DEFAULT_STD: tuple[float, ...] = (0.3, 0.3, 0.5, 0.3, 0.5)
 
 _EPISODES: list[LabelledEpisode] = []
 _PLACEMENT = ""
+_FLOOR: list[float | None] = [None]
 
 
 class _StoppedError(Exception):
     """A run's jobs have already spent more time in the system than its limit."""
 
 
+class CandidateOrder:
+    """The order a training run plays under a starvation floor (an aging guard runs on named
+    rules: :mod:`palgym.guards`): a registered queue order whose weights are the class's
+    :attr:`weights`, set before each run (runs are sequential within a process)."""
+
+    name = "linear-priority-candidate"
+    static = False
+    weights: tuple[float, ...] = SRSF_WEIGHTS
+
+    def __init__(self, durations: Durations = CLAIRVOYANT,
+                 options: PolicyOptions | None = None) -> None:
+        remaining = RemainingTime.IDEAL if options is None else options.srtf_remaining
+        self._order = LinearPriorityOrder(type(self).weights, durations, remaining,
+                                          name=self.name)
+
+    def order(self, sim: SimView) -> IntArray:
+        """Active job indices by (priority, key)."""
+        return self._order.order(sim)
+
+
+def floor_guard(placement: str, hours: float) -> str:
+    """The guard placement of a floor: ``PLACEMENT+age=Hh:fifo/pal+easy`` (FIFO with EASY
+    backfilling once a job has queued ``hours``: :class:`agents.selection.selector.
+    StarvationFloor`'s rule)."""
+    return f"{placement}+age={hours:g}h:{FLOOR_RULE}"
+
+
 def run_weights(episode: LabelledEpisode, placement: str, weights: Sequence[float],
-                limit_s: float = math.inf) -> tuple[float, int]:
+                limit_s: float = math.inf, floor_hours: float | None = None
+                ) -> tuple[float, int]:
     """(avg JCT in s over the completed jobs, unfinished measured jobs) of ``episode`` under
     ``placement`` with the order of ``weights`` (its remaining-time rule the episode's).
 
     ``limit_s``: the run stops once its measured jobs' time in the system so far
     (:func:`agents.planning.search.state_cost`, a lower bound of their total JCT) reaches it,
     checked every :data:`CHECK_ROUNDS` rounds, and returns ``(nan, -1)``: its average JCT is
-    then at least ``limit_s`` / the number of jobs.
+    then at least ``limit_s`` / the number of jobs. ``floor_hours``: the order runs under
+    that starvation floor (:func:`floor_guard`; no limit then: the floor bounds a job's wait).
     """
     from agents.planning.search import state_cost
+
+    if floor_hours is not None:
+        from palgym.policies.loader import queue_order_name
+
+        CandidateOrder.weights = tuple(float(w) for w in weights)
+        name = queue_order_name(f"{__name__}:CandidateOrder")
+        metrics = run_episode(episode.episode, floor_guard(placement, floor_hours), name,
+                              durations=episode.durations).metrics
+        return metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed
 
     def check(sim: Any) -> int:
         if state_cost(sim, None) >= limit_s:
@@ -82,12 +127,12 @@ def run_weights(episode: LabelledEpisode, placement: str, weights: Sequence[floa
 
 def _run(job: tuple[int, tuple[float, ...], float]) -> tuple[float, int]:
     index, weights, limit_s = job
-    return run_weights(_EPISODES[index], _PLACEMENT, weights, limit_s)
+    return run_weights(_EPISODES[index], _PLACEMENT, weights, limit_s, _FLOOR[0])
 
 
 def score(episodes: Sequence[LabelledEpisode], placement: str,
           candidates: Sequence[Sequence[float]], reference_avg_jct_s: np.ndarray,
-          workers: int = 1) -> np.ndarray:
+          workers: int = 1, floor_hours: float | None = None) -> np.ndarray:
     """float64 (len(candidates),): each candidate's objective (module docstring) on
     ``episodes`` (``reference_avg_jct_s``: float64 (len(episodes),), the reference rule's avg
     JCT per episode, s), on ``workers`` forked processes."""
