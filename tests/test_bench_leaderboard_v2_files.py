@@ -22,7 +22,6 @@ from tests.test_bench_leaderboard_files import LEADERBOARD, file_name
 V1 = {"palgym-bench-v2-lite": "palgym-bench-v1-lite", "palgym-bench-v2": "palgym-bench-v1"}
 REFERENCES = ("best-known.jsonl", "lower-bound.jsonl")
 NOT_YET_ON_V2 = {"palgym-bench-v2": {
-    "planner-K=1,H=3.jsonl",
     "planner-base=srtf-pal+backfill,rules=pal+backfill-pal+easy-pal-pm-first-pm-first+backfill-"
     "pm-first+easy,H=20.jsonl"}}
 """The v1 entries not yet re-run on the full v2 suite (benchmarks/leaderboard/README.md says

@@ -1,17 +1,51 @@
-"""Priority orders with a ``MODULE:CLASS`` queue-order name that every palgym command accepts,
-e.g. ``python -m palgym.bench run --agent agents.priority.pretrained:ResponseRatio/pal+backfill``:
-the hand rule of the family (:class:`ResponseRatio`, not learned).
+"""The committed trained priority orders, each a ``MODULE:CLASS`` queue-order name that every
+palgym command accepts, and the hand rule of the same family they are compared with
+(:class:`ResponseRatio`, not learned). They were trained and are run under a 48 h starvation
+floor, as the base order of an aging guard, e.g. ``python -m palgym.bench run --agent
+agents.priority.pretrained:AgingPrioritySeed0/pal+backfill+age=48h:fifo/pal+easy`` (its
+header's ``entry_kind`` is ``learned``: the class declares ``learned = True``).
+
+The files are in ``agents/pretrained/priority/`` (how they were trained:
+``agents/pretrained/README.md``, "A learned priority order").
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
-from agents.priority.order import LinearPriorityOrder
+from agents.priority.order import LinearPriorityOrder, PretrainedPriorityOrder
 from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.sim.config import PolicyOptions, RemainingTime
 from palgym.sim.types import IntArray
 from palgym.sim.views import SimView
+
+FOLDER = Path(__file__).resolve().parent.parent / "pretrained" / "priority"
+"""Where the trained orders' files are."""
+
+
+class AgingPrioritySeed0(PretrainedPriorityOrder):
+    """The order trained with seed 0."""
+
+    name = "aging-priority-seed0"
+    path = FOLDER / "aging-priority-seed0.json"
+    learned = True
+
+
+class AgingPrioritySeed1(PretrainedPriorityOrder):
+    """The order trained with seed 1."""
+
+    name = "aging-priority-seed1"
+    path = FOLDER / "aging-priority-seed1.json"
+    learned = True
+
+
+class AgingPrioritySeed2(PretrainedPriorityOrder):
+    """The order trained with seed 2."""
+
+    name = "aging-priority-seed2"
+    path = FOLDER / "aging-priority-seed2.json"
+    learned = True
 
 
 class ResponseRatio:
