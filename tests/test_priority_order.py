@@ -189,3 +189,20 @@ def test_under_a_floor_the_order_is_the_guards_base() -> None:
                         "agents.priority.pretrained:ResponseRatio").metrics
     assert floored == (guard.avg_jct_s, 0)
     assert floored != run_weights(labelled, "pal+backfill", weights)
+
+
+def test_score_runs_under_the_floor_it_is_given() -> None:
+    # on the toy a 0.05 h floor changes the hand rule's schedule (the test above), so the
+    # objective under the floor is the floored run's log ratio, not the unfloored one's
+    from agents.priority.train import run_weights, score
+    from agents.selection.runs import LabelledEpisode
+
+    labelled = LabelledEpisode("toy", "toy", _episode())
+    weights = (1.0, 0.0, -2.0, 0.0, 0.0)
+    ref = np.array([1000.0])
+    floored = run_weights(labelled, "pal+backfill", weights, floor_hours=0.05)[0]
+    plain = run_weights(labelled, "pal+backfill", weights)[0]
+    assert score([labelled], "pal+backfill", [weights], ref, floor_hours=0.05)[0] == \
+        pytest.approx(math.log(floored / 1000.0), rel=1e-12)
+    assert score([labelled], "pal+backfill", [weights], ref)[0] == \
+        pytest.approx(math.log(plain / 1000.0), rel=1e-12)

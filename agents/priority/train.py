@@ -135,9 +135,11 @@ def score(episodes: Sequence[LabelledEpisode], placement: str,
           workers: int = 1, floor_hours: float | None = None) -> np.ndarray:
     """float64 (len(candidates),): each candidate's objective (module docstring) on
     ``episodes`` (``reference_avg_jct_s``: float64 (len(episodes),), the reference rule's avg
-    JCT per episode, s), on ``workers`` forked processes."""
+    JCT per episode, s), on ``workers`` forked processes, under the starvation floor of
+    ``floor_hours`` if given (:func:`run_weights`)."""
     global _EPISODES, _PLACEMENT
     _EPISODES, _PLACEMENT = list(episodes), placement
+    _FLOOR[0] = floor_hours
     limits = [STOP_RATIO * r * e.episode.trace.num_jobs
               for r, e in zip(reference_avg_jct_s, episodes, strict=True)]
     jobs = [(i, tuple(map(float, c)), limits[i]) for c in candidates
