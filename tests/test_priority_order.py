@@ -206,3 +206,13 @@ def test_score_runs_under_the_floor_it_is_given() -> None:
         pytest.approx(math.log(floored / 1000.0), rel=1e-12)
     assert score([labelled], "pal+backfill", [weights], ref)[0] == \
         pytest.approx(math.log(plain / 1000.0), rel=1e-12)
+
+
+def test_the_command_line_names_missing_data_and_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agents.priority.__main__ import main
+
+    code = main(["grid", "--cache", str(tmp_path), "--data-dir", str(tmp_path), "--a", "2"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "missing files" in err and "palgym.bench prepare" in err

@@ -31,8 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("train", "grid"):
         p = sub.add_parser(name)
-        p.add_argument("--cache", help="the suite's cache folder (palgym.bench prepare)")
-        p.add_argument("--data-dir", help="the public data folder (default PALGYM_DATA_DIR)")
+        p.add_argument("--cache", help="the suite's cache folder (palgym.bench prepare; "
+                       "default $PALGYM_BENCH_CACHE)")
+        p.add_argument("--data-dir", help="the public data folder (default $PALGYM_DATA_DIR)")
         p.add_argument("--regimes", help="a regime collection (python -m traces regimes)")
         p.add_argument("--per-regime", type=int, default=None,
                        help="training traces per regime (default: all)")
@@ -59,9 +60,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _episodes(args: argparse.Namespace, split: str, per_regime: int | None) -> list:
     from agents.selection.runs import split_episodes
+    from palgym.bench.roots import data_roots
 
-    return split_episodes(split, suite=SUITE, task=TASK, data_dir=args.data_dir,
-                          cache_dir=args.cache, regimes=args.regimes, per_regime=per_regime)
+    roots = data_roots(args.data_dir, args.cache)  # --data-dir, --cache or their variables
+    return split_episodes(split, suite=SUITE, task=TASK, data_dir=roots.data_dir,
+                          cache_dir=roots.cache_dir, regimes=args.regimes,
+                          per_regime=per_regime)
 
 
 def _reference(episodes: Sequence, rule: str) -> np.ndarray:

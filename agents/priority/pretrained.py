@@ -1,7 +1,7 @@
 """The committed trained priority orders, each a ``MODULE:CLASS`` queue-order name that every
 palgym command accepts, and the hand rule of the same family they are compared with
-(:class:`ResponseRatio`, not learned). They were trained without a floor and are run under
-a 48 h starvation floor, as the base order of an aging guard, e.g. ``python -m palgym.bench run --agent
+(:class:`ResponseRatio`, not learned). They were trained, and are run, under a 48 h
+starvation floor, as the base order of an aging guard, e.g. ``python -m palgym.bench run --agent
 agents.priority.pretrained:AgingPrioritySeed0/pal+backfill+age=48h:fifo/pal+easy`` (its
 header's ``entry_kind`` is ``learned``: the class declares ``learned = True``).
 
