@@ -21,11 +21,8 @@ from tests.test_bench_leaderboard_files import LEADERBOARD, file_name
 
 V1 = {"palgym-bench-v2-lite": "palgym-bench-v1-lite", "palgym-bench-v2": "palgym-bench-v1"}
 REFERENCES = ("best-known.jsonl", "lower-bound.jsonl")
-NOT_YET_ON_V2 = {"palgym-bench-v2": {
-    "planner-base=srtf-pal+backfill,rules=pal+backfill-pal+easy-pal-pm-first-pm-first+backfill-"
-    "pm-first+easy,H=20.jsonl"}}
-"""The v1 entries not yet re-run on the full v2 suite (benchmarks/leaderboard/README.md says
-why: their runs take hours on two cores); every other one is there."""
+NOT_YET_ON_V2: dict[str, set[str]] = {}
+"""The v1 entries not yet re-run on a v2 suite (none: every v1 entry is on both)."""
 
 
 def _files(suite: str) -> list[Path]:
