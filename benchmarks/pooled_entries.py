@@ -75,7 +75,9 @@ def table(folder: Sequence[str], pool: Sequence[str], entries: Sequence[str],
             g, low, high, n = pooled(rows, owners)
             k = pooled(known, chosen)[0]
             gap = (1.0 - g) / (1.0 - k) if k < 1.0 else math.nan
-            out.append([label, scope, str(n), f"{g:.3f} [{low:.3f}, {high:.3f}]", f"{k:.3f}",
+            ratio = (f"{g:.3f} (no interval)" if math.isnan(low)
+                     else f"{g:.3f} [{low:.3f}, {high:.3f}]")  # one trace: nothing to resample
+            out.append([label, scope, str(n), ratio, f"{k:.3f}",
                         gap_text(gap), str(sum(r.unfinished_jobs for r in rows))])
     return out
 
