@@ -62,3 +62,15 @@ def test_an_unknown_task_or_entry_exits_2(capsys: pytest.CaptureFixture[str]) ->
     assert pooled_entries.main([FOLDER, "--entry", A, "--tasks", "no-such-task"]) == 2
     assert pooled_entries.main([FOLDER, "--entry", "no-such-entry", "--tasks", TASK]) == 2
     assert "no entry" in capsys.readouterr().err
+
+
+def test_the_held_out_check_names_missing_data_and_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "priority_heldout", ROOT / "benchmarks" / "priority_heldout.py")
+    assert spec is not None and spec.loader is not None
+    heldout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heldout)
+    code = heldout.main(["--regimes", str(tmp_path), "--cache", str(tmp_path),
+                         "--data-dir", str(tmp_path)])
+    assert code == 2 and "missing files" in capsys.readouterr().err
