@@ -25,7 +25,7 @@ import numpy as np
 
 from palgym.bench.leaderboard import results_files
 from palgym.bench.leaderboard_page import gap_text
-from palgym.bench.leaderboard_tables import Row, build_leaderboard
+from palgym.bench.leaderboard_tables import Row, build_leaderboard, gap_closed
 from palgym.bench.results import read_results
 from palgym.bench.stats import bootstrap_geomean
 from palgym.errors import PalgymError
@@ -50,7 +50,10 @@ def table(folder: Sequence[str], pool: Sequence[str], entries: Sequence[str],
     Raises:
         PalgymError: for a task or entry that the folder's suite does not hold.
     """
-    (board,) = build_leaderboard([read_results(p) for p in results_files(list(folder))])
+    boards = build_leaderboard([read_results(p) for p in results_files(list(folder))])
+    if len(boards) != 1:
+        raise PalgymError(f"give the results of one suite, got {[b.suite for b in boards]}")
+    board = boards[0]
     boards = {t.task: t for t in board.tasks}
     missing = [t for t in tasks if t not in boards]
     if missing:
@@ -74,11 +77,12 @@ def table(folder: Sequence[str], pool: Sequence[str], entries: Sequence[str],
             known = [r for t in chosen for r in rows_of([KNOWN], t)]
             g, low, high, n = pooled(rows, owners)
             k = pooled(known, chosen)[0]
-            gap = (1.0 - g) / (1.0 - k) if k < 1.0 else math.nan
+            gap = gap_closed(g, k)
             ratio = (f"{g:.3f} (no interval)" if math.isnan(low)
                      else f"{g:.3f} [{low:.3f}, {high:.3f}]")  # one trace: nothing to resample
             out.append([label, scope, str(n), ratio, f"{k:.3f}",
-                        gap_text(gap), str(sum(r.unfinished_jobs for r in rows))])
+                        "–" if gap is None else gap_text(gap),
+                        str(sum(r.unfinished_jobs for r in rows))])
     return out
 
 

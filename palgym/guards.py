@@ -61,9 +61,8 @@ def run_guard(episode: Episode, guard: str | GuardName, queue_order: object,
     """
     from dataclasses import replace
 
-    from palgym.rule_selection import run_selected_episode
-
     from palgym.policies.loader import queue_order_name
+    from palgym.rule_selection import run_selected_episode
 
     text = guard if isinstance(guard, str) else guard.placement
     _check_call(text, queue_order, belief, driver)

@@ -4,7 +4,6 @@ the class declares ``learned = True``, records the entry as learned; the file re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -74,6 +73,8 @@ def test_the_committed_orders_read() -> None:
         weights, doc = read_order(AgingPrioritySeed0.path.with_name(
             f"aging-priority-seed{seed}.json"))
         assert doc["placement"] == "pal+backfill" and doc["training"]["seed"] == seed
+        kept = doc["training"]["kept_iteration"]
         curve = doc["training"]["curve"]["validation"]
-        assert curve[doc["training"]["kept_iteration"]] == min(curve)
-        assert json.loads(json.dumps(weights)) == list(weights)
+        assert curve[kept] == min(curve) and doc["training"]["floor_hours"] == 48
+        # the file's weights are the mean of the kept iteration, as the training recorded it
+        assert list(weights) == doc["training"]["curve"]["means"][kept]

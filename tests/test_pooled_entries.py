@@ -62,6 +62,9 @@ def test_an_unknown_task_or_entry_exits_2(capsys: pytest.CaptureFixture[str]) ->
     assert pooled_entries.main([FOLDER, "--entry", A, "--tasks", "no-such-task"]) == 2
     assert pooled_entries.main([FOLDER, "--entry", "no-such-entry", "--tasks", TASK]) == 2
     assert "no entry" in capsys.readouterr().err
+    v2 = str(ROOT / "benchmarks" / "leaderboard" / "palgym-bench-v2")
+    assert pooled_entries.main([FOLDER, v2, "--entry", A, "--tasks", TASK]) == 2
+    assert "one suite" in capsys.readouterr().err
 
 
 def test_the_held_out_check_names_missing_data_and_exits_2(

@@ -53,7 +53,6 @@ DEFAULT_STD: tuple[float, ...] = (0.3, 0.3, 0.5, 0.3, 0.5)
 
 _EPISODES: list[LabelledEpisode] = []
 _PLACEMENT = ""
-_FLOOR: list[float | None] = [None]
 
 
 class _StoppedError(Exception):
@@ -125,9 +124,9 @@ def run_weights(episode: LabelledEpisode, placement: str, weights: Sequence[floa
     return metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed
 
 
-def _run(job: tuple[int, tuple[float, ...], float]) -> tuple[float, int]:
-    index, weights, limit_s = job
-    return run_weights(_EPISODES[index], _PLACEMENT, weights, limit_s, _FLOOR[0])
+def _run(job: tuple[int, tuple[float, ...], float, float | None]) -> tuple[float, int]:
+    index, weights, limit_s, floor_hours = job
+    return run_weights(_EPISODES[index], _PLACEMENT, weights, limit_s, floor_hours)
 
 
 def score(episodes: Sequence[LabelledEpisode], placement: str,
@@ -139,10 +138,9 @@ def score(episodes: Sequence[LabelledEpisode], placement: str,
     ``floor_hours`` if given (:func:`run_weights`)."""
     global _EPISODES, _PLACEMENT
     _EPISODES, _PLACEMENT = list(episodes), placement
-    _FLOOR[0] = floor_hours
     limits = [STOP_RATIO * r * e.episode.trace.num_jobs
               for r, e in zip(reference_avg_jct_s, episodes, strict=True)]
-    jobs = [(i, tuple(map(float, c)), limits[i]) for c in candidates
+    jobs = [(i, tuple(map(float, c)), limits[i], floor_hours) for c in candidates
             for i in range(len(episodes))]
     if workers > 1:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
