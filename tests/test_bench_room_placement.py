@@ -1,6 +1,7 @@
 """The room's reference entries on the fixed-order (placement) tasks and on Ray: ``best-known``
 searches placements only (the task's FIFO fixes the order), ``lower-bound`` bounds every
-schedule of a static world, a dynamic world is refused, and ``--ray`` gives the serial rows."""
+schedule of a static world, both run in the dynamic world (a world with drift is refused by
+the bound), and ``--ray`` gives the serial rows."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from agents.bench.runner import plan_entry
 from palgym.bench.entries import RunRequest
-from palgym.bench.reference_entry import PLACEMENT_SEARCH, _groups
+from palgym.bench.reference_entry import DYNAMIC_PLACEMENT_SEARCH, PLACEMENT_SEARCH, _groups
 from palgym.bench.results import read_results
 from palgym.bench.suites import DataRoots
 from palgym.errors import ConfigError
@@ -98,14 +99,41 @@ def test_the_bound_is_below_every_schedule_and_replays(suite: Path, field: Path,
     assert problems(bound, suite) == []
 
 
-def test_a_dynamic_world_is_refused_naming_where_a_reference_runs(suite: Path,
-                                                                  tmp_path: Path) -> None:
-    for agent in ("lower-bound", "best-known"):
-        output = tmp_path / f"{agent}.jsonl"
-        with pytest.raises(ConfigError, match=r"dynamic-online is a dynamic world.*"
-                           r"placement-default.*scheduling-clairvoyant"):
-            ROOM.run(suite, agent, output, (DYNAMIC,))
-        assert not output.exists()
+def test_the_dynamic_world_has_both_references(suite: Path, folder: Path) -> None:
+    """On ``dynamic-online`` best-known is no worse than any member of its field (run under the
+    task's online belief) and the bound no higher than either; both replay."""
+    field_file = ROOM.run(suite, "field", folder / "dynamic-field.jsonl", (DYNAMIC,))
+    known = jcts(ROOM.run(suite, "best-known", folder / "dynamic-best-known.jsonl", (DYNAMIC,)))
+    low = jcts(ROOM.run(suite, "lower-bound", folder / "dynamic-bound.jsonl", (DYNAMIC,)))
+    assert len(known) == 2 and low.keys() == known.keys()  # one test trace x two seeds
+    members = {row.member for _, row in read_results(field_file).episodes}
+    assert members == {"pal", "pm-first", "packed-sticky", "packed-non-sticky"}
+    for member in members:
+        for key, value in jcts(field_file, member).items():
+            assert low[key] <= known[key] <= value * (1 + 1e-12), (member, key)
+    for name in ("dynamic-best-known.jsonl", "dynamic-bound.jsonl"):
+        assert problems(folder / name, suite) == []
+    header = read_results(folder / "dynamic-best-known.jsonl").header
+    assert header.members[DYNAMIC]["best-known"]["schedule"]["queue_order"] == "fifo"
+
+
+def test_the_dynamic_search_decides_on_the_truth_now() -> None:
+    assert DYNAMIC_PLACEMENT_SEARCH == ("pal@oracle", "pm-first@oracle")
+
+
+def test_a_world_with_drift_is_refused_by_the_bound_naming_where_it_runs(
+        suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from palgym.sim import config as config_module
+    from palgym.sim.dynamics import VariabilityDynamics
+
+    drifting = config_module.PRESETS["dynamic"].with_options(
+        dynamics=VariabilityDynamics(run_variation=True, drift=True))
+    monkeypatch.setitem(config_module.PRESETS, "dynamic", drifting)
+    output = tmp_path / "bound.jsonl"
+    with pytest.raises(ConfigError, match=r"dynamic-online's dynamic truth has drift.*"
+                       r"placement-default.*scheduling-clairvoyant"):
+        ROOM.run(suite, "lower-bound", output, (DYNAMIC,))
+    assert not output.exists()
 
 
 def test_placement_schedules_do_not_change_the_scheduling_rows(suite: Path,

@@ -3,6 +3,8 @@ palgym produces, and hand-worked toys give their optimum."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -20,6 +22,8 @@ from palgym.schedule_record import (
     replay_allocations,
     replay_schedule,
 )
+from palgym.sim import dynamics as dynamics_module
+from palgym.sim.dynamics import RUN_Z_FLOOR, VariabilityDynamics, VariabilityProcess
 from palgym.sim.types import FREE
 from palgym.sim.variability import VariabilityProfile
 from palgym.sim.workload import Trace
@@ -113,11 +117,77 @@ def test_bound_pieces():
     assert srpt_completions(np.array([0, 1]), np.array([5, 1])).tolist() == [6, 2]
 
 
-def test_lower_bound_refuses_the_dynamic_truth():
+def test_fastest_factor_of_the_dynamic_truth():
+    # exp(-8 x 0.0294) = 0.7903; the outlier ratio 2.49 is slower; throttling is >= 1
+    assert VariabilityDynamics(run_variation=True).fastest_factor == math.exp(-8 * 0.0294)
+    assert VariabilityDynamics(throttle=True).fastest_factor == 1.0
+    assert VariabilityDynamics(run_variation=True, run_outlier_ratio=0.5).fastest_factor == 0.5
+    assert VariabilityDynamics(run_variation=True, run_outlier_ratio=0.5,
+                               run_outlier_prob=0.0).fastest_factor == math.exp(-8 * 0.0294)
+    assert VariabilityDynamics(drift=True).fastest_factor is None
+
+
+def test_a_run_factor_is_floored():
+    # a draw of z = -20 gives exp(sigma x -8), not exp(sigma x -20)
+    class Stream:
+        def random(self, n):
+            return np.ones(n)  # no outlier
+
+        def standard_normal(self, n):
+            return np.full(n, -20.0)
+
+    process = VariabilityProcess(VariabilityDynamics(run_variation=True, run_sigma=0.1),
+                                 np.ones((1, 2)), np.zeros(2, np.int64), seed=0)
+    factors = process.draw_runs(2, Stream())  # type: ignore[arg-type]
+    assert factors.tolist() == [math.exp(0.1 * RUN_Z_FLOOR)] * 2 == [math.exp(-0.8)] * 2
+
+
+def test_lower_bound_of_the_dynamic_truth_scales_the_profile():
+    # a lone 1-GPU job of 2.5 ideal rounds on GPUs of speed 1.0 at t = 0: statically 3 rounds;
+    # with run variation every GPU may run at 0.79, so 2.5 x 0.79 = 1.98 ideal rounds: 2
+    jobs = [(0.0, 1, 2.5 * R)]
+    static = lower_bound(toy_episode([1.0, 1.0], jobs))
+    dynamic = lower_bound(toy_episode([1.0, 1.0], jobs, config="dynamic"))
+    assert static.min_rounds.tolist() == [3] and dynamic.min_rounds.tolist() == [2]
+    assert dynamic.avg_jct_s == 2 * R
+
+
+def test_lower_bound_refuses_drift():
     path = bundled_trace_paths()["sia-philly-gen-0"]
-    episode = make_episode(read_sia_trace(path), config=preset("dynamic"))
-    with pytest.raises(ConfigError, match="dynamic truth"):
+    config = preset("dynamic", dynamics=VariabilityDynamics(drift=True))
+    episode = make_episode(read_sia_trace(path), config=config)
+    with pytest.raises(ConfigError, match="drift"):
         lower_bound(episode)
+
+
+def test_lower_bound_holds_on_200_fuzzed_dynamic_episodes(monkeypatch):
+    """The bound never exceeds a finished schedule's average JCT in dynamic worlds (an
+    invariant), with the run factors' floor raised to z = -0.5 at sigma 0.2 (a run at the
+    floor in one draw of three) so that schedules reach it, outliers faster than the floor
+    on some episodes, and node-scoped throttling."""
+    monkeypatch.setattr(dynamics_module, "RUN_Z_FLOOR", -0.5)
+    rng = np.random.default_rng(7)
+    checked = 0
+    for k in range(200):
+        cluster = ClusterSpec(int(rng.integers(1, 4)), int(rng.choice([1, 2, 4])))
+        trace = random_trace(rng, int(rng.integers(1, 9)), cluster, max_submit_s=3000.0,
+                             max_duration_s=3000.0, name=f"fuzz-{k}")
+        profile = random_profile(rng, cluster.num_gpus)
+        options = VariabilityDynamics(
+            run_variation=True, run_sigma=0.2, run_outlier_prob=float(rng.choice([0.0, 0.3])),
+            run_outlier_ratio=float(rng.choice([0.8, 2.0])), throttle=True,
+            throttle_start_prob=0.2, throttle_rounds=3,
+            throttle_scope="node" if k % 3 else "gpu", seed=k)
+        config = preset("dynamic", dynamics=options, max_rounds=20_000)
+        episode = make_episode(trace, cluster=cluster, config=config, profile=profile, seed=k)
+        policy, order = HEURISTICS[k % len(HEURISTICS)]
+        result = run_episode(episode, policy=policy, queue_order=order)
+        if result.metrics.truncated:
+            continue
+        bound = lower_bound(episode).avg_jct_s
+        assert bound <= result.metrics.avg_jct_s * (1 + 1e-12), (k, policy, order)
+        checked += 1
+    assert checked >= 185
 
 
 HEURISTICS = (("pal", "fifo"), ("pal+backfill", "srtf"), ("packed-sticky", "las"),

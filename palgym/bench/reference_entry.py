@@ -38,12 +38,21 @@ best-known schedule is one that exists.
   every schedule of a static world (any placement, queue order and preemption pattern), so it
   bounds the fixed-order tasks as well.
 
-Both run on every task of a static world; a task of the ``dynamic`` preset is refused (its
-truth has no fastest speed: a run's factor is lognormal). The searches read the true
-durations also on a task that hides them: a reference knows the future. ``--workers N`` runs
-the trace files in N local processes and ``--ray [ADDRESS]`` as Ray tasks
-(:mod:`palgym.bench.ray_tasks`), each with its own search; the rows are those of the serial
-run.
+Both run on every task, the dynamic world's too (``preset: dynamic``, ``dynamic-online``):
+
+- there the truth changes during the episode, so a true-speed placement has no fixed speeds
+  to decide on; the placement search's candidates are instead PAL and PM-First deciding on
+  the **truth now**, refitted every round at any change (:data:`DYNAMIC_PLACEMENT_SEARCH`:
+  the ``oracle`` belief of :mod:`palgym.policies.belief` with ``refit_interval_rounds=1``,
+  ``refit_tolerance=0``), which for a free GPU is the factor of its next run, a draw no
+  scheduler sees; the field's members run under the task's own belief (e.g. ``online``);
+- the bound takes every GPU at its fastest possible factor (:mod:`palgym.headroom.bound`; a
+  world with drift, which has no floor, is refused).
+
+The searches read the true durations also on a task that hides them: a reference knows the
+future. ``--workers N`` runs the trace files in N local processes and ``--ray [ADDRESS]`` as
+Ray tasks (:mod:`palgym.bench.ray_tasks`), each with its own search; the rows are those of the
+serial run.
 """
 
 from __future__ import annotations
@@ -75,6 +84,10 @@ PLACEMENT_SEARCH: tuple[str, ...] = ("pal@true-speeds", "pm-first@true-speeds")
 """A fixed-order task's search (module docstring): placements without backfilling (the
 placement env does not backfill) that decide on the true speeds
 (:data:`palgym.headroom.search.TRUE_SPEEDS`)."""
+DYNAMIC_PLACEMENT_SEARCH: tuple[str, ...] = ("pal@oracle", "pm-first@oracle")
+"""A dynamic world's placement search (module docstring): PAL and PM-First without
+backfilling deciding on the truth now, its factors refitted after every round in which it
+moved (the ``oracle`` belief, ``refit_interval_rounds=1``, ``refit_tolerance=0``)."""
 SEARCH = "search"
 """The label of the hindsight search's schedule among a free task's candidates."""
 
@@ -102,20 +115,27 @@ def evaluations_of(spec: str) -> int:
 
 
 def check_tasks(plan: Plan) -> None:
-    """Refuse a task a reference cannot run on, saying where it can.
+    """Refuse a task a reference cannot run on, saying where it can: for ``lower-bound``, a
+    world whose dynamic truth has no fastest speed (drift; :mod:`palgym.headroom.bound`).
 
     Raises:
-        ConfigError: for a task of a dynamic world (naming the tasks it runs on).
+        ConfigError: naming the task and the tasks the bound runs on.
     """
-    def dynamic(task: Task) -> bool:
+    from palgym.sim.config import preset
+
+    if reference_kind(plan.request.agent) != LOWER_BOUND:
+        return
+
+    def unbounded(task: Task) -> bool:
         world = split_env_kwargs(plan.suite, task, "test", plan.request.roots)
-        return bool(world.get("preset") == "dynamic")
+        dynamics = preset(str(world.get("preset", "default"))).dynamics
+        return dynamics is not None and dynamics.active and dynamics.fastest_factor is None
 
     for task in plan.tasks:
-        if dynamic(task):
-            able = [t.name for t in plan.suite.tasks if not dynamic(t)]
-            raise ConfigError(f"--agent {plan.request.agent}: task {task.name} is a dynamic "
-                              "world (its truth has no fastest speed); a reference runs on "
+        if unbounded(task):
+            able = [t.name for t in plan.suite.tasks if not unbounded(t)]
+            raise ConfigError(f"--agent {plan.request.agent}: task {task.name}'s dynamic "
+                              "truth has drift, which has no fastest speed; the bound runs on "
                               f"the tasks {able} (--tasks)")
 
 
@@ -128,16 +148,27 @@ def _scope(episode: Any, task: Task) -> str:
 
 
 def _placement_search(episode: Any, queue_order: str) -> list[tuple[float, str, Any]]:
-    """The (average JCT, placement, record) of each :data:`PLACEMENT_SEARCH` placement under
-    ``queue_order`` on ``episode`` that finishes every job."""
+    """The (average JCT, placement, record) of each :data:`PLACEMENT_SEARCH` placement (of a
+    dynamic world: :data:`DYNAMIC_PLACEMENT_SEARCH`) under ``queue_order`` on ``episode`` that
+    finishes every job."""
     from palgym.headroom.search import SearchFactors
+    from palgym.policies.belief import BeliefMode, BeliefOptions
     from palgym.schedule_record import record_episode
 
-    factors = SearchFactors.of(episode)
+    dynamics = episode.config.dynamics
     found = []
-    for placement in PLACEMENT_SEARCH:
-        name, chosen = factors.resolve(placement)
-        done = record_episode(episode, name, queue_order, factors=chosen, driver="python")
+    if dynamics is not None and dynamics.active:
+        belief = BeliefOptions(BeliefMode.ORACLE, refit_interval_rounds=1, refit_tolerance=0.0)
+        runs = [(p, record_episode(episode, p.split("@")[0], queue_order, belief=belief,
+                                   driver="python")) for p in DYNAMIC_PLACEMENT_SEARCH]
+    else:
+        factors = SearchFactors.of(episode)
+        runs = []
+        for placement in PLACEMENT_SEARCH:
+            name, chosen = factors.resolve(placement)
+            runs.append((placement, record_episode(episode, name, queue_order, factors=chosen,
+                                                   driver="python")))
+    for placement, done in runs:
         if not done.result.metrics.truncated:
             found.append((done.result.metrics.avg_jct_s, placement, done.record))
     return found
@@ -157,7 +188,8 @@ def _best_known(episode: Any, task: Task, evaluations: int,
     from palgym.schedule_record import record_episode, replay_schedule
 
     found = seen.setdefault(_scope(episode, task), [])
-    searched = any(label in (SEARCH, *PLACEMENT_SEARCH) for _, label, _ in found)
+    searched = any(label in (SEARCH, *PLACEMENT_SEARCH, *DYNAMIC_PLACEMENT_SEARCH)
+                   for _, label, _ in found)
     for member in task.heuristic_field:
         name = parse_heuristic(member, f"task {task.name} heuristic_field")
         done = record_episode(episode, name.placement_name, name.queue_order or task.queue_order)

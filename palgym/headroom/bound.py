@@ -22,8 +22,17 @@ every placement, queue order and preemption pattern; the bound is the larger of 
    1968), so ``sum_j C_j >= ceil(sum_j c_j / G)`` with ``c_j`` its completions.
 
 Only the measured (trace) jobs count; background copies only take capacity, and a restart
-cost only slows jobs, so the bound holds with both. The dynamic truth (``config.dynamics``)
-has no fastest speed (a run's factor is lognormal): the bound refuses it.
+cost only slows jobs, so the bound holds with both.
+
+A dynamic truth (``config.dynamics``, :mod:`palgym.sim.dynamics`) multiplies each GPU's
+character (the episode's profile) by a factor that changes during the episode; the bound then
+takes every GPU at its fastest possible factor
+(:attr:`~palgym.sim.dynamics.VariabilityDynamics.fastest_factor`: a run factor's draw is
+floored at :data:`~palgym.sim.dynamics.RUN_Z_FLOOR`, a throttle factor is >= 1), times
+``1 - FLOOR_MARGIN`` against the last-bit rounding of ``exp``, and relaxation 1 reads
+``perfvar = character x that factor``. Every schedule's truth is at least that, so both
+relaxations hold; the bound is looser than a static world's by about that factor (0.79 at the
+default run sigma). Drift has no floor (its log is a sum of normals): the bound refuses it.
 """
 
 from __future__ import annotations
@@ -38,6 +47,9 @@ from palgym.errors import ConfigError
 from palgym.sim.config import LocalityRule
 from palgym.sim.types import FloatArray, IntArray
 from palgym.simulate import Episode
+
+FLOOR_MARGIN = 1e-9
+"""The relative margin below a dynamic truth's fastest factor (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +88,37 @@ def admit_rounds(submit_time_s: FloatArray, round_duration_s: float) -> IntArray
     return rounds
 
 
+def fastest_perfvar(episode: Episode) -> FloatArray:
+    """float64 (C, G): the smallest values the episode's truth can take: the profile of a
+    static world, ``character x fastest factor x (1 - FLOOR_MARGIN)`` of a dynamic one
+    (module docstring).
+
+    Raises:
+        ConfigError: for a dynamic truth with drift (no floor).
+    """
+    perfvar: FloatArray = np.asarray(episode.profile.perfvar, np.float64)
+    dynamics = episode.config.dynamics
+    if dynamics is None or not dynamics.active:
+        return perfvar
+    fastest = dynamics.fastest_factor
+    if fastest is None:
+        raise ConfigError("lower bound: a dynamic truth with drift (config.dynamics.drift) has "
+                          "no fastest speed (the drift's log is a sum of normals); the bound "
+                          "covers static worlds and dynamic ones without drift")
+    floored: FloatArray = perfvar * (fastest * (1.0 - FLOOR_MARGIN))
+    return floored
+
+
 def fastest_iteration_time_s(episode: Episode) -> FloatArray:
     """float64 (J,): each trace job's smallest possible effective iteration time
-    ``(v x lp) x T_it`` over every GPU set of its size (relaxation 1 of the module docstring).
+    ``(v x lp) x T_it`` over every GPU set of its size (relaxation 1 of the module docstring),
+    on :func:`fastest_perfvar`.
+
+    Raises:
+        ConfigError: as :func:`fastest_perfvar`.
     """
     trace, cluster, config = episode.trace, episode.cluster, episode.config
-    perfvar = episode.profile.perfvar
+    perfvar = fastest_perfvar(episode)
     per_node = cluster.gpus_per_node
     by_node = np.sort(perfvar.reshape(perfvar.shape[0], cluster.num_nodes, per_node), axis=2)
     overall = np.sort(perfvar, axis=1)
@@ -149,19 +186,17 @@ def lower_bound(episode: Episode) -> LowerBound:
     """The lower bound of the episode's average JCT (module docstring).
 
     Args:
-        episode: from :func:`palgym.make_episode` (a static world).
+        episode: from :func:`palgym.make_episode` (a static world, or a dynamic one without
+            drift).
 
     Returns:
         The bound with both relaxations' values and each job's admission round and fewest
         rounds.
 
     Raises:
-        ConfigError: for an episode with a dynamic truth (``config.dynamics``).
+        ConfigError: for an episode whose dynamic truth has drift (``config.dynamics``).
     """
     config, trace = episode.config, episode.trace
-    if config.dynamics is not None:
-        raise ConfigError("lower bound: the dynamic truth (config.dynamics) has no fastest "
-                          "speed; the bound covers static worlds")
     r = float(config.round_duration_s)
     admit = admit_rounds(trace.submit_time_s, r)
     rounds = min_rounds(trace.total_iterations, fastest_iteration_time_s(episode), r)

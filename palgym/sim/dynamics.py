@@ -12,7 +12,10 @@ A static profile gives every GPU one value per perf class for a whole episode. W
   factor its next run will have (drawn ahead). A run starts on g when, at a commit, g's job
   changes to a job or g's job is restarted on a new GPU set; then the drawn factor becomes
   current and the next one is drawn. A draw is ``run_outlier_ratio`` with probability
-  ``run_outlier_prob``, else ``exp(run_sigma x z)``, z standard normal;
+  ``run_outlier_prob``, else ``exp(run_sigma x max(z, RUN_Z_FLOOR))``, z standard normal
+  (:data:`RUN_Z_FLOOR` = -8: a run is at most ``exp(8 x run_sigma)`` = 1.27x faster than
+  its GPU's character at the default sigma, a floor the truth needs for a lower bound on
+  JCT, :mod:`palgym.headroom.bound`; z < -8 has probability 6e-16 per draw);
 - **throttle** (``throttle``): episodes of ``throttle_rounds`` rounds at ``throttle_factor``;
   a unit (a GPU, or a node with ``throttle_scope="node"``, its GPUs throttled together) that is
   not throttled starts one with probability ``throttle_start_prob`` at each round, the episode
@@ -29,8 +32,10 @@ stream one uniform per unit and round; the drift stream G normals at t = 0 and p
 Source of the run-to-run defaults: the TACC Longhorn ResNet-50 repeated runs shipped with PAL
 (``resnet-longhorn-agg.csv``; Sinha et al., SC'22): each run's ratio to its GPU's median run
 has a robust log standard deviation (1.4826 x MAD) of 0.0294; 2.14 % of runs are more than 1.2x
-their GPU's median, with a median ratio of 2.49 among them. Throttling and drift defaults are
-assumptions (no measurement of either is bundled); see docs/PAL_MODEL.md, "Dynamic variability".
+their GPU's median, with a median ratio of 2.49 among them; the fastest run is 0.81x its
+GPU's median (log ratio -7.2 sigma), above the floor's exp(-8 sigma) = 0.79. Throttling and
+drift defaults are assumptions (no measurement of either is bundled); see docs/PAL_MODEL.md,
+"Dynamic variability".
 """
 
 from __future__ import annotations
@@ -43,6 +48,10 @@ import numpy as np
 
 from palgym.errors import ConfigError
 from palgym.sim.types import FREE, BoolArray, FloatArray, IntArray
+
+RUN_Z_FLOOR = -8.0
+"""The smallest standard normal a run factor's draw uses (module docstring): the truth's
+fastest run factor is ``exp(run_sigma x RUN_Z_FLOOR)``."""
 
 
 class ThrottleScope(str, Enum):
@@ -114,6 +123,22 @@ class VariabilityDynamics:
     def active(self) -> bool:
         """True if any part is on (else the truth is the static profile)."""
         return self.run_variation or self.throttle or self.drift
+
+    @property
+    def fastest_factor(self) -> float | None:
+        """The smallest factor ``(run x throttle) x drift`` the truth can give a GPU (the
+        module docstring's model): ``min(1, exp(run_sigma x RUN_Z_FLOOR), run_outlier_ratio
+        if outliers occur)`` with run variation, 1 without (a throttle factor is >= 1);
+        None with drift on (a sum of normals has no floor), so no bound exists then.
+        """
+        if self.drift:
+            return None
+        fastest = 1.0
+        if self.run_variation:
+            fastest = min(fastest, math.exp(self.run_sigma * RUN_Z_FLOOR))
+            if self.run_outlier_prob > 0:
+                fastest = min(fastest, self.run_outlier_ratio)
+        return fastest
 
 
 def throttle_step(left: IntArray, uniforms: FloatArray, start_prob: float, rounds: int
@@ -189,9 +214,9 @@ class VariabilityProcess:
             return np.ones(count)
         uniforms = rng.random(count)
         normals = rng.standard_normal(count)
-        factors: FloatArray = np.where(uniforms < options.run_outlier_prob,
-                                       options.run_outlier_ratio,
-                                       np.exp(options.run_sigma * normals))
+        factors: FloatArray = np.where(
+            uniforms < options.run_outlier_prob, options.run_outlier_ratio,
+            np.exp(options.run_sigma * np.maximum(normals, RUN_Z_FLOOR)))
         return factors
 
     def start_runs(self, gpus: IntArray) -> None:
