@@ -1,6 +1,7 @@
 """benchmarks/pooled_entries.py on the committed palgym-bench-v2-lite results: one entry alone
 gives the leaderboard's geomean and interval, a pool of two gives the geomean of their ratios
-together, and gap closed is (1 - g) / (1 - k) of the printed figures."""
+together, and gap closed is (1 - g) / (1 - k) of the printed figures; the held-out and
+cross-cluster checks read their inputs and name bad ones."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from palgym.bench.leaderboard import results_files
 from palgym.bench.leaderboard_tables import build_leaderboard
 from palgym.bench.results import read_results
+from palgym.errors import PalgymError
 
 ROOT = Path(__file__).resolve().parent.parent
 _SPEC = importlib.util.spec_from_file_location("pooled_entries",
@@ -77,3 +79,41 @@ def test_the_held_out_check_names_missing_data_and_exits_2(
     code = heldout.main(["--regimes", str(tmp_path), "--cache", str(tmp_path),
                          "--data-dir", str(tmp_path)])
     assert code == 2 and "missing files" in capsys.readouterr().err
+
+
+def _cross_cluster():
+    spec = importlib.util.spec_from_file_location(
+        "priority_cross_cluster", ROOT / "benchmarks" / "priority_cross_cluster.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cross_cluster_check_reads_the_chosen_best_and_bootstraps_over_traces(
+        tmp_path: Path) -> None:
+    cross = _cross_cluster()
+    # docs/RESULTS.md, "Where the room is": the validation-chosen best per scheduling task
+    assert cross.chosen_best(cross.BEST_FILE, "scheduling-clairvoyant") == (
+        "srsf/pal+backfill+age=16h:fifo/pal+easy")
+    assert cross.chosen_best(cross.BEST_FILE, "scheduling-regimes") == (
+        "srsf/pal+backfill+age=48h:fifo/pal+easy")
+    empty = tmp_path / "best.jsonl"
+    empty.write_text('{"record": "header", "members": {}}\n')
+    with pytest.raises(PalgymError, match="scheduling-regimes"):
+        cross.chosen_best(empty, "scheduling-regimes")
+    # two traces of ratio 2 and 1/2 (two episodes each): geomean 1; a resample of one trace
+    # only gives 2 or 1/2, so the interval is [1/2, 2]
+    logs = np.log(np.array([[2.0, 2.0, 0.5, 0.5]]))
+    mean, low, high = cross.interval(logs, np.array([0, 0, 1, 1]))
+    assert mean == pytest.approx(1.0) and (low, high) == pytest.approx((0.5, 2.0))
+
+
+def test_the_cross_cluster_check_exits_2_on_a_bad_name_or_missing_data(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cross = _cross_cluster()
+    assert cross.main(["--entry", "no-such-order/pal", "--cache", str(tmp_path)]) == 2
+    assert "no-such-order" in capsys.readouterr().err
+    assert cross.main(["--entry", "srsf/pal+backfill", "--cache", str(tmp_path),
+                       "--data-dir", str(tmp_path)]) == 2
+    assert "missing" in capsys.readouterr().err

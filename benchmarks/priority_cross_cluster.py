@@ -1,0 +1,180 @@
+"""Scheduling entries unchanged on another cluster: palgym-bench-v2's scheduling test episodes
+(``scheduling-clairvoyant`` and ``scheduling-regimes``) played in the ``cross-cluster`` task's
+test world (the same ``pal-artifact`` preset on 32 x 4 GPUs with the profile drawn from the
+fitted variability model, ``model-128-seed6``), against each task's validation-chosen `best`
+(read from the committed ``best.jsonl``: chosen on the Longhorn 16 x 4 validation traces, as
+``cross-cluster`` chooses its own).
+
+``cross-cluster`` itself fixes FIFO (a placement task), so an entry that brings its own queue
+order cannot run there; this script is its scheduling counterpart, not a bench task. Each entry
+is a heuristic name ``ORDER/PLACEMENT`` (an aging guard too; ``ORDER`` may be ``MODULE:CLASS``,
+e.g. ``agents.priority.pretrained:AgingPrioritySeed0``), run on the engine as the bench runs it.
+
+Per entry and task, and pooled over both tasks and over ``--pool``'s entries: the geomean over
+episodes of avg JCT / avg JCT of `best`, its 95% percentile bootstrap interval over traces
+(10,000 resamples of the traces, seed 0; pooled entries share each resample), and the
+unfinished jobs, which are counted and shown (an average over completed jobs hides them).
+
+    G="pal+backfill+age=48h:fifo/pal+easy"
+    python benchmarks/priority_cross_cluster.py --cache C \\
+        --pool agents.priority.pretrained:AgingPrioritySeed{0,1,2}/$G \\
+        --entry agents.priority.pretrained:ResponseRatio/$G
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from palgym.errors import PalgymError
+
+SUITE = "palgym-bench-v2"
+TASKS = ("scheduling-clairvoyant", "scheduling-regimes")
+OTHER = "cross-cluster"
+BEST_FILE = Path(__file__).parent / "leaderboard" / SUITE / "best.jsonl"
+
+
+def chosen_best(path: Path, task: str) -> str:
+    """The validation-chosen `best` of ``task`` recorded in a ``best.jsonl`` header.
+
+    Raises:
+        PalgymError: if the file does not hold one member for ``task`` (naming both).
+    """
+    with open(path, encoding="utf-8") as handle:
+        header = json.loads(handle.readline())
+    members = list(header.get("members", {}).get(task, {}))
+    if len(members) != 1:
+        raise PalgymError(f"{path}: header member of task {task}: expected one chosen best, "
+                          f"found {members}")
+    return members[0]
+
+
+def other_cluster_splits(roots: Any) -> dict[str, Any]:
+    """Each scheduling task's test split with the ``cross-cluster`` test world's cluster and
+    profile in place of its own (:class:`palgym.bench.entries.SplitPlan`)."""
+    from palgym.bench.entries import resolve_splits
+    from palgym.bench.suites import load_suite, split_env_kwargs
+
+    suite = load_suite(SUITE)
+    other = split_env_kwargs(suite, suite.task(OTHER), "test", roots)
+    splits = resolve_splits(suite, [suite.task(t) for t in TASKS], ["test"], roots)
+    moved = {}
+    for task in TASKS:
+        split = splits[(task, "test")]
+        kwargs = {k: v for k, v in split.env_kwargs.items()
+                  if k not in ("variability_data", "profile", "cluster")}
+        kwargs.update(cluster=other["cluster"], profile=other["profile"])
+        moved[task] = replace(split, env_kwargs=kwargs)
+    return moved
+
+
+def run_name(episode: Any, durations: Any, name: str) -> tuple[float, int]:
+    """(avg JCT s over completed jobs, unfinished jobs) of ``ORDER/PLACEMENT`` on the engine."""
+    from palgym.policies.contender_spec import parse_heuristic
+    from palgym.simulate import run_episode
+
+    parsed = parse_heuristic(name, "entry")
+    metrics = run_episode(episode, parsed.placement_name, parsed.queue_order or "fifo",
+                          durations=durations).metrics
+    return metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed
+
+
+def interval(logs: np.ndarray, traces: np.ndarray) -> tuple[float, float, float]:
+    """(geomean, low, high) of ``exp(logs)`` (float64 (E, N): entries x episodes) with a 95%
+    percentile bootstrap over traces (``traces`` int64 (N,), each episode's trace id)."""
+    ids = np.unique(traces)
+    by_trace = [np.flatnonzero(traces == t) for t in ids]
+    rng = np.random.default_rng(0)
+    means = np.empty(10_000)
+    for b in range(means.size):
+        pick = np.concatenate([by_trace[i] for i in rng.integers(0, ids.size, ids.size)])
+        means[b] = logs[:, pick].mean()
+    low, high = np.exp(np.percentile(means, [2.5, 97.5]))
+    return math.exp(logs.mean()), float(low), float(high)
+
+
+def collect(splits: dict[str, Any], best: dict[str, str], entries: list[str],
+            limit: int | None) -> tuple[dict[str, np.ndarray], dict[str, int], np.ndarray,
+                                        np.ndarray]:
+    """Run every entry and each task's `best` on the moved splits' episodes (the first
+    ``limit`` traces of each task; None: all). Returns (log ratios per entry, float64 (N,);
+    unfinished jobs per entry and ``best``; each episode's trace id, int64 (N,); its task)."""
+    logs: dict[str, list[float]] = {name: [] for name in entries}
+    unfinished = dict.fromkeys([*entries, "best"], 0)
+    traces: list[int] = []
+    tasks: list[str] = []
+    for task in TASKS:
+        split = splits[task]
+        env = split.make_env()
+        try:
+            for index in range(len(split.traces))[:limit]:
+                for episode, durations in split.episodes(env, [index]):
+                    ref, lost = run_name(episode, durations, best[task])
+                    unfinished["best"] += lost
+                    for name in entries:
+                        jct, left = run_name(episode, durations, name)
+                        logs[name].append(math.log(jct / ref))
+                        unfinished[name] += left
+                    traces.append(TASKS.index(task) * 1000 + index)  # one id per trace
+                    tasks.append(task)
+                print(f"{task} {split.traces[index].name}: done", file=sys.stderr, flush=True)
+        finally:
+            env.close()
+    return ({n: np.array(v) for n, v in logs.items()}, unfinished, np.array(traces),
+            np.array(tasks))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from palgym.bench.roots import data_roots
+    from palgym.policies.contender_spec import parse_heuristic
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
+    parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
+    parser.add_argument("--pool", nargs="*", default=[], help="entries pooled (e.g. seeds)")
+    parser.add_argument("--entry", nargs="*", default=[], help="entries shown alone")
+    parser.add_argument("--best-file", type=Path, default=BEST_FILE)
+    parser.add_argument("--limit", type=int, help="the first N test traces of each task only")
+    args = parser.parse_args(argv)
+    entries = [*args.pool, *args.entry]
+    if not entries:
+        parser.error("give at least one --pool or --entry")
+    try:
+        for name in entries:  # a bad name fails before any run
+            parse_heuristic(name, "entry")
+        roots = data_roots(args.data_dir, args.cache)
+        best = {task: chosen_best(args.best_file, task) for task in TASKS}
+        splits = other_cluster_splits(roots)
+    except (PalgymError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    logs, unfinished, trace_ids, task_of = collect(splits, best, entries, args.limit)
+    world = splits[TASKS[0]].env_kwargs
+    print(f"{SUITE} scheduling test episodes in the {OTHER} test world ({world['cluster']}, "
+          f"{Path(str(world['profile'])).stem}); ratio of avg JCT to each task's "
+          "validation-chosen best: " + ", ".join(f"{t} {best[t]}" for t in TASKS))
+    print(f"best: unfinished jobs {unfinished['best']}")
+    groups = [(name, [name]) for name in entries]
+    if len(args.pool) > 1:
+        groups.append((f"pooled {len(args.pool)}", list(args.pool)))
+    for label, names in groups:
+        values = np.array([logs[n] for n in names])
+        cells = []
+        for task in (*TASKS, "both"):
+            keep = np.ones(task_of.size, bool) if task == "both" else task_of == task
+            mean, low, high = interval(values[:, keep], trace_ids[keep])
+            cells.append(f"{task} {mean:.3f} [{low:.3f}, {high:.3f}]")
+        lost = sum(unfinished[n] for n in names)
+        print(f"{label}: " + "; ".join(cells) + f"; unfinished jobs {lost}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
