@@ -131,17 +131,26 @@ def collect(splits: dict[str, Any], best: dict[str, str], entries: list[str],
             np.array(tasks))
 
 
+def positive(text: str) -> int:
+    """An integer >= 1 (argparse type)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     from palgym.bench.roots import data_roots
     from palgym.policies.contender_spec import parse_heuristic
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
     parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
     parser.add_argument("--pool", nargs="*", default=[], help="entries pooled (e.g. seeds)")
     parser.add_argument("--entry", nargs="*", default=[], help="entries shown alone")
     parser.add_argument("--best-file", type=Path, default=BEST_FILE)
-    parser.add_argument("--limit", type=int, help="the first N test traces of each task only")
+    parser.add_argument("--limit", type=positive, help="the first N >= 1 test traces of each "
+                        "task only (a smoke run; the output says so)")
     args = parser.parse_args(argv)
     entries = [*args.pool, *args.entry]
     if not entries:
@@ -160,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{SUITE} scheduling test episodes in the {OTHER} test world ({world['cluster']}, "
           f"{Path(str(world['profile'])).stem}); ratio of avg JCT to each task's "
           "validation-chosen best: " + ", ".join(f"{t} {best[t]}" for t in TASKS))
+    if args.limit is not None:
+        print(f"warning: --limit {args.limit}: only the first {args.limit} test traces of each "
+              "task (not the full result)")
     print(f"best: unfinished jobs {unfinished['best']}")
     groups = [(name, [name]) for name in entries]
     if len(args.pool) > 1:

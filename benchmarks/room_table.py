@@ -1,6 +1,7 @@
 """The room per task of a palgym-bench suite (docs/RESULTS.md, "Where the room is"): a
-Markdown table, one row per task that has a best-known or a lower-bound row (the static tasks:
-the scheduling tasks and the placement tasks), from the committed results files.
+Markdown table, one row per task that has a best-known or a lower-bound row (every task of
+v2 and v2-lite: the scheduling tasks, the placement tasks and ``dynamic-online``), from the
+committed results files.
 
 Per task: the validation-chosen best (guards included in v2's fields); best-known / best and
 lower bound / best, each the geomean of the per-episode ratios with its 95% trace-level

@@ -117,3 +117,13 @@ def test_the_cross_cluster_check_exits_2_on_a_bad_name_or_missing_data(
     assert cross.main(["--entry", "srsf/pal+backfill", "--cache", str(tmp_path),
                        "--data-dir", str(tmp_path)]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_the_cross_cluster_check_refuses_a_limit_below_1(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    cross = _cross_cluster()
+    for bad in ("0", "-1"):
+        with pytest.raises(SystemExit) as stop:
+            cross.main(["--entry", "srsf/pal+backfill", "--limit", bad])
+        assert stop.value.code == 2
+        assert "expected an integer >= 1" in capsys.readouterr().err
