@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", required=True,
                      help="pal, srtf/pal+backfill, MODULE:CLASS, planner:K=4,H=end, a model "
                           "zip, a run folder, pretrained[:NAME], selector:PATH (a rule "
-                          "selector), best or field")
+                          "selector), best or field; the room's references best-known"
+                          "[:evaluations=N] and lower-bound (docs/HEADROOM.md)")
     run.add_argument("--output", required=True, help="results file (.jsonl)")
     run.add_argument("--tasks", nargs="+", default=None)
     run.add_argument("--entry", default=None, help="entry name (default: from --agent)")
