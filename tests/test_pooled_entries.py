@@ -127,3 +127,29 @@ def test_the_cross_cluster_check_refuses_a_limit_below_1(
             cross.main(["--entry", "srsf/pal+backfill", "--limit", bad])
         assert stop.value.code == 2
         assert "expected an integer >= 1" in capsys.readouterr().err
+
+
+def _family():
+    spec = importlib.util.spec_from_file_location(
+        "priority_family_room", ROOT / "benchmarks" / "priority_family_room.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_family_room_reads_best_known_and_never_picks_an_unfinished_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    family = _family()
+    # v2's scheduling test episodes: 3 clairvoyant + 28 regime traces, one seed
+    known = family.test_jcts(family.FOLDER / "best-known.jsonl")
+    assert sum(task.startswith("scheduling-") and task != "scheduling-unknown"
+               for task, _ in known) == 31
+    # the lower ratio is taken only where its run finished every job
+    logs = np.log(np.array([[0.9, 0.95], [1.1, 1.2]]))
+    lost = np.array([[1, 0], [0, 0]])
+    assert np.exp(family.oracle(logs, lost)) == pytest.approx([0.95, 1.1])
+    with pytest.raises(PalgymError, match="nothing.jsonl"):
+        family.test_jcts(tmp_path / "nothing.jsonl")
+    assert family.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
+    assert "missing" in capsys.readouterr().err
