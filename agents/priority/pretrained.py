@@ -66,3 +66,32 @@ class ResponseRatio:
     def order(self, sim: SimView) -> IntArray:
         """Active job indices by (priority, key)."""
         return self._order.order(sim)
+
+
+class ResponseRatioA1(ResponseRatio):
+    """The family's rule with exponent 1 (the hindsight family of ``best-known``'s
+    candidates, docs/HEADROOM.md; not learned)."""
+
+    name = "response-ratio-a1"
+    A = 1.0
+
+
+class ResponseRatioA1_5(ResponseRatio):  # noqa: N801 (the exponent 1.5 in the name)
+    """The family's rule with exponent 1.5 (as :class:`ResponseRatioA1`)."""
+
+    name = "response-ratio-a1.5"
+    A = 1.5
+
+
+class ResponseRatioA2_5(ResponseRatio):  # noqa: N801
+    """The family's rule with exponent 2.5 (as :class:`ResponseRatioA1`)."""
+
+    name = "response-ratio-a2.5"
+    A = 2.5
+
+
+class ResponseRatioA3(ResponseRatio):
+    """The family's rule with exponent 3 (as :class:`ResponseRatioA1`)."""
+
+    name = "response-ratio-a3"
+    A = 3.0

@@ -98,20 +98,42 @@ def reference_kind(spec: str) -> str | None:
     return head if head in REFERENCE_ENTRIES else None
 
 
-def evaluations_of(spec: str) -> int:
-    """The search budget of ``best-known[:evaluations=N]``.
+def best_known_options(spec: str) -> tuple[int, tuple[str, ...]]:
+    """``(N, candidates)`` of ``best-known[:evaluations=N][,candidates=NAME|NAME...]``
+    (either option alone too): the search budget (default :data:`DEFAULT_EVALUATIONS`) and the
+    heuristic names (:func:`palgym.policies.contender_spec.parse_heuristic`, aging guards and
+    ``MODULE:CLASS`` orders included) whose recorded runs are candidates on a free task.
 
     Raises:
-        ConfigError: for another option or N < 1.
+        ConfigError: for another option, an option given twice, N < 1 or no candidate name.
     """
+    usage = (f"--agent {spec!r}: give best-known or best-known:evaluations=N (N >= 1 search "
+             "candidates per test episode), optionally with ,candidates=NAME|NAME...")
     _, sep, rest = spec.partition(":")
-    if not sep:
-        return DEFAULT_EVALUATIONS
-    key, eq, value = rest.partition("=")
-    if key != "evaluations" or not eq or not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"--agent {spec!r}: give best-known or best-known:evaluations=N "
-                          "(N >= 1 search candidates per test episode)")
-    return int(value)
+    evaluations = DEFAULT_EVALUATIONS
+    candidates: tuple[str, ...] = ()
+    seen: set[str] = set()
+    for option in rest.split(",") if sep else []:
+        key, eq, value = option.partition("=")
+        if not eq or key in seen:
+            raise ConfigError(usage)
+        seen.add(key)
+        if key == "evaluations" and value.isdigit() and int(value) >= 1:
+            evaluations = int(value)
+        elif key == "candidates" and value and all(value.split("|")):
+            candidates = tuple(value.split("|"))
+        else:
+            raise ConfigError(usage)
+    return evaluations, candidates
+
+
+def evaluations_of(spec: str) -> int:
+    """The search budget of a ``best-known`` spec (:func:`best_known_options`).
+
+    Raises:
+        ConfigError: as :func:`best_known_options`.
+    """
+    return best_known_options(spec)[0]
 
 
 def check_tasks(plan: Plan) -> None:
@@ -175,10 +197,13 @@ def _placement_search(episode: Any, queue_order: str) -> list[tuple[float, str, 
 
 
 def _best_known(episode: Any, task: Task, evaluations: int,
-                seen: dict[str, list[tuple[float, str, Any]]]) -> tuple[Any, Any]:
+                seen: dict[str, list[tuple[float, str, Any]]],
+                candidates: Sequence[str] = ()) -> tuple[Any, Any]:
     """The best (result, record) of the field's members and the search on ``episode``
-    (module docstring), and of the schedules found before for the same episode and scope
-    (``seen``: the scheduling tasks share their world, so one search serves them all).
+    (module docstring), of the ``candidates`` (heuristic names, on a free task only: each
+    brings its own queue order), and of the schedules found before for the same episode and
+    scope (``seen``: the scheduling tasks share their world, so one search serves them all).
+    Ties keep the earlier schedule (field, search, candidates in that order).
 
     Raises:
         ConfigError: if every candidate left a job unfinished (naming the task).
@@ -201,6 +226,15 @@ def _best_known(episode: Any, task: Task, evaluations: int,
         found.append((search.avg_jct_s, SEARCH, search.schedule))
     elif not searched:
         found += _placement_search(episode, task.queue_order)
+    if task.queue_order_regime == "free":
+        labels = {label for _, label, _ in found}
+        for candidate in candidates:
+            if candidate in labels:
+                continue
+            name = parse_heuristic(candidate, f"--agent {BEST_KNOWN} candidates")
+            done = record_episode(episode, name.placement_name, name.queue_order or "fifo")
+            if not done.result.metrics.truncated:
+                found.append((done.result.metrics.avg_jct_s, candidate, done.record))
     if not found:
         raise ConfigError(f"--agent {BEST_KNOWN}: task {task.name}: every candidate left a "
                           f"job unfinished on episode {episode.episode_hash()}")
@@ -209,9 +243,11 @@ def _best_known(episode: Any, task: Task, evaluations: int,
 
 
 def trace_outcomes(suite_path: str, roots: Any, items: Sequence[tuple[str, int]], kind: str,
-                   evaluations: int) -> dict[tuple[str, int], list[Any]]:
+                   evaluations: int, candidates: Sequence[str] = ()
+                   ) -> dict[tuple[str, int], list[Any]]:
     """The outcomes (one per task seed) of the test episodes ``items`` ((task, trace index)
-    pairs, one trace file: the episodes one search may serve), in this process or a worker.
+    pairs, one trace file: the episodes one search may serve), in this process or a worker
+    (``candidates``: :func:`best_known_options`).
     """
     from palgym.bench.engine_members import ScheduleOutcome
     from palgym.bench.entries import episode_metrics, resolve_splits
@@ -233,7 +269,7 @@ def trace_outcomes(suite_path: str, roots: Any, items: Sequence[tuple[str, int]]
                                               time.perf_counter() - started,
                                               episode.episode_hash(), [])
                 else:
-                    result, record = _best_known(episode, task, evaluations, seen)
+                    result, record = _best_known(episode, task, evaluations, seen, candidates)
                     outcome = ScheduleOutcome(
                         episode_metrics(result.metrics), len(record),
                         time.perf_counter() - started, result.episode_hash, record.to_ints())
@@ -273,12 +309,13 @@ def _group_outcomes(plan: Plan, calls: Sequence[tuple[Any, ...]]
             yield from (future.result() for future in futures)
 
 
-def _outcomes(plan: Plan, kind: str, evaluations: int, step: Callable[[int], None]
-              ) -> dict[tuple[str, int], list[Any]]:
+def _outcomes(plan: Plan, kind: str, evaluations: int, step: Callable[[int], None],
+              candidates: Sequence[str] = ()) -> dict[tuple[str, int], list[Any]]:
     """Every group's outcomes (:func:`_groups`), each group one call of
     :func:`trace_outcomes` (:func:`_group_outcomes`: the rows are those of the serial run)."""
     path, roots = str(plan.suite.path), plan.request.roots
-    calls = [(path, roots, items, kind, evaluations) for items in _groups(plan)]
+    calls = [(path, roots, items, kind, evaluations, tuple(candidates))
+             for items in _groups(plan)]
     found: dict[tuple[str, int], list[Any]] = {}
     for done in _group_outcomes(plan, calls):
         found.update(done)
@@ -329,12 +366,17 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
     request = plan.request
     kind = reference_kind(request.agent)
     assert kind is not None
-    evaluations = evaluations_of(request.agent) if kind == BEST_KNOWN else 0
+    evaluations, candidates = (best_known_options(request.agent) if kind == BEST_KNOWN
+                               else (0, ()))
+    from palgym.policies.contender_spec import parse_heuristic
+
+    for candidate in candidates:  # a bad name fails before any episode runs
+        parse_heuristic(candidate, f"--agent {BEST_KNOWN} candidates")
     check_tasks(plan)
     total = sum(len(t.splits["test"].traces) * len(t.seeds) for t in plan.tasks)
     bar = SweepProgress(total, enabled=request.progress)
     try:
-        found = _outcomes(plan, kind, evaluations, bar.update)
+        found = _outcomes(plan, kind, evaluations, bar.update, candidates)
     finally:
         bar.close()
     rows: list[Row] = []
@@ -370,5 +412,5 @@ def bound_object_problem(value: Any) -> str:
 
 __all__ = ["BEST_KNOWN", "BOUND_FORMAT", "DEFAULT_EVALUATIONS", "LOWER_BOUND",
            "PLACEMENT_SEARCH", "REFERENCE_ENTRIES", "ROUND_CAP_FACTOR", "SEARCH", "bound_metrics",
-           "bound_object_problem", "evaluations_of", "reference_kind", "replay_bound_row",
-           "run_reference_entry"]
+           "best_known_options", "bound_object_problem", "evaluations_of", "reference_kind",
+           "replay_bound_row", "run_reference_entry"]
