@@ -4,11 +4,14 @@ Neither is a scheduler; the leaderboard shows both beside the ranked rows, never
 that each task states an interval for the room: no schedule beats the lower bound, and the
 best-known schedule is one that exists.
 
-- ``best-known[:evaluations=N]``: per test episode, the best of (a) every member of the task's
-  heuristic field (and of the fields of the tasks of the same queue-order scope run before it
-  on the same episode) run on the engine with its schedule recorded
-  (:func:`palgym.schedule_record.record_episode`; aging guards included) and (b) a search
-  that sees the whole trace, the true durations and speeds:
+- ``best-known[:evaluations=N][,candidates=NAME|NAME...]``: per test episode, the best of (a)
+  every member of the task's heuristic field (and of the fields of the tasks of the same
+  queue-order scope run before it on the same episode) run on the engine with its schedule
+  recorded (:func:`palgym.schedule_record.record_episode`; aging guards included), (b) a
+  search that sees the whole trace, the true durations and speeds, and (c) on a free task,
+  the recorded runs of the ``candidates`` (heuristic names that bring their own queue order,
+  e.g. ``MODULE:CLASS`` orders under an aging guard; their schedules replay without the
+  module; :func:`best_known_options`):
 
   - on a task whose contender brings its own queue order (``queue_order_regime: free``: the
     scheduling tasks), the hindsight search over priority orders and placements

@@ -6,7 +6,7 @@ placement, of an env's ``heuristic_action``. :func:`parse_contender` reads its k
 (:data:`KINDS`, tried in this order)::
 
     best | field                              best / field      the task's heuristic field
-    best-known[:evaluations=N] | lower-bound  best-known /      the room's references
+    best-known[:OPTIONS] | lower-bound        best-known /      the room's references
                                               lower-bound       (palgym.bench.reference_entry)
     planner:BODY                              planner           e.g. planner:base=pal,K=6,H=end
     selector:PATH | selector:pretrained:NAME  selector          a rule selector file (JSON)
