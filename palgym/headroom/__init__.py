@@ -1,7 +1,7 @@
 """How far a schedule is from the best possible one: a lower bound of the average JCT for every
-static episode, exact optima of small episodes (CP-SAT, the ``exact`` extra), a hindsight
-search for best-known schedules, and the small-instance suite. Every schedule they produce is
-a :class:`palgym.schedule_record.ScheduleRecord`, replayed by
+episode (a dynamic one without drift too), exact optima of small episodes (CP-SAT, the
+``exact`` extra), a hindsight search for best-known schedules, and the small-instance suite.
+Every schedule they produce is a :class:`palgym.schedule_record.ScheduleRecord`, replayed by
 :func:`palgym.schedule_record.replay_schedule`.
 
 Modules: :mod:`~palgym.headroom.bound` (the lower bound), :mod:`~palgym.headroom.exact` (the
