@@ -11,8 +11,9 @@ is a heuristic name ``ORDER/PLACEMENT`` (an aging guard too; ``ORDER`` may be ``
 e.g. ``agents.priority.pretrained:AgingPrioritySeed0``), run on the engine as the bench runs it.
 
 Per entry and task, and pooled over both tasks and over ``--pool``'s entries: the geomean over
-episodes of avg JCT / avg JCT of `best`, its 95% percentile bootstrap interval over traces
-(10,000 resamples of the traces, seed 0; pooled entries share each resample), and the
+episodes of avg JCT / avg JCT of `best`, its 95% bootstrap interval resampling whole traces
+(the leaderboard's, :func:`palgym.bench.stats.bootstrap_geomean`; a pooled entry's episodes
+of one trace are resampled together), and the
 unfinished jobs, which are counted and shown (an average over completed jobs hides them).
 
     G="pal+backfill+age=48h:fifo/pal+easy"
@@ -87,17 +88,14 @@ def run_name(episode: Any, durations: Any, name: str) -> tuple[float, int]:
 
 
 def interval(logs: np.ndarray, traces: np.ndarray) -> tuple[float, float, float]:
-    """(geomean, low, high) of ``exp(logs)`` (float64 (E, N): entries x episodes) with a 95%
-    percentile bootstrap over traces (``traces`` int64 (N,), each episode's trace id)."""
-    ids = np.unique(traces)
-    by_trace = [np.flatnonzero(traces == t) for t in ids]
-    rng = np.random.default_rng(0)
-    means = np.empty(10_000)
-    for b in range(means.size):
-        pick = np.concatenate([by_trace[i] for i in rng.integers(0, ids.size, ids.size)])
-        means[b] = logs[:, pick].mean()
-    low, high = np.exp(np.percentile(means, [2.5, 97.5]))
-    return math.exp(logs.mean()), float(low), float(high)
+    """(geomean, low, high) of ``exp(logs)`` (float64 (E, N): entries x episodes), the
+    leaderboard's 95% bootstrap interval resampling whole traces (``traces`` int64 (N,), each
+    episode's trace id; :func:`palgym.bench.stats.bootstrap_geomean`)."""
+    from palgym.bench.stats import bootstrap_geomean
+
+    groups = [str(t) for t in np.tile(traces, logs.shape[0])]
+    summary = bootstrap_geomean(np.exp(logs.ravel()), groups=groups)
+    return summary.geomean, summary.ci_low, summary.ci_high
 
 
 def collect(splits: dict[str, Any], best: dict[str, str], entries: list[str],

@@ -9,8 +9,9 @@ test episodes of ``scheduling-clairvoyant`` and ``scheduling-regimes`` (one seed
 episode is a trace).
 
 Printed per split, each a geomean over the traces of avg JCT / avg JCT of the task's
-validation-chosen `best` (read from the committed ``best.jsonl``) with its 95% percentile
-bootstrap interval over traces (10,000 resamples, seed 0), and unfinished jobs counted:
+validation-chosen `best` (read from the committed ``best.jsonl``) with the leaderboard's 95%
+bootstrap interval over traces (:func:`palgym.bench.stats.bootstrap_geomean`), and
+unfinished jobs counted:
 
 - every member (a, F);
 - the member chosen on validation (the lowest validation geomean), on test;
@@ -58,15 +59,6 @@ def test_jcts(path: Path) -> dict[tuple[str, str], float]:
     return found
 
 
-def geomean_interval(logs: np.ndarray) -> tuple[float, float, float]:
-    """(geomean, low, high) of ``exp(logs)`` (float64 (N,), one per trace), 95% percentile
-    bootstrap over the traces (10,000 resamples, seed 0)."""
-    rng = np.random.default_rng(0)
-    means = logs[rng.integers(0, logs.size, (10_000, logs.size))].mean(axis=1)
-    low, high = np.exp(np.percentile(means, [2.5, 97.5]))
-    return math.exp(float(logs.mean())), float(low), float(high)
-
-
 def run_split(split: str, members: list[tuple[float, float]], best: dict[str, str],
               roots: Any) -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
     """((task, trace) per trace, log ratio float64 (T, M) of each member to the task's best,
@@ -99,9 +91,12 @@ def oracle(logs: np.ndarray, lost: np.ndarray) -> np.ndarray:
 
 
 def cell(logs: np.ndarray) -> str:
-    """``geomean [low, high]`` of one column of log ratios."""
-    mean, low, high = geomean_interval(logs)
-    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+    """``geomean [low, high]`` of one column of log ratios (float64 (T,), one per trace), the
+    leaderboard's 95% bootstrap interval (:func:`palgym.bench.stats.bootstrap_geomean`)."""
+    from palgym.bench.stats import bootstrap_geomean
+
+    summary = bootstrap_geomean(np.exp(logs))
+    return f"{summary.geomean:.3f} [{summary.ci_low:.3f}, {summary.ci_high:.3f}]"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,10 +10,12 @@ A test module states only what differs, its suite and the tasks its entries run:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -23,6 +25,19 @@ from palgym.bench.entries import RunRequest
 from palgym.bench.replay import validate_files
 from palgym.bench.results import read_results
 from palgym.bench.suites import DataRoots
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+"""The repository's benchmark scripts (plain files, not a package)."""
+
+
+def script(name: str) -> ModuleType:
+    """The benchmark script ``benchmarks/NAME.py``, loaded as a module (its ``main`` not run)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 Key = tuple[str, str, int]
 """An episode: (task, trace, seed)."""

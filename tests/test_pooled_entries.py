@@ -5,7 +5,6 @@ cross-cluster checks read their inputs and name bad ones."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -16,13 +15,10 @@ from palgym.bench.leaderboard import results_files
 from palgym.bench.leaderboard_tables import build_leaderboard
 from palgym.bench.results import read_results
 from palgym.errors import PalgymError
+from tests.room_support import script
 
 ROOT = Path(__file__).resolve().parent.parent
-_SPEC = importlib.util.spec_from_file_location("pooled_entries",
-                                               ROOT / "benchmarks" / "pooled_entries.py")
-assert _SPEC is not None and _SPEC.loader is not None
-pooled_entries = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(pooled_entries)
+pooled_entries = script("pooled_entries")
 
 FOLDER = str(ROOT / "benchmarks" / "leaderboard" / "palgym-bench-v2-lite")
 TASK = "scheduling-regimes"
@@ -71,28 +67,15 @@ def test_an_unknown_task_or_entry_exits_2(capsys: pytest.CaptureFixture[str]) ->
 
 def test_the_held_out_check_names_missing_data_and_exits_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "priority_heldout", ROOT / "benchmarks" / "priority_heldout.py")
-    assert spec is not None and spec.loader is not None
-    heldout = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(heldout)
+    heldout = script("priority_heldout")
     code = heldout.main(["--regimes", str(tmp_path), "--cache", str(tmp_path),
                          "--data-dir", str(tmp_path)])
     assert code == 2 and "missing files" in capsys.readouterr().err
 
 
-def _cross_cluster():
-    spec = importlib.util.spec_from_file_location(
-        "priority_cross_cluster", ROOT / "benchmarks" / "priority_cross_cluster.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_cross_cluster_check_reads_the_chosen_best_and_bootstraps_over_traces(
         tmp_path: Path) -> None:
-    cross = _cross_cluster()
+    cross = script("priority_cross_cluster")
     # docs/RESULTS.md, "Where the room is": the validation-chosen best per scheduling task
     assert cross.chosen_best(cross.BEST_FILE, "scheduling-clairvoyant") == (
         "srsf/pal+backfill+age=16h:fifo/pal+easy")
@@ -111,7 +94,7 @@ def test_the_cross_cluster_check_reads_the_chosen_best_and_bootstraps_over_trace
 
 def test_the_cross_cluster_check_exits_2_on_a_bad_name_or_missing_data(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cross = _cross_cluster()
+    cross = script("priority_cross_cluster")
     assert cross.main(["--entry", "no-such-order/pal", "--cache", str(tmp_path)]) == 2
     assert "no-such-order" in capsys.readouterr().err
     assert cross.main(["--entry", "srsf/pal+backfill", "--cache", str(tmp_path),
@@ -121,7 +104,7 @@ def test_the_cross_cluster_check_exits_2_on_a_bad_name_or_missing_data(
 
 def test_the_cross_cluster_check_refuses_a_limit_below_1(
         capsys: pytest.CaptureFixture[str]) -> None:
-    cross = _cross_cluster()
+    cross = script("priority_cross_cluster")
     for bad in ("0", "-1"):
         with pytest.raises(SystemExit) as stop:
             cross.main(["--entry", "srsf/pal+backfill", "--limit", bad])
@@ -129,18 +112,9 @@ def test_the_cross_cluster_check_refuses_a_limit_below_1(
         assert "expected an integer >= 1" in capsys.readouterr().err
 
 
-def _family():
-    spec = importlib.util.spec_from_file_location(
-        "priority_family_room", ROOT / "benchmarks" / "priority_family_room.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_family_room_reads_best_known_and_never_picks_an_unfinished_run(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    family = _family()
+    family = script("priority_family_room")
     # v2's scheduling test episodes: 3 clairvoyant + 28 regime traces, one seed
     known = family.test_jcts(family.FOLDER / "best-known.jsonl")
     assert sum(task.startswith("scheduling-") and task != "scheduling-unknown"

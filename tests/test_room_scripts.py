@@ -5,12 +5,10 @@ printed figure is recomputed here from the results files or the instances themse
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -22,7 +20,7 @@ from palgym.bench.results import read_results
 from palgym.headroom.small import small_instance
 from palgym.headroom.suite import suite_path
 from tests.bench_suites import tiny_suite
-from tests.room_support import Key, Room, jcts
+from tests.room_support import Key, Room, jcts, script
 
 REPO = Path(__file__).resolve().parent.parent
 TASK = "scheduling-clairvoyant"
@@ -34,16 +32,8 @@ RATIO_TOLERANCE = 0.0005 + 1e-9
 """The table prints ratios with 3 decimals."""
 
 
-def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-room_table = _script("room_table")
-room_small = _script("room_small")
+room_table = script("room_table")
+room_small = script("room_small")
 
 
 def _two_test_traces(folder: Path) -> Path:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from palgym.bench.bound_entry import bound_object_problem
 from palgym.bench.module_entry import schedule_object_problem
-from palgym.bench.reference_entry import bound_object_problem
 from palgym.bench.results import AGENT_KWARGS, ResultsFile
 from palgym.bench.selector_entry import check_selector_task, selector_object_problem
 from palgym.bench.suites import DataRoots, Suite, Task, split_env_kwargs, suite_test_traces

@@ -37,9 +37,9 @@ best-known schedule is one that exists.
   record alone.
 - ``lower-bound``: per test episode, :func:`palgym.headroom.bound.lower_bound` in the row's
   ``avg_jct_s`` (every other metric null, no decision), its header member a ``bound`` object
-  (:data:`BOUND_FORMAT`); the replay recomputes the bound on the episode. The bound holds for
-  every schedule of a static world (any placement, queue order and preemption pattern), so it
-  bounds the fixed-order tasks as well.
+  (:mod:`palgym.bench.bound_entry`: its format, refusals and replay); the replay recomputes
+  the bound on the episode. The bound holds for every schedule of the task's world (any
+  placement, queue order and preemption pattern), so it bounds the fixed-order tasks as well.
 
 Both run on every task, the dynamic world's too (``preset: dynamic``, ``dynamic-online``):
 
@@ -66,6 +66,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from palgym.bench.bound_entry import BOUND_FORMAT, bound_metrics, check_tasks
 from palgym.bench.entries import Plan, episode_rows
 from palgym.bench.results import BOUND_SCHEMA, SCHEDULE_SCHEMA, EpisodeRow, Row, write_results
 from palgym.bench.suites import Task, split_env_kwargs
@@ -75,8 +76,6 @@ from palgym.schedule_record import FORMAT
 BEST_KNOWN, LOWER_BOUND = "best-known", "lower-bound"
 """The reference entry kinds (their specs start with these)."""
 REFERENCE_ENTRIES: tuple[str, ...] = (BEST_KNOWN, LOWER_BOUND)
-BOUND_FORMAT = "palgym-lower-bound/1"
-"""The ``format`` of a lower-bound member's ``bound`` object."""
 DEFAULT_EVALUATIONS = 100
 """Hindsight-search candidates per test episode of ``best-known`` (the starts count)."""
 ROUND_CAP_FACTOR = 2.0
@@ -137,31 +136,6 @@ def evaluations_of(spec: str) -> int:
         ConfigError: as :func:`best_known_options`.
     """
     return best_known_options(spec)[0]
-
-
-def check_tasks(plan: Plan) -> None:
-    """Refuse a task a reference cannot run on, saying where it can: for ``lower-bound``, a
-    world whose dynamic truth has no fastest speed (drift; :mod:`palgym.headroom.bound`).
-
-    Raises:
-        ConfigError: naming the task and the tasks the bound runs on.
-    """
-    from palgym.sim.config import preset
-
-    if reference_kind(plan.request.agent) != LOWER_BOUND:
-        return
-
-    def unbounded(task: Task) -> bool:
-        world = split_env_kwargs(plan.suite, task, "test", plan.request.roots)
-        dynamics = preset(str(world.get("preset", "default"))).dynamics
-        return dynamics is not None and dynamics.active and dynamics.fastest_factor is None
-
-    for task in plan.tasks:
-        if unbounded(task):
-            able = [t.name for t in plan.suite.tasks if not unbounded(t)]
-            raise ConfigError(f"--agent {plan.request.agent}: task {task.name}'s dynamic "
-                              "truth has drift, which has no fastest speed; the bound runs on "
-                              f"the tasks {able} (--tasks)")
 
 
 def _scope(episode: Any, task: Task) -> str:
@@ -326,19 +300,6 @@ def _outcomes(plan: Plan, kind: str, evaluations: int, step: Callable[[int], Non
     return found
 
 
-def bound_metrics(episode: Any) -> dict[str, Any]:
-    """A lower-bound row's metrics: the bound as ``avg_jct_s`` (s), no other metric (NaN,
-    written null), every job counted as completed (what
-    :func:`palgym.bench.results.row_metrics` reads)."""
-    from palgym.headroom.bound import lower_bound
-
-    jobs = int(episode.trace.num_jobs)
-    nan = float("nan")
-    return {"avg_jct_s": lower_bound(episode).avg_jct_s, "p99_jct_s": nan, "makespan_s": nan,
-            "utilization_effective": nan, "num_jobs": jobs, "num_completed": jobs,
-            "num_unfinished": 0, "num_invalid_actions": 0}
-
-
 def member_object(plan: Plan, task: Task, kind: str) -> dict[str, Any]:
     """The header's member object of a reference entry on ``task``."""
     from palgym.envs.layouts import env_layout
@@ -360,8 +321,8 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
         ``(output path, episodes, wall seconds)``.
 
     Raises:
-        ConfigError: see :func:`check_tasks` and :func:`evaluations_of`; ``--ray`` without
-            the ``ray`` extra (naming it).
+        ConfigError: see :func:`palgym.bench.bound_entry.check_tasks` (``lower-bound``) and
+            :func:`best_known_options`; ``--ray`` without the ``ray`` extra (naming it).
         OSError: if the output cannot be written.
     """
     from palgym.progress import SweepProgress
@@ -375,7 +336,8 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
 
     for candidate in candidates:  # a bad name fails before any episode runs
         parse_heuristic(candidate, f"--agent {BEST_KNOWN} candidates")
-    check_tasks(plan)
+    if kind == LOWER_BOUND:
+        check_tasks(plan)
     total = sum(len(t.splits["test"].traces) * len(t.seeds) for t in plan.tasks)
     bar = SweepProgress(total, enabled=request.progress)
     try:
@@ -395,25 +357,6 @@ def run_reference_entry(plan: Plan, started: float) -> tuple[Path, int, float]:
     return request.output, episodes, time.perf_counter() - started
 
 
-def replay_bound_row(env: Any, row: Any, index: int) -> dict[str, Any]:
-    """A lower-bound row's recomputed fields on the episode ``env`` builds on trace ``index``
-    with the row's seed."""
-    from palgym.bench.entries import env_episode
-    from palgym.bench.results import row_metrics
-
-    episode, _ = env_episode(env, row.seed, index)
-    return {"episode_hash": episode.episode_hash(),
-            **row_metrics(bound_metrics(episode), 0)}
-
-
-def bound_object_problem(value: Any) -> str:
-    """Why a header's ``bound`` object is malformed (``""``: it is not)."""
-    if value != {"format": BOUND_FORMAT}:
-        return f"{{'format': {BOUND_FORMAT!r}}}"
-    return ""
-
-
-__all__ = ["BEST_KNOWN", "BOUND_FORMAT", "DEFAULT_EVALUATIONS", "LOWER_BOUND",
-           "PLACEMENT_SEARCH", "REFERENCE_ENTRIES", "ROUND_CAP_FACTOR", "SEARCH", "bound_metrics",
-           "best_known_options", "bound_object_problem", "evaluations_of", "reference_kind",
-           "replay_bound_row", "run_reference_entry"]
+__all__ = ["BEST_KNOWN", "DEFAULT_EVALUATIONS", "DYNAMIC_PLACEMENT_SEARCH", "LOWER_BOUND",
+           "PLACEMENT_SEARCH", "REFERENCE_ENTRIES", "ROUND_CAP_FACTOR", "SEARCH",
+           "best_known_options", "evaluations_of", "reference_kind", "run_reference_entry"]

@@ -31,10 +31,10 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from palgym.bench.bound_entry import replay_bound_row
 from palgym.bench.choice_check import check_choices
 from palgym.bench.file_check import FileCheck, Problem, same_bits
 from palgym.bench.module_entry import replay_schedule_row
-from palgym.bench.reference_entry import replay_bound_row
 from palgym.bench.results import (
     METRIC_FIELDS,
     EpisodeRow,
