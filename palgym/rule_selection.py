@@ -101,12 +101,21 @@ class SelectorContext:
 
 
 def parse_rule(rule: str) -> tuple[str, str]:
-    """``"srtf/pal+backfill"`` -> ``("srtf", "pal+backfill")``.
+    """``"srtf/pal+backfill"`` -> ``("srtf", "pal+backfill")``. ORDER may be a user's queue
+    order as ``MODULE:CLASS`` (``agents.priority.pretrained:ResponseRatio/pal+backfill``): it is
+    imported and registered (:func:`palgym.policies.loader.queue_order_name`), and its
+    registered name is returned, so that a rule names its order in a form that another process
+    (a replay) can import.
 
     Raises:
-        ConfigError: naming the rule, for one without ``ORDER/`` or with an unknown order.
+        ConfigError: naming the rule, for one without ``ORDER/`` or with an unknown order (or
+            a ``MODULE:CLASS`` that does not import as a queue order).
     """
     order, sep, placement = rule.partition("/")
+    if sep and placement and ":" in order:
+        from palgym.policies.loader import queue_order_name
+
+        return queue_order_name(order, f"rule {rule!r}: queue order {order!r}"), placement
     if not sep or not placement or order not in QUEUE_ORDER_NAMES:
         raise ConfigError(f"rule {rule!r}: give ORDER/PLACEMENT[+SUFFIX] with ORDER one of "
                           f"{list(QUEUE_ORDER_NAMES)} (e.g. srtf/pal+backfill)")

@@ -127,3 +127,31 @@ def test_the_family_room_reads_best_known_and_never_picks_an_unfinished_run(
         family.test_jcts(tmp_path / "nothing.jsonl")
     assert family.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
     assert "missing" in capsys.readouterr().err
+
+
+def test_the_online_search_script_builds_the_family_and_its_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    online = script("online_search")
+    rules = online.field([1.5, 2.0, 3.0])
+    assert rules == ["agents.priority.pretrained:ResponseRatioA1_5/pal+backfill",
+                     "agents.priority.pretrained:ResponseRatio/pal+backfill",
+                     "agents.priority.pretrained:ResponseRatioA3/pal+backfill", "fifo/pal+easy"]
+    with pytest.raises(PalgymError, match="7"):
+        online.field([7.0])
+    with pytest.raises(PalgymError, match="2.5"):
+        online.base_member(rules, [1.5, 2.0, 3.0], 2.5, 96.0)
+    base = online.base_member(rules, [1.5, 2.0, 3.0], 2.0, 96.0)
+    assert base.floor.hours == 96.0 and base.rules[base.floor.rule] == "fifo/pal+easy"
+    # two test traces: the search halves one trace's avg JCT and leaves the other's; the base
+    # equals the best on both: search / best = sqrt(1/2 x 1) = 0.707
+    rows = [{"split": "test", "task": "t", "trace": name, "best_avg_jct_s": 100.0,
+             "base_avg_jct_s": 100.0, "search_avg_jct_s": jct, "base_unfinished": 0,
+             "search_unfinished": 0, "asks": 10, "searched": 4, "decision_mean_s": 0.01,
+             "decision_max_s": 0.2, "searched_over_limit": 1}
+            for name, jct in (("a", 50.0), ("b", 100.0))]
+    lines = online.table(rows, {("t", "a"): 80.0, ("t", "b"): 80.0})
+    assert lines[2].startswith("| test (2) | 1.000 [1.000, 1.000] | 0.707 [0.500, 1.000] | "
+                               "0.707 [0.500, 1.000] | 0.800 [0.800, 0.800] | 0, 0 | "
+                               "0.010, 0.20; 2 of 8 |")
+    assert online.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
+    assert "missing" in capsys.readouterr().err

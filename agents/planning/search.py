@@ -96,7 +96,8 @@ class _Horizon:
         return self.end_round, math.inf
 
 
-def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True) -> float:
+def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True,
+               jobs: int | None = None) -> float:
     """Total time in system (s) of the measured jobs so far, plus the rest's estimate.
 
     Args:
@@ -104,6 +105,8 @@ def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True) -> float
         estimate: None (the episode's end: nothing to add), ``"ideal"`` (each unfinished
             job's remaining ideal run time) or ``"queue"`` (:func:`queue_estimate`).
         srtf: the queue estimate's order is shortest remaining time first (else FIFO).
+        jobs: None (every measured job), or n: the measured jobs ``0..n-1`` only (those
+            known at a decision; not with ``"queue"``, which schedules all of them).
 
     Returns:
         The cost in seconds (float64 sums in job order).
@@ -111,8 +114,16 @@ def state_cost(sim: Simulator, estimate: str | None, srtf: bool = True) -> float
     Raises:
         ConfigError: ``estimate`` is not None or one of :data:`ESTIMATES`.
     """
+    if jobs is not None and estimate == "queue":
+        raise ConfigError("state_cost: the queue estimate covers every measured job")
+    count = sim.jobs.num_measured if jobs is None else min(jobs, sim.jobs.num_measured)
+    return _time_in_system(sim, count, estimate, srtf)
+
+
+def _time_in_system(sim: Simulator, count: int, estimate: str | None, srtf: bool) -> float:
+    """:func:`state_cost` of the measured jobs ``0..count-1``."""
     jobs = sim.jobs
-    measured = slice(0, jobs.num_measured)
+    measured = slice(0, count)
     submit = jobs.submit_time_s[measured]
     completion = jobs.completion_time_s[measured]
     finished = ~np.isnan(completion)

@@ -29,6 +29,17 @@ throttling), as :mod:`agents.planning.search` does. It is a planner with a
 model of the future, to compare with hindsight bounds and other planners; an online scheduler
 knows neither.
 
+Known jobs only (``arrivals="known"``): each rollout's engine copy admits nothing more
+(:meth:`palgym.sim.engine.Simulator.close_arrivals`), plays the jobs submitted by the ask
+until every one has completed (or to its horizon, the ``ideal`` estimate then added), and
+its cost is the time in system of those jobs only. Where durations are clairvoyant and the
+belief is the oracle of a static truth, that is all a
+scheduler knows at the ask (the queue, the running jobs, their durations and the GPUs'
+speeds), so the search is an online scheduler: model-predictive control with a model that
+expects no more arrivals (receding horizon: E. F. Camacho and C. Bordons, *Model Predictive
+Control*, 2007). Elsewhere it is refused (:func:`check_known`). Its choices up to any time
+do not depend on the jobs submitted later (tested by changing them).
+
 The search plays the rule of least cost. Ties go to the base's own choice (another rule must
 be cheaper by a relative 1e-12), so a field in which only the base's choice is tried, or in
 which every rule decides as the base's choice does, plays the base's episode bit for bit; and
@@ -67,7 +78,7 @@ from agents.planning.search import ESTIMATES, state_cost
 from agents.selection.engine_copies import copy_context
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.base import PlacementPolicy, QueueOrder
-from palgym.policies.durations import CLAIRVOYANT, Durations
+from palgym.policies.durations import CLAIRVOYANT, DurationKnowledge, Durations
 from palgym.rule_selection import (
     SelectedEpisode,
     Selector,
@@ -88,6 +99,12 @@ TIE_TOLERANCE = 1e-12
 """Relative margin by which a rule must beat the base's choice (and an earlier rule)."""
 HORIZON = "horizon"
 """The reason a rollout stopped at its horizon (the estimate is then added)."""
+KNOWN_DONE = "known jobs done"
+"""The reason a rollout on the known jobs (``arrivals="known"``) stopped: every job known at
+the ask has completed (its cost is then exact)."""
+ARRIVALS = ("all", "known")
+"""What a rollout admits: ``all`` (the episode's future arrivals) or ``known`` (none: the
+jobs submitted by the ask only)."""
 
 
 @dataclass
@@ -146,13 +163,15 @@ class _Stop:
     """The rollout's stall check: the copied stall detector's, then the horizon (the round
     after which the next ask would be the ``H + 1``-th after the first)."""
 
-    def __init__(self, stall: StallDetector | None, rollout: _Rollout, horizon: int | None
-                 ) -> None:
-        self.stall, self.rollout, self.horizon = stall, rollout, horizon
+    def __init__(self, stall: StallDetector | None, rollout: _Rollout, horizon: int | None,
+                 known: bool = False) -> None:
+        self.stall, self.rollout, self.horizon, self.known = stall, rollout, horizon, known
 
     def check(self, sim: Simulator) -> str:
         if self.stall is not None and (reason := self.stall.check(sim)):
             return reason
+        if self.known and sim.active_jobs().size == 0:
+            return KNOWN_DONE
         if (self.horizon is not None and self.rollout.asks > self.horizon
                 and sim.events_since_commit and not sim.ended):
             return HORIZON
@@ -173,6 +192,10 @@ class RolloutSearch:
             choice is always evaluated.
         estimate: the rest's estimate at the horizon (``ideal``, default, or ``queue``).
         prefilter: skip a rule whose target GPUs now equal an evaluated rule's.
+        arrivals: what a rollout admits (:data:`ARRIVALS`): ``all`` (default, the episode's
+            future: a planner that sees it) or ``known`` (nothing: a rollout plays the jobs
+            submitted by the ask until every one has completed, or to its horizon; module
+            docstring, "Known jobs only").
 
     Attributes:
         stats: the current (or last) episode's :class:`SearchStats`.
@@ -184,8 +207,14 @@ class RolloutSearch:
 
     def __init__(self, rules: Sequence[str], base: Selector, H: int | None = 10,  # noqa: N803
                  tried: Sequence[str] | None = None, estimate: str = DEFAULT_ESTIMATE,
-                 prefilter: bool = True) -> None:
+                 prefilter: bool = True, arrivals: str = "all") -> None:
         self.rules = check_rules(rules)
+        if arrivals not in ARRIVALS:
+            raise ConfigError(f"arrivals must be one of {list(ARRIVALS)}, got {arrivals!r}")
+        if arrivals == "known" and estimate == "queue":
+            raise ConfigError("arrivals='known': the queue estimate schedules the arrivals "
+                              "still to come; use estimate='ideal'")
+        self.arrivals = arrivals
         if H is not None and (isinstance(H, bool) or not isinstance(H, int | np.integer)
                               or H < 0):
             raise ConfigError(f"H must be an integer >= 0 (asks after the first) or None, "
@@ -218,6 +247,8 @@ class RolloutSearch:
         if len(context.orders) != len(self.rules):
             raise ConfigError(f"the search's field has {len(self.rules)} rules, the episode "
                               f"{len(context.orders)}: give the search the episode's rules")
+        if self.arrivals == "known":
+            check_known(context)
         self._context = context
         self._orders, self._placements = copy.deepcopy((context.orders, context.placements))
         self.stats = SearchStats()
@@ -304,13 +335,15 @@ class RolloutSearch:
         stats = self.stats
         stats.rollouts += 1
         sim, stall, sampler, belief = copy_context(context)
+        known = sim.close_arrivals() if self.arrivals == "known" else None
         placements = self._placements if belief is None else belief.placements
         rollout = _Rollout(rule, self)
         first_round = sim.round_index
         try:
             reason, *_ = drive_selector(sim, self._orders, placements, rollout, sampler,
                                         context.durations,
-                                        _Stop(stall, rollout, self.H),  # type: ignore[arg-type]
+                                        _Stop(stall, rollout, self.H,  # type: ignore[arg-type]
+                                              known is not None),
                                         None if belief is None else belief.on_event)
         except PalgymError as error:
             if type(error) is not PalgymError:  # drive_selector's "could never end"
@@ -319,7 +352,28 @@ class RolloutSearch:
             return math.inf
         finally:
             stats.sim_rounds += sim.round_index - first_round
-        return state_cost(sim, self.estimate if reason == HORIZON else None)
+        return state_cost(sim, self.estimate if reason == HORIZON else None, jobs=known)
+
+
+def check_known(context: SelectorContext) -> None:
+    """Refuse a search on the known jobs (``arrivals="known"``) where its rollouts would read
+    what a scheduler does not know: durations not clairvoyant (a rollout runs the true
+    iterations), a belief that changes (an ``online`` belief: the rollout runs the truth's
+    speeds), a dynamic truth (its future draws). Background copies (the preset's unmeasured
+    stream after the trace's last submission) are arrivals like any other: a rollout admits
+    none, and plays those already admitted.
+
+    Raises:
+        ConfigError: naming what the episode has.
+    """
+    sim = context.sim
+    if context.durations.knowledge is not DurationKnowledge.CLAIRVOYANT:
+        raise ConfigError(f"arrivals='known' plans on the true durations of the known jobs: "
+                          f"it needs duration_knowledge clairvoyant, got "
+                          f"{context.durations.knowledge.value}")
+    if context.belief is not None or sim.truth is not None:
+        raise ConfigError("arrivals='known' plans on the engine's speeds: it needs a static "
+                          "truth and the oracle belief (this episode's belief changes)")
 
 
 def _same(a: IntArray | None, b: IntArray | None) -> bool:
@@ -347,13 +401,15 @@ class SearchEpisode:
 def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *,
                        H: int | None = 10, tried: Sequence[str] | None = None,  # noqa: N803
                        estimate: str = DEFAULT_ESTIMATE, prefilter: bool = True,
-                       durations: Durations = CLAIRVOYANT) -> SearchEpisode:
+                       durations: Durations = CLAIRVOYANT, arrivals: str = "all"
+                       ) -> SearchEpisode:
     """Simulate ``episode`` with a :class:`RolloutSearch` over ``rules`` around ``base``
     (:func:`palgym.rule_selection.run_selected_episode`).
 
     Args:
         episode: from :func:`palgym.simulate.make_episode` (any belief).
-        rules, base, H, tried, estimate, prefilter: as :class:`RolloutSearch` takes them.
+        rules, base, H, tried, estimate, prefilter, arrivals: as :class:`RolloutSearch`
+            takes them.
         durations: what the queue orders, EASY backfilling and the features know of job
             durations (the rollouts simulate the true ones).
 
@@ -364,11 +420,12 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
         ConfigError: as :class:`RolloutSearch` and ``run_selected_episode`` do.
         InvalidActionError: if the base returns no rule index of the field (naming it).
     """
-    search = RolloutSearch(rules, base, H, tried, estimate, prefilter)
+    search = RolloutSearch(rules, base, H, tried, estimate, prefilter, arrivals)
     started = time.perf_counter()
     selected = run_selected_episode(episode, rules, search, durations)
     return SearchEpisode(selected, search.stats, time.perf_counter() - started)
 
 
-__all__ = ["DEFAULT_ESTIMATE", "ESTIMATES", "HORIZON", "TIE_TOLERANCE", "RolloutSearch",
+__all__ = ["ARRIVALS", "DEFAULT_ESTIMATE", "ESTIMATES", "HORIZON", "KNOWN_DONE",
+           "TIE_TOLERANCE", "RolloutSearch", "check_known",
            "SearchEpisode", "SearchStats", "run_search_episode"]

@@ -105,6 +105,15 @@ class Admission:
             return self._ahead.popleft()
         return self._background.next_after(self.next_background_s)
 
+    def close(self) -> None:
+        """Admit nothing more: every later trace job and background copy is dropped (what a
+        copy of the engine that plans on the jobs known now plays; never the episode's own
+        engine)."""
+        self.next_arrival = self.trace.num_jobs
+        self.next_background_s = math.inf
+        self._ahead.clear()
+        self.next_arrival_s = math.inf
+
     @property
     def trace_admitted(self) -> bool:
         """Every trace job has been admitted (only background copies arrive from now on)."""

@@ -234,6 +234,19 @@ class Simulator:
         """True if trace jobs (or background copies) are still to arrive."""
         return self._arrivals.has_future_arrivals()
 
+    def close_arrivals(self) -> int:
+        """Admit nothing more from now on (:meth:`palgym.sim.admission.Admission.close`): the
+        trace jobs not yet admitted stay pending and never complete, so :attr:`done` stays
+        False while any is left. For copies that plan on the jobs a scheduler knows now
+        (:mod:`agents.selection.search`, ``arrivals="known"``), never for an episode's own
+        engine.
+
+        Returns:
+            The measured jobs admitted so far (rows ``0..n-1``: the jobs known now).
+        """
+        self._arrivals.close()
+        return min(self._counters.ints.item(slot.ADMITTED), self.jobs.num_measured)
+
     def locality_penalty_of(self, perf_class: int, num_gpus: int, gpus: IntArray) -> float:
         """Locality penalty of a job of ``perf_class`` needing ``num_gpus`` on GPU set ``gpus``
         (:func:`palgym.sim.locality.locality_penalty`)."""
