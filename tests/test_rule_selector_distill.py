@@ -35,6 +35,26 @@ def test_toy_labels_by_hand() -> None:
     assert labels.features[0, 0] == 0.0
 
 
+def test_known_teacher_labels_by_hand() -> None:
+    # the known-jobs toy (tests/test_known_jobs_search.py): J2 (submitted at 150 s) is not
+    # known at t = 0, so the online teacher prices FIFO 700 s and SRTF 500 s there and
+    # overrides the FIFO base, as the search that sees J2 does; the labels are the search's
+    # choices at its searched asks
+    from agents.selection.search import RolloutSearch
+    from palgym.rule_selection import run_selected_episode
+
+    episode = LabelledEpisode("toy", "toy", toy((4, 0.0, 300, A), (4, 0.0, 100, A),
+                                                (4, 150.0, 50, A)))
+    base = LinearSelector.constant(FIFO_SRTF, 0)
+    labels = collect_labels([episode], base, H=None, arrivals="known")
+    search = RolloutSearch(FIFO_SRTF, base, H=None, arrivals="known")
+    run_selected_episode(episode.episode, FIFO_SRTF, search)
+    searched = [c for c, costs in zip(search.stats.choices, search.stats.costs, strict=True)
+                if len(costs) > 1]
+    assert labels.choices.tolist() == searched and searched[0] == 1
+    assert search.stats.costs[0] == ((0, 700.0), (1, 500.0))
+
+
 def _labels(features: np.ndarray, choices: np.ndarray) -> Labels:
     zeros = np.zeros(len(choices), np.int64)
     return Labels(features, choices.astype(np.int64), zeros, zeros)
@@ -85,10 +105,11 @@ def test_command_line_distills(tmp_path: Path) -> None:
     base_path = base.save(tmp_path / "base.json")
     output = tmp_path / "distilled.json"
     assert main(["distill", "--suite", suite, "--task", "scheduling-clairvoyant",
-                 "--base", str(base_path), "--H", "2", "--C", "0.1", "1",
-                 "--output", str(output)]) == 0
+                 "--base", str(base_path), "--H", "end", "--arrivals", "known",
+                 "--C", "0.1", "1", "--output", str(output)]) == 0
     data = json.loads(output.read_text())
     trained = data["trained"]
+    assert trained["H"] is None and trained["arrivals"] == "known"
     assert trained["base"] == "base.json" and trained["C"] in (0.1, 1.0)
     assert len(trained["validation_objective"]) == 2
     assert sum(trained["rules_labelled"]) == trained["labelled_asks"]
@@ -100,3 +121,8 @@ def test_command_line_distills(tmp_path: Path) -> None:
     assert main(["distill", "--suite", suite, "--task", "scheduling-clairvoyant",
                  "--base", str(base_path), "--C", "1", "-1", "--output", str(refused)]) == 2
     assert not refused.exists()
+    for flag, bad in (("--H", "-1"), ("--H", "never"), ("--arrivals", "later")):
+        with pytest.raises(SystemExit) as stop:
+            main(["distill", "--suite", suite, "--base", str(base_path), flag, bad,
+                  "--output", str(refused)])
+        assert stop.value.code == 2

@@ -37,6 +37,7 @@ from agents.selection.runs import (
     split_episodes,
     with_stragglers,
 )
+from agents.selection.search import ARRIVALS
 from agents.selection.selector import LinearSelector, StarvationFloor, train_cem
 from palgym.errors import ConfigError, PalgymError
 from palgym.io.selector_json import read_selector_json
@@ -97,8 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "evaluation whose validation column chose them")
     floor.add_argument("--output", required=True, help="the selector JSON to write")
     distil.add_argument("--base", required=True, help="the base selector JSON of the search")
-    distil.add_argument("--H", type=int, default=10, help="the search's horizon: asks decided "
-                        "by the base after each rollout's first (default %(default)s)")
+    distil.add_argument("--H", type=_horizon, default=10, help="the search's horizon: asks "
+                        "decided by the base after each rollout's first, or 'end' (default "
+                        "%(default)s)")
+    distil.add_argument("--arrivals", choices=ARRIVALS, default="all",
+                        help="what the search's rollouts admit: 'all' (the episode's future, "
+                        "default) or 'known' (the jobs submitted by the ask: an online "
+                        "teacher, agents.selection.search)")
     distil.add_argument("--C", type=float, nargs="+", default=[0.01, 0.1, 1.0, 10.0],
                         help="inverse L2 strengths tried, chosen on validation (ties: the first "
                         "given; default %(default)s)")
@@ -237,10 +243,24 @@ def distill(args: argparse.Namespace) -> int:
     check_positive("--workers", args.workers)
     run(args.base, _episodes(args, "train", args.per_regime), _episodes(args, "validation"),
         H=args.H, grid=args.C, workers=args.workers, output=args.output,
+        arrivals=args.arrivals,
         command="python -m agents.selection " + shlex.join(args.argv),
         meta={"suite": args.suite, "task": args.task, "regimes": args.regimes,
               "per_regime": args.per_regime})
     return 0
+
+
+def _horizon(text: str) -> int | None:
+    """``--H``: an integer >= 0, or ``end`` (None: to the episode's end)."""
+    if text == "end":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an integer >= 0 or 'end', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"an integer >= 0 or 'end', got {text!r}")
+    return value
 
 
 def _floor(rules: Sequence[str], hours: float, rule: str, options: str = "--floor/--floor-rule",

@@ -18,8 +18,10 @@ policy is a :class:`~agents.selection.selector.LinearSelector` over the same fie
   gets a bias of -1e9 (never picked). The regulariser C is chosen on the validation episodes
   by the training objective (:func:`agents.selection.runs.selector_objective`).
 
-The search sees the episode's future (it simulates it), the distilled selector only the
-state features, so it is an online scheduler like the base. Command:
+The search sees the episode's future (it simulates it) unless ``arrivals="known"`` (its
+rollouts then play the jobs known at the ask only: an online teacher, whose choices a
+scheduler could make); the distilled selector reads only the state features, so it is an
+online scheduler like the base either way. Command:
 ``python -m agents.selection distill`` (agents/pretrained/README.md, "The rule
 selector").
 """
@@ -79,14 +81,14 @@ class _Recorder:
         return self.search(features, view)
 
 
-_JOB: list[tuple[list[LabelledEpisode], LinearSelector, int | None]] = []
+_JOB: list[tuple[list[LabelledEpisode], LinearSelector, int | None, str]] = []
 
 
 def _label_one(index: int) -> tuple[FloatArray, np.ndarray, np.ndarray]:
     """The labelled asks of episode ``index`` (features, choices, changed)."""
-    episodes, base, horizon = _JOB[0]
+    episodes, base, horizon, arrivals = _JOB[0]
     labelled = episodes[index]
-    recorder = _Recorder(RolloutSearch(base.rules, base, horizon))
+    recorder = _Recorder(RolloutSearch(base.rules, base, horizon, arrivals=arrivals))
     run_selected_episode(labelled.episode, base.rules, recorder, labelled.durations)
     stats = recorder.search.stats
     keep = np.array([len(costs) > 1 for costs in stats.costs], dtype=np.bool_)
@@ -97,14 +99,16 @@ def _label_one(index: int) -> tuple[FloatArray, np.ndarray, np.ndarray]:
 
 
 def collect_labels(episodes: Sequence[LabelledEpisode], base: LinearSelector,
-                   H: int | None = 10, workers: int = 1) -> Labels:  # noqa: N803
+                   H: int | None = 10, workers: int = 1,  # noqa: N803
+                   arrivals: str = "all") -> Labels:
     """Run the search around ``base`` on every episode and keep its labelled asks (module
-    docstring), in episode order; ``workers`` forked processes.
+    docstring), in episode order; ``workers`` forked processes; ``arrivals`` as
+    :class:`agents.selection.search.RolloutSearch` takes it (``known``: an online teacher).
 
     Raises:
         ConfigError: as :class:`agents.selection.search.RolloutSearch` does.
     """
-    _JOB[:] = [(list(episodes), base, H)]
+    _JOB[:] = [(list(episodes), base, H, arrivals)]
     indices = list(range(len(episodes)))
     if workers <= 1:
         parts = [_label_one(i) for i in indices]
@@ -163,7 +167,7 @@ def fit_selector(rules: Sequence[str], labels: Labels, C: float) -> LinearSelect
 def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
             valid_eps: Sequence[LabelledEpisode], *, H: int | None, grid: Sequence[float],  # noqa: N803
             workers: int, output: str, command: str,
-            meta: dict[str, Any] | None = None) -> LinearSelector:
+            meta: dict[str, Any] | None = None, arrivals: str = "all") -> LinearSelector:
     """``python -m agents.selection distill``: label the training episodes with the
     search around the selector at ``base_path``, fit one selector per C of ``grid``, keep the
     one of least validation objective (against the field's first rule, as ``train``) and
@@ -184,7 +188,7 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
         raise ConfigError(f"distill: --C needs one or more finite numbers > 0, got {list(grid)}")
     start = time.perf_counter()
     base = LinearSelector.load(base_path)
-    labels = collect_labels(train_eps, base, H, workers)
+    labels = collect_labels(train_eps, base, H, workers, arrivals)
     print(f"{len(labels.choices)} labelled asks on {len(train_eps)} training episodes "
           f"({int(labels.changed.sum())} where the search overrode the base), "
           f"{time.perf_counter() - start:.0f} s", flush=True)
@@ -200,6 +204,7 @@ def distill(base_path: str, train_eps: Sequence[LabelledEpisode],
         "method": "expert iteration: the rollout search's choices fitted by multinomial "
                   "logistic regression (agents.selection.distill)",
         "base": Path(base_path).name, "base_sha256": file_sha256(Path(base_path)), "H": H,
+        "arrivals": arrivals,
         "C_grid": list(grid), "C": grid[chosen], "validation_objective": values[:-1].tolist(),
         "base_validation_objective": float(values[-1]),
         "labelled_asks": int(len(labels.choices)), "overridden_asks": int(labels.changed.sum()),
