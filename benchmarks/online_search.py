@@ -13,7 +13,8 @@ backfilling (``agents.priority.pretrained:ResponseRatio*``), for each ``a`` of
 ``--floor``): its order, and ``fifo/pal+easy`` once a job has queued ``--floor`` hours
 (the aging guard ``pal+backfill+age=Fh:fifo/pal+easy`` over that order, bit for bit). The
 defaults were fixed before any test episode was run: the base is the family's (2, 96 h), the
-exponent of v2's hand rule and the floor that validation chose for it.
+exponent of v2's hand rule (``ResponseRatio``, chosen on validation) and the floor of the
+family's validation choice, (1.5, 96 h) (``benchmarks/priority_family_room.py``).
 
 The search reads what a scheduler knows at the ask (the tasks' durations are clairvoyant, the
 belief is the oracle of a static truth): never a later submission. It is a search, not a
