@@ -29,7 +29,8 @@ the traces of avg JCT / avg JCT of the task's validation-chosen `best` (read fro
 search, the search over the base, and on test v2's committed best-known on the same
 episodes. ``--output`` writes one JSON row per episode (atomically).
 
-    python benchmarks/online_search.py --cache C [--split validation test] [--workers 2]
+    python benchmarks/online_search.py --cache C [--data-dir D] [--split validation test]
+        [--exponents 1.5 2 3] [--base-exponent 2] [--floor 96] [--workers N]
         [--output rows.jsonl] [--limit N]
 """
 
@@ -185,20 +186,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
     parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
     parser.add_argument("--split", nargs="+", default=["validation", "test"],
-                        choices=["train", "validation", "test"])
-    parser.add_argument("--exponents", type=float, nargs="+", default=[1.5, 2.0, 3.0])
-    parser.add_argument("--base-exponent", type=float, default=2.0)
-    parser.add_argument("--floor", type=float, default=96.0, help="the base's floor (h, > 0)")
-    parser.add_argument("--workers", type=int, default=1)
+                        choices=["train", "validation", "test"],
+                        help="the splits to run (default: validation test)")
+    parser.add_argument("--exponents", type=float, nargs="+", default=[1.5, 2.0, 3.0],
+                        help=f"the field's exponents a, distinct, among {sorted(ORDERS)} "
+                        "(default: 1.5 2 3)")
+    parser.add_argument("--base-exponent", type=float, default=2.0,
+                        help="the base's exponent, one of --exponents (default %(default)s)")
+    parser.add_argument("--floor", type=float, default=96.0,
+                        help="the base's floor (h, > 0; default %(default)s)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="forked processes (>= 1; default %(default)s)")
     parser.add_argument("--limit", type=int, default=None,
                         help="the first N episodes of each task and split only (>= 1)")
-    parser.add_argument("--output", help="write one JSON row per episode here (atomically)")
+    parser.add_argument("--output", help="write one JSON row per episode here (atomically, "
+                        "after the table is printed)")
     args = parser.parse_args(argv)
-    if min(args.workers, args.limit or 1) < 1:
+    if args.workers < 1 or (args.limit is not None and args.limit < 1):
         parser.error("--limit and --workers: at least 1")
     try:
         from agents.selection.runs import split_episodes
-        from palgym.io.atomic import atomic_write_text, check_destination
+        from palgym.io.atomic import check_destination
 
         if args.output:
             check_destination(args.output, "--output")
@@ -213,12 +221,16 @@ def main(argv: list[str] | None = None) -> int:
                                             data_dir=roots.data_dir,
                                             cache_dir=roots.cache_dir)[:args.limit]]
         rows = run_rows(args.workers)
-        if args.output:
-            atomic_write_text(args.output, "".join(json.dumps(r, sort_keys=True) + "\n"
-                                                   for r in rows))
     except (PalgymError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    report(rows, known, best, rules, args)
+    return write_rows(rows, args.output)
+
+
+def report(rows: list[dict[str, Any]], known: dict[tuple[str, str], float],
+           best: dict[str, str], rules: list[str], args: argparse.Namespace) -> None:
+    """Print the table (module docstring) with its warnings."""
     print(f"ratio of avg JCT to each task's validation-chosen best ({best}); geomean over "
           f"traces [95% bootstrap interval]; base: the family's ({args.base_exponent:g}, "
           f"{args.floor:g} h); search over {rules}")
@@ -230,8 +242,21 @@ def main(argv: list[str] | None = None) -> int:
     unfinished = sum(r["search_unfinished"] + r["base_unfinished"] for r in rows)
     if unfinished:
         print(f"warning: {unfinished} jobs left unfinished (counted in the table)")
-    return 0
 
+
+def write_rows(rows: list[dict[str, Any]], output: str | None) -> int:
+    """Write the rows to ``output`` (one JSON object a line, atomically); 0, or 2 with the
+    reason on stderr (the table is printed before, so a failed write loses no figure)."""
+    from palgym.io.atomic import atomic_write_text
+
+    if not output:
+        return 0
+    try:
+        atomic_write_text(output, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    except OSError as error:
+        print(f"error: --output {output}: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

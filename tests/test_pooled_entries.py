@@ -5,6 +5,7 @@ cross-cluster checks read their inputs and name bad ones."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -155,3 +156,15 @@ def test_the_online_search_script_builds_the_family_and_its_table(
                                "0.010, 0.20; 2 of 8 |")
     assert online.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
     assert "missing" in capsys.readouterr().err
+    for bad in (["--limit", "0"], ["--workers", "0"]):
+        with pytest.raises(SystemExit) as stop:
+            online.main(bad)
+        assert stop.value.code == 2
+    # a write that fails after the run exits 2 naming the file; nothing half-written is left
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert online.write_rows(rows, str(blocker / "rows.jsonl")) == 2
+    assert "rows.jsonl" in capsys.readouterr().err
+    assert online.write_rows(rows, str(tmp_path / "rows.jsonl")) == 0
+    assert [json.loads(line)["trace"] for line in
+            (tmp_path / "rows.jsonl").read_text().splitlines()] == ["a", "b"]

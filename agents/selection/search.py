@@ -38,7 +38,9 @@ scheduler knows at the ask (the queue, the running jobs, their durations and the
 speeds), so the search is an online scheduler: model-predictive control with a model that
 expects no more arrivals (receding horizon: E. F. Camacho and C. Bordons, *Model Predictive
 Control*, 2007). Elsewhere it is refused (:func:`check_known`). Its choices up to any time
-do not depend on the jobs submitted later (tested by changing them).
+do not depend on the jobs submitted later (tested by changing them). The improvement property
+below then holds for the jobs known at each ask, not for the episode: later arrivals are
+outside every rollout's cost, so over a whole episode the search can lose to its base.
 
 The search plays the rule of least cost. Ties go to the base's own choice (another rule must
 be cheaper by a relative 1e-12), so a field in which only the base's choice is tried, or in
@@ -202,7 +204,9 @@ class RolloutSearch:
 
     Raises:
         ConfigError: naming the value, for a malformed field, H < 0 or not an integer, a tried
-            rule outside the field, an unknown estimate, or a base with a ``start`` hook.
+            rule outside the field, an unknown estimate, a base with a ``start`` hook, an
+            unknown ``arrivals``, or ``known`` with the ``queue`` estimate; at ``start``, an
+            episode :func:`check_known` refuses.
     """
 
     def __init__(self, rules: Sequence[str], base: Selector, H: int | None = 10,  # noqa: N803
