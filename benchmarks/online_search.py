@@ -178,13 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     from palgym.bench.roots import data_roots
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from priority_cross_cluster import chosen_best
+    from priority_cross_cluster import chosen_best, v2_parser
     from priority_family_room import test_jcts
 
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
-    parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
+    parser = v2_parser(__doc__)
     parser.add_argument("--split", nargs="+", default=["validation", "test"],
                         choices=["train", "validation", "test"],
                         help="the splits to run (default: validation test)")

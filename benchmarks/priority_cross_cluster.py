@@ -42,6 +42,16 @@ OTHER = "cross-cluster"
 BEST_FILE = Path(__file__).parent / "leaderboard" / SUITE / "best.jsonl"
 
 
+def v2_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The parser of a palgym-bench-v2 script (``doc``: its docstring, the description) with the
+    options every one takes: ``--cache`` and ``--data-dir``."""
+    parser = argparse.ArgumentParser(description=doc,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
+    parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
+    return parser
+
+
 def chosen_best(path: Path, task: str) -> str:
     """The validation-chosen `best` of ``task`` recorded in a ``best.jsonl`` header.
 
@@ -140,10 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     from palgym.bench.roots import data_roots
     from palgym.policies.contender_spec import parse_heuristic
 
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
-    parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
+    parser = v2_parser(__doc__)
     parser.add_argument("--pool", nargs="*", default=[], help="entries pooled (e.g. seeds)")
     parser.add_argument("--entry", nargs="*", default=[], help="entries shown alone")
     parser.add_argument("--best-file", type=Path, default=BEST_FILE)

@@ -25,7 +25,6 @@ unfinished jobs counted:
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -103,12 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     from palgym.bench.roots import data_roots
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from priority_cross_cluster import chosen_best
+    from priority_cross_cluster import chosen_best, v2_parser
 
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cache", help="palgym-bench-v2's cache (default $PALGYM_BENCH_CACHE)")
-    parser.add_argument("--data-dir", help="the public data (default $PALGYM_DATA_DIR)")
+    parser = v2_parser(__doc__)
     parser.add_argument("--exponents", type=float, nargs="+", default=[1, 1.5, 2, 2.5, 3])
     parser.add_argument("--floors", type=float, nargs="+", default=[24, 48, 96],
                         help="starvation floors (h, > 0)")

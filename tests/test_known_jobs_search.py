@@ -83,16 +83,10 @@ def _choices_until(trace: Trace, arrivals: str, until_s: float) -> list[tuple[ob
     rules = ["srtf/pal+backfill", "fifo/pal+easy", "srsf/pal"]
     recorder = _Times(RolloutSearch(rules, LinearSelector.constant(rules, 0), H=4,
                                     arrivals=arrivals))
-    run_selected_episode(episode, rules, recorder, episode_durations())
+    run_selected_episode(episode, rules, recorder)
     stats = recorder.search.stats
     return [(t, c, costs) for t, c, costs in zip(recorder.times, stats.choices, stats.costs,
                                                  strict=True) if t < until_s]
-
-
-def episode_durations():  # noqa: ANN201 (the clairvoyant default)
-    from palgym.policies.durations import CLAIRVOYANT
-
-    return CLAIRVOYANT
 
 
 def test_known_choices_do_not_depend_on_later_jobs() -> None:

@@ -37,8 +37,9 @@ belief is the oracle of a static truth, that is all a
 scheduler knows at the ask (the queue, the running jobs, their durations and the GPUs'
 speeds), so the search is an online scheduler: model-predictive control with a model that
 expects no more arrivals (receding horizon: E. F. Camacho and C. Bordons, *Model Predictive
-Control*, 2007). Elsewhere it is refused (:func:`check_known`). Its choices up to any time
-do not depend on the jobs submitted later (tested by changing them). The improvement property
+Control*, 2007). Elsewhere it is refused (:func:`agents.selection.known_jobs.check_known`).
+Its choices up to any time do not depend on the jobs submitted later (tested by changing
+them). The improvement property
 below then holds for the jobs known at each ask, not for the episode: later arrivals are
 outside every rollout's cost, so over a whole episode the search can lose to its base.
 
@@ -72,15 +73,17 @@ import copy
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from agents.planning.search import ESTIMATES, state_cost
 from agents.selection.engine_copies import copy_context
+from agents.selection.known_jobs import ARRIVALS, KNOWN_DONE, check_known
+from agents.selection.search_stats import SearchStats
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.base import PlacementPolicy, QueueOrder
-from palgym.policies.durations import CLAIRVOYANT, DurationKnowledge, Durations
+from palgym.policies.durations import CLAIRVOYANT, Durations
 from palgym.rule_selection import (
     SelectedEpisode,
     Selector,
@@ -101,53 +104,6 @@ TIE_TOLERANCE = 1e-12
 """Relative margin by which a rule must beat the base's choice (and an earlier rule)."""
 HORIZON = "horizon"
 """The reason a rollout stopped at its horizon (the estimate is then added)."""
-KNOWN_DONE = "known jobs done"
-"""The reason a rollout on the known jobs (``arrivals="known"``) stopped: every job known at
-the ask has completed (its cost is then exact)."""
-ARRIVALS = ("all", "known")
-"""What a rollout admits: ``all`` (the episode's future arrivals) or ``known`` (none: the
-jobs submitted by the ask only)."""
-
-
-@dataclass
-class SearchStats:
-    """What the search did in one episode (reset by each ``start``).
-
-    Attributes:
-        asks: times the search was asked.
-        searched: asks with at least two rules left to evaluate (after the pre-filter).
-        rollouts: rollouts run.
-        changed: asks where the search played another rule than the base's choice.
-        stuck: rollouts that left queued jobs on an idle cluster with no arrivals left (cost
-            inf: the rule could never end the episode).
-        sim_rounds: rounds simulated on engine copies.
-        decision_s: wall seconds of each ask (float, in ask order).
-        choices: the rule index played at each ask.
-        base_choices: the base's choice at each ask.
-        costs: per ask, the ``(rule index, rollout cost in s)`` of each rule evaluated (empty
-            when at most one rule was left).
-    """
-
-    asks: int = 0
-    searched: int = 0
-    rollouts: int = 0
-    changed: int = 0
-    stuck: int = 0
-    sim_rounds: int = 0
-    decision_s: list[float] = field(default_factory=list)
-    choices: list[int] = field(default_factory=list)
-    base_choices: list[int] = field(default_factory=list)
-    costs: list[tuple[tuple[int, float], ...]] = field(default_factory=list)
-
-    @property
-    def decision_mean_s(self) -> float:
-        """Mean wall seconds per ask (0 without asks)."""
-        return float(np.mean(self.decision_s)) if self.decision_s else 0.0
-
-    @property
-    def decision_max_s(self) -> float:
-        """Longest ask (wall seconds; 0 without asks)."""
-        return max(self.decision_s, default=0.0)
 
 
 class _Rollout:
@@ -358,26 +314,6 @@ class RolloutSearch:
             stats.sim_rounds += sim.round_index - first_round
         return state_cost(sim, self.estimate if reason == HORIZON else None, jobs=known)
 
-
-def check_known(context: SelectorContext) -> None:
-    """Refuse a search on the known jobs (``arrivals="known"``) where its rollouts would read
-    what a scheduler does not know: durations not clairvoyant (a rollout runs the true
-    iterations), a belief that changes (an ``online`` belief: the rollout runs the truth's
-    speeds), a dynamic truth (its future draws). Background copies (the preset's unmeasured
-    stream after the trace's last submission) are arrivals like any other: a rollout admits
-    none, and plays those already admitted.
-
-    Raises:
-        ConfigError: naming what the episode has.
-    """
-    sim = context.sim
-    if context.durations.knowledge is not DurationKnowledge.CLAIRVOYANT:
-        raise ConfigError(f"arrivals='known' plans on the true durations of the known jobs: "
-                          f"it needs duration_knowledge clairvoyant, got "
-                          f"{context.durations.knowledge.value}")
-    if context.belief is not None or sim.truth is not None:
-        raise ConfigError("arrivals='known' plans on the engine's speeds: it needs a static "
-                          "truth and the oracle belief (this episode's belief changes)")
 
 
 def _same(a: IntArray | None, b: IntArray | None) -> bool:
