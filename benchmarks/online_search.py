@@ -121,7 +121,8 @@ def run_one(index: int) -> dict[str, Any]:
            "search_avg_jct_s": found.metrics.avg_jct_s,
            "search_unfinished": found.metrics.num_jobs - found.metrics.num_completed,
            "asks": stats.asks, "searched": stats.searched, "changed": stats.changed,
-           "rollouts": stats.rollouts, "decision_mean_s": stats.decision_mean_s,
+           "rollouts": stats.rollouts, "stuck_rollouts": stats.stuck,
+           "decision_mean_s": stats.decision_mean_s,
            "decision_max_s": stats.decision_max_s,
            "searched_over_limit": sum(s > DECISION_LIMIT_S for s in searched), "wall_s": wall}
     print(f"{split} {task} {episode.label}: search/best "
@@ -239,6 +240,10 @@ def report(rows: list[dict[str, Any]], known: dict[tuple[str, str], float],
     unfinished = sum(r["search_unfinished"] + r["base_unfinished"] for r in rows)
     if unfinished:
         print(f"warning: {unfinished} jobs left unfinished (counted in the table)")
+    stuck = sum(r.get("stuck_rollouts", 0) for r in rows)
+    if stuck:
+        print(f"warning: {stuck} rollouts got stuck (a rule that could never end the known "
+              "jobs; priced inf, so never played)")
 
 
 def write_rows(rows: list[dict[str, Any]], output: str | None) -> int:

@@ -156,6 +156,11 @@ def test_the_online_search_script_builds_the_family_and_its_table(
                                "0.010, 0.20; 2 of 8 |")
     assert online.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
     assert "missing" in capsys.readouterr().err
+    import argparse
+
+    online.report([{**rows[0], "stuck_rollouts": 1}], {}, {}, rules,
+                  argparse.Namespace(base_exponent=2.0, floor=96.0, limit=None))
+    assert "warning: 1 rollouts got stuck" in capsys.readouterr().out
     for bad in (["--limit", "0"], ["--workers", "0"]):
         with pytest.raises(SystemExit) as stop:
             online.main(bad)
