@@ -8,7 +8,7 @@ over the proven instances of a split (unproven ones are counted and left out), w
 percentile bootstrap interval over instances (10,000 resamples, seed 0).
 
     python benchmarks/room_small.py [--selector FILE ...] [--heuristic ORDER/PLACEMENT ...]
-        [--suite FILE]
+        [--online-search] [--suite FILE]
 
 ``--selector``: also each rule selector file (``agents.selection``, run with its aging floor
 through :func:`palgym.rule_selection.run_selected_episode`) as a ratio to the optimum, and the
@@ -16,8 +16,13 @@ share of the gap between ``best`` and the optimum that it closes, (best - select
 optimum) of the geomeans, per split; files given together are also pooled (geomean over
 (selector, instance)). ``--heuristic``: the same for heuristics run by
 :func:`palgym.run_episode`, an order given as ``MODULE:CLASS`` too (a trained priority order of
-:mod:`agents.priority.pretrained`); given together, also pooled. ``--suite``: another
-``palgym-small/1`` file (default: the shipped one; a bad file exits 2 naming it).
+:mod:`agents.priority.pretrained`); given together, also pooled. ``--online-search``: also
+the known-jobs rollout search of ``benchmarks/online_search.py`` (its default field and
+(2, 96 h) base; it sees only the jobs submitted by each decision) as a ratio to the optimum
+with the gap it closes; its base is the ``--heuristic``
+``agents.priority.pretrained:ResponseRatio/pal+backfill+age=96h:fifo/pal+easy``.
+``--suite``: another ``palgym-small/1`` file (default: the shipped one; a bad file exits 2
+naming it).
 """
 
 from __future__ import annotations
@@ -146,6 +151,27 @@ def heuristic_averages(specs: list[str], episodes: dict[int, Episode]
     return out
 
 
+def online_search_averages(episodes: dict[int, Episode]) -> dict[str, dict[int, float]]:
+    """Average JCT (s) by seed of the known-jobs rollout search of ``online_search.py``
+    (its default field and base), under one label."""
+    from pathlib import Path
+
+    from agents.selection.search import RolloutSearch
+    from palgym.rule_selection import run_selected_episode
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from online_search import base_member, field
+
+    exponents = [1.5, 2.0, 3.0]
+    rules = field(exponents)
+    base = base_member(rules, exponents, 2.0, 96.0)
+    return {"online search (known jobs)": {
+        seed: run_selected_episode(ep, rules, RolloutSearch(rules, base, H=None,
+                                                            arrivals="known")
+                                   ).result.metrics.avg_jct_s
+        for seed, ep in episodes.items()}}
+
+
 def entry_rows(avg: dict[str, dict[int, float]], rows: list[dict], best_avg: dict[int, float],
                what: str = "entries") -> list[tuple[str, str, Interval, float]]:
     """Each entry's (average JCT by seed, by label) and, for several, their pooled ratio to
@@ -174,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="rule selector files to measure against the optimum")
     parser.add_argument("--heuristic", nargs="*", default=[], metavar="ORDER/PLACEMENT",
                         help="heuristics (a MODULE:CLASS order too) to measure against it")
+    parser.add_argument("--online-search", action="store_true",
+                        help="also the known-jobs rollout search of online_search.py")
     parser.add_argument("--suite", default=None, metavar="FILE",
                         help="a palgym-small/1 suite file (default: the shipped one)")
     args = parser.parse_args(argv)
@@ -186,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         avg = field_averages(episodes)
         best = choose_best(rows, avg, str(path))
         heuristics = heuristic_averages(args.heuristic, episodes)
+        online = online_search_averages(episodes) if args.online_search else {}
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -207,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, split, ratios, closed in entry_rows(heuristics, rows, best_avg):
             print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  "
                   f"{closed:>10.2f}")
+    for label, split, ratios, closed in entry_rows(online, rows, best_avg):
+        print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  {closed:>10.2f}")
     if unproven:
         print(f"warning: {len(unproven)} instances without a proven optimum are left out of the "
               f"ratios: {', '.join(unproven)}", file=sys.stderr)

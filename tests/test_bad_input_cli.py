@@ -235,3 +235,16 @@ def test_evaluate_names_an_unknown_env_id(mode: list[str], capsys) -> None:
     argv = ["--env", "bogus/Env-v0", "--quiet", *mode]
     assert load_script("evaluate").main(argv) == 2
     one_error_line(capsys.readouterr().err, "--env 'bogus/Env-v0' is not a palgym env")
+
+
+def test_missing_public_data_names_where_it_was_looked_for(tmp_path: Path) -> None:
+    from palgym.bench.suites import DataRoots, SuiteDataError, check_files, load_suite
+
+    suite = load_suite("palgym-bench-v1")
+    files = [f for f in suite.files.values() if f.source == "data"][:1]
+    with pytest.raises(SuiteDataError) as given:
+        check_files(suite, files, DataRoots(tmp_path / "bad", None))
+    assert f"not in {tmp_path / 'bad'} (--data-dir, else PALGYM_DATA_DIR)" in str(given.value)
+    with pytest.raises(SuiteDataError) as unset:
+        check_files(suite, files, DataRoots(None, None))
+    assert "pass --data-dir DIR or set PALGYM_DATA_DIR" in str(unset.value)

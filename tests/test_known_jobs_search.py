@@ -158,3 +158,32 @@ def test_known_refusals() -> None:
     with pytest.raises(ConfigError, match="static truth"):
         run_selected_episode(online, FIFO_SRTF, RolloutSearch(FIFO_SRTF, fifo,
                                                               arrivals="known"))
+
+
+def test_rounds_bound_and_a_value_price_the_rest_by_hand() -> None:
+    # J0 (4 GPUs, 300 s) and J1 (4 GPUs, 100 s) at 0; rounds of 100 s; each rollout plays
+    # one round (rounds=1), then the value prices the rest: here J0's iterations left (T_it
+    # 1 s). After one round (now 100 s) both rules have cost 100 + 100 = 200 s so far:
+    #   fifo/pal: J0 ran 0-100 (200 left), J1 waits 100 s: 200 + 200 = 400 s;
+    #   srtf/pal: J1 ran 0-100 and completed (JCT 100), J0 waited: 200 + 300 = 500 s.
+    calls: list[tuple[float, int]] = []
+
+    def j0_left(sim: object, n: int) -> float:
+        calls.append((sim.now_s, n))  # type: ignore[attr-defined]
+        jobs = sim.jobs  # type: ignore[attr-defined]
+        return float(jobs.total_iterations[0] - jobs.iterations_done[0])
+
+    episode = toy((4, 0.0, 300, A), (4, 0.0, 100, A))
+    cut = run_search_episode(episode, FIFO_SRTF, fifo, H=None, estimate=j0_left,
+                             arrivals="known", rounds=1)
+    assert cut.stats.costs[0] == ((0, 400.0), (1, 500.0))
+    assert cut.stats.choices[0] == 0
+    assert calls[:2] == [(100.0, 2), (100.0, 2)]
+    # unbounded, the same field prices the whole episode (the hand costs above: 700, 500)
+    whole = run_search_episode(episode, FIFO_SRTF, fifo, H=None, arrivals="known")
+    assert whole.stats.costs[0] == ((0, 700.0), (1, 500.0))
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ConfigError, match="rounds"):
+            RolloutSearch(FIFO_SRTF, fifo, rounds=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="value"):
+        RolloutSearch(FIFO_SRTF, fifo, estimate="fancy")

@@ -338,3 +338,31 @@ def test_room_small_a_split_without_proven_instances_is_nan() -> None:
     assert all(math.isnan(x) for x in room_small.interval([]))
     ratios, closed = room_small.gap_row([{}], [], {})
     assert all(math.isnan(x) for x in ratios) and math.isnan(closed)
+
+
+def test_room_small_online_search_row(small_suite: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # the search's row: its ratio to the optimum, recomputed here from its episodes, and the
+    # gap it closes, (best - search) / (best - 1) on the geomeans
+    from agents.selection.search import RolloutSearch
+    from palgym.rule_selection import run_selected_episode
+
+    online = script("online_search")
+    rules = online.field([1.5, 2.0, 3.0])
+    base = online.base_member(rules, [1.5, 2.0, 3.0], 2.0, 96.0)
+    instances = json.loads(small_suite.read_text())["instances"]
+    assert room_small.main(["--suite", str(small_suite), "--online-search"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    by_split = {line.split()[0]: line for line in out[2:6]}
+    lines = [line for line in out if line.startswith("online search")]
+    assert len(lines) == 2
+    for split in ("validation", "test"):
+        proven = _proven(split, 2, instances)
+        found = [run_selected_episode(small_instance(i["seed"]).episode(), rules, RolloutSearch(
+            rules, base, H=None, arrivals="known")).result.metrics.avg_jct_s
+                 / i["optimum_avg_jct_s"] for i in proven]
+        line = next(line for line in lines if f" {split} " in line)
+        g, b = _first(line), _first(by_split[split])
+        assert abs(g - _geomean(found)) <= 5e-5 + 1e-9
+        assert g >= 1 - 1e-12  # no schedule beats a proven optimum
+        assert abs(float(line.split()[-1]) - (b - g) / (b - 1)) <= 0.01

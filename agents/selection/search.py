@@ -16,7 +16,14 @@ estimate of the time they still spend in the system:
 - ``estimate="queue"``: the unfinished measured jobs (running, queued, and the arrivals still
   to come) list-scheduled on the cluster's GPU count in shortest-remaining-time order, each
   running its remaining ideal run time (:func:`agents.planning.search.queue_estimate`), which
-  charges a job left waiting at the horizon for its wait.
+  charges a job left waiting at the horizon for its wait;
+- a *value* (:data:`Value`): any callable ``value(sim, n) -> seconds``, e.g. one learned from
+  rollouts to the end (``benchmarks/value_search.py``), estimating the time the measured jobs
+  ``0..n-1`` still spend in the system from the engine at the horizon.
+
+A rollout also stops at its horizon after ``rounds`` rounds (when given), events or not: that
+bounds the rounds a decision simulates, hence its time (a rollout's round costs about the
+same whatever happens in it).
 
 The default was chosen on palgym-bench-v1's validation traces (scheduling-clairvoyant, base
 ``srtf/pal+backfill`` over :data:`palgym.rule_sets.ORDER_PLACEMENT_RULES`, H = 10 and 30):
@@ -72,7 +79,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,6 +111,10 @@ TIE_TOLERANCE = 1e-12
 """Relative margin by which a rule must beat the base's choice (and an earlier rule)."""
 HORIZON = "horizon"
 """The reason a rollout stopped at its horizon (the estimate is then added)."""
+Value = Callable[[Simulator, int], float]
+"""A rest's estimate: ``value(sim, n)``, the time (s) the measured jobs ``0..n-1`` still spend
+in the system from the engine ``sim`` at a rollout's horizon (``n``: the jobs the cost counts,
+all measured ones or, with ``arrivals="known"``, those known at the ask)."""
 
 
 class _Rollout:
@@ -122,8 +133,9 @@ class _Stop:
     after which the next ask would be the ``H + 1``-th after the first)."""
 
     def __init__(self, stall: StallDetector | None, rollout: _Rollout, horizon: int | None,
-                 known: bool = False) -> None:
+                 known: bool = False, rounds: int | None = None, first: int = 0) -> None:
         self.stall, self.rollout, self.horizon, self.known = stall, rollout, horizon, known
+        self.last = None if rounds is None else first + rounds
 
     def check(self, sim: Simulator) -> str:
         if self.stall is not None and (reason := self.stall.check(sim)):
@@ -132,6 +144,8 @@ class _Stop:
             return KNOWN_DONE
         if (self.horizon is not None and self.rollout.asks > self.horizon
                 and sim.events_since_commit and not sim.ended):
+            return HORIZON
+        if self.last is not None and sim.round_index >= self.last and not sim.ended:
             return HORIZON
         return ""
 
@@ -148,12 +162,15 @@ class RolloutSearch:
         H: asks decided by the base after the rollout's first (>= 0), or None (to the end).
         tried: the rules evaluated at each ask (names of ``rules``; None: all); the base's
             choice is always evaluated.
-        estimate: the rest's estimate at the horizon (``ideal``, default, or ``queue``).
+        estimate: the rest's estimate at the horizon (``ideal``, default, ``queue``, or a
+            :data:`Value`).
         prefilter: skip a rule whose target GPUs now equal an evaluated rule's.
         arrivals: what a rollout admits (:data:`ARRIVALS`): ``all`` (default, the episode's
             future: a planner that sees it) or ``known`` (nothing: a rollout plays the jobs
             submitted by the ask until every one has completed, or to its horizon; module
             docstring, "Known jobs only").
+        rounds: the most rounds a rollout plays (>= 1) before it stops at its horizon, or
+            None (no bound): bounds a decision's time.
 
     Attributes:
         stats: the current (or last) episode's :class:`SearchStats`.
@@ -161,13 +178,15 @@ class RolloutSearch:
     Raises:
         ConfigError: naming the value, for a malformed field, H < 0 or not an integer, a tried
             rule outside the field, an unknown estimate, a base with a ``start`` hook, an
-            unknown ``arrivals``, or ``known`` with the ``queue`` estimate; at ``start``, an
+            unknown ``arrivals``, ``known`` with the ``queue`` estimate, or ``rounds`` < 1;
+            at ``start``, an
             episode :func:`check_known` refuses.
     """
 
     def __init__(self, rules: Sequence[str], base: Selector, H: int | None = 10,  # noqa: N803
-                 tried: Sequence[str] | None = None, estimate: str = DEFAULT_ESTIMATE,
-                 prefilter: bool = True, arrivals: str = "all") -> None:
+                 tried: Sequence[str] | None = None, estimate: str | Value = DEFAULT_ESTIMATE,
+                 prefilter: bool = True, arrivals: str = "all", rounds: int | None = None
+                 ) -> None:
         self.rules = check_rules(rules)
         if arrivals not in ARRIVALS:
             raise ConfigError(f"arrivals must be one of {list(ARRIVALS)}, got {arrivals!r}")
@@ -179,8 +198,13 @@ class RolloutSearch:
                               or H < 0):
             raise ConfigError(f"H must be an integer >= 0 (asks after the first) or None, "
                               f"got {H!r}")
-        if estimate not in ESTIMATES:
-            raise ConfigError(f"estimate must be one of {list(ESTIMATES)}, got {estimate!r}")
+        if not callable(estimate) and estimate not in ESTIMATES:
+            raise ConfigError(f"estimate must be one of {list(ESTIMATES)} or a value "
+                              f"(sim, n) -> seconds, got {estimate!r}")
+        if rounds is not None and (isinstance(rounds, bool) or not isinstance(
+                rounds, int | np.integer) or rounds < 1):
+            raise ConfigError(f"rounds must be an integer >= 1 or None, got {rounds!r}")
+        self.rounds = rounds
         if hasattr(base, "start"):
             raise ConfigError(f"the base selector {base!r} has a start hook: a base must "
                               "decide from (features, view) alone")
@@ -303,7 +327,7 @@ class RolloutSearch:
             reason, *_ = drive_selector(sim, self._orders, placements, rollout, sampler,
                                         context.durations,
                                         _Stop(stall, rollout, self.H,  # type: ignore[arg-type]
-                                              known is not None),
+                                              known is not None, self.rounds, first_round),
                                         None if belief is None else belief.on_event)
         except PalgymError as error:
             if type(error) is not PalgymError:  # drive_selector's "could never end"
@@ -312,7 +336,12 @@ class RolloutSearch:
             return math.inf
         finally:
             stats.sim_rounds += sim.round_index - first_round
-        return state_cost(sim, self.estimate if reason == HORIZON else None, jobs=known)
+        if reason != HORIZON:
+            return state_cost(sim, None, jobs=known)
+        if callable(self.estimate):
+            count = sim.jobs.num_measured if known is None else known
+            return state_cost(sim, None, jobs=known) + float(self.estimate(sim, count))
+        return state_cost(sim, self.estimate, jobs=known)
 
 
 
@@ -340,16 +369,16 @@ class SearchEpisode:
 
 def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *,
                        H: int | None = 10, tried: Sequence[str] | None = None,  # noqa: N803
-                       estimate: str = DEFAULT_ESTIMATE, prefilter: bool = True,
-                       durations: Durations = CLAIRVOYANT, arrivals: str = "all"
-                       ) -> SearchEpisode:
+                       estimate: str | Value = DEFAULT_ESTIMATE, prefilter: bool = True,
+                       durations: Durations = CLAIRVOYANT, arrivals: str = "all",
+                       rounds: int | None = None) -> SearchEpisode:
     """Simulate ``episode`` with a :class:`RolloutSearch` over ``rules`` around ``base``
     (:func:`palgym.rule_selection.run_selected_episode`).
 
     Args:
         episode: from :func:`palgym.simulate.make_episode` (any belief).
-        rules, base, H, tried, estimate, prefilter, arrivals: as :class:`RolloutSearch`
-            takes them.
+        rules, base, H, tried, estimate, prefilter, arrivals, rounds: as
+            :class:`RolloutSearch` takes them.
         durations: what the queue orders, EASY backfilling and the features know of job
             durations (the rollouts simulate the true ones).
 
@@ -360,12 +389,12 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
         ConfigError: as :class:`RolloutSearch` and ``run_selected_episode`` do.
         InvalidActionError: if the base returns no rule index of the field (naming it).
     """
-    search = RolloutSearch(rules, base, H, tried, estimate, prefilter, arrivals)
+    search = RolloutSearch(rules, base, H, tried, estimate, prefilter, arrivals, rounds)
     started = time.perf_counter()
     selected = run_selected_episode(episode, rules, search, durations)
     return SearchEpisode(selected, search.stats, time.perf_counter() - started)
 
 
 __all__ = ["ARRIVALS", "DEFAULT_ESTIMATE", "ESTIMATES", "HORIZON", "KNOWN_DONE",
-           "TIE_TOLERANCE", "RolloutSearch", "check_known",
+           "TIE_TOLERANCE", "RolloutSearch", "Value", "check_known",
            "SearchEpisode", "SearchStats", "run_search_episode"]

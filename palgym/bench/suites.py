@@ -221,9 +221,11 @@ def check_files(suite: Suite, files: Sequence[SuiteFile], roots: DataRoots) -> N
 
 def _hint(source: str, suite: Suite, roots: DataRoots) -> str:
     if source == "data":
-        where = "unset" if roots.data_dir is None else f"is {roots.data_dir}"
-        return (f"public data: set {DATA_DIR_VARIABLE} ({where}) or pass --data-dir DIR, the "
-                "folder holding traces/ and variability/")
+        if roots.data_dir is None:
+            return (f"public data: pass --data-dir DIR or set {DATA_DIR_VARIABLE}, the folder "
+                    "holding traces/ and variability/")
+        return (f"public data: not in {roots.data_dir} (--data-dir, else {DATA_DIR_VARIABLE}): "
+                "give the folder holding traces/ and variability/")
     if source == "generated":
         cache = "--cache DIR" if roots.cache_dir is None else f"--cache {roots.cache_dir}"
         return (f"generated: run python -m palgym.bench prepare --suite {suite.name} {cache}, "

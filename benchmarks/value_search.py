@@ -1,0 +1,475 @@
+"""Learned value plus search within a decision budget: the known-jobs rollout search of
+``online_search.py`` with each rollout cut after ``--H`` asks or ``--rounds`` rounds, and a
+value learned from rollouts to the end pricing the rest.
+
+The full search (``online_search.py``) plays every rollout to the end of the known jobs and
+takes most of the room (0.946x the validation-chosen best on v2's test traces), at 0.37 s a
+decision. A round of a rollout costs about the same whatever happens in it, so a bound on the
+rounds a decision simulates bounds its time; the rest must then be priced by an estimate of
+the time the known jobs still spend in the system, from the engine at the horizon. This script
+learns that estimate and measures whether the cut search still takes the room.
+
+1. **States** (training split only). On each training episode the base plays; at each ask
+   with probability ``--p`` the cut search's candidates are rolled out to their horizon (the
+   field's rules, the base's choice first, those with the same GPUs now skipped). At each
+   candidate's horizon the state's features (:func:`state_features`) are recorded, and a copy
+   is played by the base to the end of the known jobs: the *rest* the value must estimate.
+2. **Fit** (:func:`fit_value`): a linear value ``V(s) = phi(s) . w`` (s), by ridge least
+   squares on the rests and, weighted ``--pair-weight``, on their differences from the base's
+   candidate at the same ask (the search compares candidates, so the differences are what it
+   needs right: fitted Q-value differences, D. P. Bertsekas, *Rollout, Policy Iteration, and
+   Distributed Reinforcement Learning*, 2020, Sec. 2.4, truncated rollout with terminal cost
+   approximation).
+3. **Held-out regret**: two folds over the training episodes (half fits, the other half is
+   scored): at each ask, the rest's true cost of the candidate each estimate picks, over the
+   cheapest candidate's, minus 1 (mean over asks): the base's own choice, the ``ideal``
+   estimate (remaining run time, no waiting) and the learned value.
+4. **The cut search** with the value fitted on all training states, one value per ``--seeds``
+   (the asks sampled), on the ``--split`` episodes: avg JCT over the task's validation-chosen
+   `best` (geomean over traces, 95% trace bootstrap interval, seeds pooled), over the base,
+   unfinished jobs, and decision times (mean, max, searched asks over 50 ms); the same cut
+   search with the ``ideal`` estimate beside it.
+
+The defaults were fixed on the training split's held-out regret before any validation
+episode ran; ``--split test`` is for a configuration chosen on validation.
+
+    python benchmarks/value_search.py --cache C [--data-dir D] [--split validation]
+        [--H 4] [--rounds 40] [--p 0.1] [--seeds 0 1 2] [--pair-weight 10] [--ridge 1]
+        [--workers N] [--limit N] [--output rows.jsonl]
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from palgym.errors import PalgymError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from online_search import (  # noqa: E402
+    DECISION_LIMIT_S,
+    FOLDER,
+    SUITE,
+    TASKS,
+    base_member,
+    cell,
+)
+from online_search import (
+    field as search_field,
+)
+
+FEATURES = ("ideal_h", "effective_h", "running", "queued", "queued_ideal_h", "queued_wait_h",
+            "queued_x_running_work", "queued_wide_wait_h", "age_h", "jobs_x_work_h",
+            "jobs_x_free")
+"""The state's features (:func:`state_features`), in the value's weights' order."""
+EXPONENTS = (1.5, 2.0, 3.0)
+"""The field's exponents and the base's (2, 96 h), as ``online_search.py``'s defaults."""
+BASE_EXPONENT, FLOOR_H = 2.0, 96.0
+
+
+def state_features(sim: Any, n: int, order: Any) -> np.ndarray:
+    """float64 (len(FEATURES),): the features of the known unfinished jobs (rows ``0..n-1``
+    queued or running) of the engine ``sim``, in hours or counts: their remaining ideal run
+    time (iterations left x T_it) summed; the same at the running jobs' current speed; how
+    many run and how many queue; the queued ones' remaining ideal time; their *wait proxy*,
+    the queued GPU-work ahead of each in ``order`` (the base's queue order) over the cluster's
+    GPUs, summed; the queued count times the running jobs' GPU-work left over the GPUs; the
+    wait proxy weighted by each job's GPU share; their time since submission; the jobs times
+    all their GPU-work over the GPUs; the jobs times the free GPUs' share."""
+    from palgym.sim.types import JobStatus
+
+    jobs, gpus_total = sim.jobs, float(sim.job_of_gpu.size)
+    status = jobs.status[:n]
+    idx = np.flatnonzero((status == JobStatus.RUNNING) | (status == JobStatus.QUEUED))
+    if idx.size == 0:
+        return np.zeros(len(FEATURES))
+    left = np.maximum(jobs.total_iterations[idx] - jobs.iterations_done[idx], 0.0)
+    ideal = left * jobs.iteration_time_s[idx] / 3600.0
+    running = jobs.status[idx] == JobStatus.RUNNING
+    effective = np.where(running, left * jobs.iteration_time_effective_s[idx] / 3600.0, ideal)
+    share = jobs.num_gpus[idx] / gpus_total
+    queued = ~running
+    running_work = float(np.sum((effective * share)[running]))
+    wait = np.zeros(int(queued.sum()))
+    if wait.size:
+        rank = np.empty(jobs.size, np.int64)
+        active = order.order(sim.view())
+        rank[active] = np.arange(active.size)
+        by_rank = np.argsort(rank[idx[queued]], kind="stable")
+        work = (ideal * share)[queued][by_rank]
+        wait[by_rank] = np.cumsum(work) - work
+    count = float(idx.size)
+    free = float(np.sum(sim.job_of_gpu < 0)) / gpus_total
+    age = (sim.now_s - jobs.submit_time_s[idx]) / 3600.0
+    return np.array([ideal.sum(), effective.sum(), running.sum(), queued.sum(),
+                     ideal[queued].sum(), wait.sum(), queued.sum() * running_work,
+                     float(wait @ share[queued]), age.sum(),
+                     count * float(np.sum(ideal * share)), count * free])
+
+
+class Candidate(NamedTuple):
+    """One candidate of a sampled ask: its rollout's cost at the horizon so far (s), the
+    rest played by the base to the end (s), and the features at the horizon (None: the
+    rollout ended the known jobs before its horizon, so its cost is exact)."""
+
+    partial_s: float
+    rest_s: float
+    features: np.ndarray | None
+    ideal_rest_s: float
+
+
+class Ask(NamedTuple):
+    """A sampled ask of a training episode: its candidates, the base's choice first."""
+
+    episode: str
+    candidates: list[Candidate]
+
+
+class _Recorder:
+    """The cut search's value while states are collected: records the features, plays a copy
+    to the end with the base, returns the exact rest (so the costs it gives are exact)."""
+
+    def __init__(self, base: Any) -> None:
+        self.base, self.context, self.pending = base, None, []
+        self.rules: tuple[Any, Any] = ((), ())
+
+    def start(self, context: Any) -> None:
+        """Bind to an episode: copies of its rules, the real ones undisturbed."""
+        self.context, self.rules = context, copy.deepcopy((context.orders, context.placements))
+
+    def __call__(self, sim: Any, n: int) -> float:
+        from agents.planning.search import state_cost
+        from agents.selection.engine_copies import copy_engine
+        from palgym.rule_selection import drive_selector
+
+        context, (orders, placements) = self.context, self.rules
+        assert context is not None
+        features = state_features(sim, n, orders[EXPONENTS.index(BASE_EXPONENT)])
+        partial = state_cost(sim, None, jobs=n)
+        ideal = state_cost(sim, "ideal", jobs=n) - partial
+        end, sampler = copy_engine(sim, context.sampler)
+        drive_selector(end, orders, placements, self.base, sampler,
+                       context.durations, _KnownDone())
+        rest = state_cost(end, None, jobs=n) - partial
+        self.pending.append((partial + rest, Candidate(partial, rest, features, ideal)))
+        return rest
+
+
+class _KnownDone:
+    """Stops a copy once every known job has completed."""
+
+    def check(self, sim: Any) -> str:
+        return "done" if sim.active_jobs().size == 0 else ""
+
+
+class _Collector:
+    """The base as a selector; at sampled asks it also runs the cut search with a
+    :class:`_Recorder` and keeps the candidates (module docstring, step 1)."""
+
+    def __init__(self, label: str, H: int, rounds: int, p: float,  # noqa: N803
+                 rng: np.random.Generator) -> None:
+        from agents.selection.search import RolloutSearch
+
+        self.rules = search_field(list(EXPONENTS))
+        self.base = base_member(self.rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+        self.recorder = _Recorder(self.base)
+        self.search = RolloutSearch(self.rules, self.base, H, estimate=self.recorder,
+                                    arrivals="known", rounds=rounds)
+        self.label, self.p, self.rng, self.asks = label, p, rng, []
+
+    def start(self, context: Any) -> None:
+        self.recorder.start(context)
+        self.search.start(context)
+
+    def __call__(self, features: np.ndarray, view: Any) -> int:
+        chosen = self.search.base_choice(features, view)
+        if self.rng.random() < self.p:
+            self.recorder.pending = []
+            self.search(features, view)
+            costs = self.search.stats.costs[-1]
+            if len(costs) > 1:
+                ask = Ask(self.label, [])
+                pending = list(self.recorder.pending)
+                for _, cost in costs:
+                    if pending and pending[0][0] == cost:
+                        ask.candidates.append(pending.pop(0)[1])
+                    else:  # ended before its horizon: exact
+                        ask.candidates.append(Candidate(cost, 0.0, None, 0.0))
+                self.asks.append(ask)
+        return chosen
+
+
+def collect(episodes: list[Any], H: int, rounds: int, p: float,  # noqa: N803
+            seed: int) -> list[Ask]:
+    """The sampled asks of ``episodes`` (module docstring, step 1), seeded by (seed, index)."""
+    from palgym.rule_selection import run_selected_episode
+
+    asks: list[Ask] = []
+    for index, episode in enumerate(episodes):
+        collector = _Collector(episode.label, H, rounds, p,
+                               np.random.default_rng([seed, index]))
+        run_selected_episode(episode.episode, collector.rules, collector, episode.durations)
+        asks += collector.asks
+    return asks
+
+
+def fit_value(asks: list[Ask], pair_weight: float, ridge: float) -> np.ndarray:
+    """float64 (len(FEATURES),): the value's weights (s per feature unit), by ridge least
+    squares on the recorded rests and, weighted ``pair_weight``, on their differences from
+    the base's candidate (module docstring, step 2).
+
+    Raises:
+        PalgymError: if no candidate reached its horizon (nothing to fit).
+    """
+    rows, targets = [], []
+    for ask in asks:
+        cut = [c for c in ask.candidates if c.features is not None]
+        rows += [c.features for c in cut]
+        targets += [c.rest_s for c in cut]
+        first = ask.candidates[0]
+        if first.features is not None:
+            for other in cut[1:]:
+                rows.append(pair_weight * (other.features - first.features))
+                targets.append(pair_weight * (other.rest_s - first.rest_s))
+    if not rows:
+        raise PalgymError("no sampled candidate reached its horizon: raise --p or --rounds")
+    x, y = np.asarray(rows), np.asarray(targets)
+    scale = np.maximum(np.abs(x).max(axis=0), 1e-9)
+    xs = x / scale
+    w = np.linalg.solve(xs.T @ xs + ridge * np.eye(x.shape[1]), xs.T @ y)
+    return w / scale
+
+
+def regret(asks: list[Ask], how: str, weights: np.ndarray | None = None) -> float:
+    """Mean over ``asks`` of (true cost of the candidate ``how`` picks) / (least true cost)
+    - 1: ``base`` (the base's choice), ``ideal`` or ``value`` (``weights``)."""
+    out = []
+    for ask in asks:
+        true = np.array([c.partial_s + c.rest_s for c in ask.candidates])
+        if how == "base":
+            pick = 0
+        else:
+            est = np.array([c.partial_s + (c.rest_s if c.features is None else
+                                           c.ideal_rest_s if how == "ideal" else
+                                           float(c.features @ weights))
+                            for c in ask.candidates])
+            pick = int(np.argmin(est))
+        out.append(true[pick] / true.min() - 1.0)
+    return float(np.mean(out)) if out else math.nan
+
+
+class LinearValue:
+    """The learned value (:data:`agents.selection.search.Value`): ``state_features . w`` (s)
+    under the base's queue order, at least 0."""
+
+    def __init__(self, weights: np.ndarray) -> None:
+        from agents.priority.pretrained import ResponseRatio
+
+        self.weights, self.order = np.asarray(weights, np.float64), ResponseRatio()
+
+    def __call__(self, sim: Any, n: int) -> float:
+        return max(float(state_features(sim, n, self.order) @ self.weights), 0.0)
+
+
+_JOBS: list[Any] = []
+
+
+def run_one(index: int) -> dict[str, Any]:
+    """One episode's row for one estimate (module docstring, step 4)."""
+    from agents.selection.search import RolloutSearch
+    from palgym.rule_selection import run_selected_episode
+    from palgym.simulate import run_episode
+
+    split, task, episode, best, name, estimate, horizon, rounds = _JOBS[index]
+    rules = search_field(list(EXPONENTS))
+    base = base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+    order, placement = best.split("/", 1)
+    ref = run_episode(episode.episode, placement, order, durations=episode.durations).metrics
+    alone = run_selected_episode(episode.episode, rules, base, episode.durations).result.metrics
+    search = RolloutSearch(rules, base, horizon, estimate=estimate, arrivals="known",
+                           rounds=rounds)
+    started = time.perf_counter()
+    found = run_selected_episode(episode.episode, rules, search, episode.durations).result
+    stats = search.stats
+    searched = [s for s, costs in zip(stats.decision_s, stats.costs, strict=True)
+                if len(costs) > 1]
+    row = {"split": split, "task": task, "trace": episode.label, "estimate": name,
+           "best_avg_jct_s": ref.avg_jct_s, "base_avg_jct_s": alone.avg_jct_s,
+           "base_unfinished": alone.num_jobs - alone.num_completed,
+           "search_avg_jct_s": found.metrics.avg_jct_s,
+           "search_unfinished": found.metrics.num_jobs - found.metrics.num_completed,
+           "asks": stats.asks, "searched": stats.searched, "changed": stats.changed,
+           "stuck_rollouts": stats.stuck, "decision_mean_s": stats.decision_mean_s,
+           "decision_max_s": stats.decision_max_s,
+           "searched_over_limit": sum(s > DECISION_LIMIT_S for s in searched),
+           "wall_s": time.perf_counter() - started}
+    print(f"{name} {split} {episode.label}: search/base "
+          f"{row['search_avg_jct_s'] / row['base_avg_jct_s']:.4f}, decision mean "
+          f"{1000 * row['decision_mean_s']:.0f} ms", file=sys.stderr, flush=True)
+    return row
+
+
+def run_rows(workers: int) -> list[dict[str, Any]]:
+    """:func:`run_one` of every prepared job, in order, on ``workers`` forked processes."""
+    if workers <= 1:
+        return [run_one(i) for i in range(len(_JOBS))]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(run_one, range(len(_JOBS)), chunksize=1)
+
+
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    """The printed lines of step 4: one per estimate, then the values' seeds pooled (one ratio
+    per trace and seed, the bootstrap over those)."""
+    lines = ["| estimate (episodes) | search / best | base / best | search / base | "
+             "unfinished (base, search) | decision s: mean, max; searched asks over "
+             f"{DECISION_LIMIT_S * 1000:g} ms |", "|---|---|---|---|---|---|"]
+    names = list(dict.fromkeys(r["estimate"] for r in rows))
+    values = [name for name in names if name.startswith("value")]
+    groups = [(name, [name]) for name in names] + (
+        [(f"value, {len(values)} seeds pooled", values)] if len(values) > 1 else [])
+    for name, members in groups:
+        part = [r for r in rows if r["estimate"] in members]
+        best = np.array([r["best_avg_jct_s"] for r in part])
+        base = np.array([r["base_avg_jct_s"] for r in part]) / best
+        found = np.array([r["search_avg_jct_s"] for r in part]) / best
+        asks = sum(r["asks"] for r in part)
+        mean = sum(r["decision_mean_s"] * r["asks"] for r in part) / max(asks, 1)
+        lines.append(
+            f"| {name} ({len(part)}) | {cell(found)} | {cell(base)} | {cell(found / base)} | "
+            f"{sum(r['base_unfinished'] for r in part)}, "
+            f"{sum(r['search_unfinished'] for r in part)} | {mean:.3f}, "
+            f"{max(r['decision_max_s'] for r in part):.2f}; "
+            f"{sum(r['searched_over_limit'] for r in part)} of "
+            f"{sum(r['searched'] for r in part)} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    from priority_cross_cluster import chosen_best, v2_parser
+
+    from palgym.bench.roots import data_roots
+
+    parser = v2_parser(__doc__)
+    parser.add_argument("--split", nargs="*", default=["validation"],
+                        choices=["validation", "test"],
+                        help="the splits the cut search runs on (default: validation; none: "
+                        "steps 1-3 only)")
+    parser.add_argument("--H", type=int, default=4, help="asks after a rollout's first "
+                        "before its horizon (>= 0; default %(default)s)")
+    parser.add_argument("--rounds", type=int, default=40, help="the most rounds a rollout "
+                        "plays (>= 1; default %(default)s)")
+    parser.add_argument("--p", type=float, default=0.1, help="the share of training asks "
+                        "sampled (0 < p <= 1; default %(default)s)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                        help="the samplings of training asks, one value each "
+                        "(default: 0 1 2)")
+    parser.add_argument("--pair-weight", type=float, default=10.0,
+                        help="the weight of the differences in the fit (>= 0; "
+                        "default %(default)s)")
+    parser.add_argument("--ridge", type=float, default=1.0,
+                        help="the ridge penalty on scaled features (> 0; default %(default)s)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="forked processes for step 4 (>= 1; default %(default)s)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="the first N episodes of each task, in every split (>= 1)")
+    parser.add_argument("--output", help="write one JSON row per episode and estimate here "
+                        "(atomically, after the tables are printed)")
+    args = parser.parse_args(argv)
+    if (args.H < 0 or args.rounds < 1 or not 0 < args.p <= 1 or args.pair_weight < 0
+            or args.ridge <= 0 or args.workers < 1 or (args.limit is not None and args.limit < 1)):
+        parser.error("--H >= 0, --rounds >= 1, 0 < --p <= 1, --pair-weight >= 0, --ridge > 0, "
+                     "--workers and --limit >= 1")
+    try:
+        from agents.selection.runs import split_episodes
+        from palgym.io.atomic import check_destination
+
+        if args.output:
+            check_destination(args.output, "--output")
+        roots = data_roots(args.data_dir, args.cache)
+
+        def episodes(split: str, task: str) -> list[Any]:
+            return split_episodes(split, suite=SUITE, task=task, data_dir=roots.data_dir,
+                                  cache_dir=roots.cache_dir)[:args.limit]
+
+        train = [e for task in TASKS for e in episodes("train", task)]
+        values = report_fits(train, args)
+        if not args.split:
+            return 0
+        best = {task: chosen_best(FOLDER / "best.jsonl", task) for task in TASKS}
+        estimates = [("ideal", "ideal")] + [(f"value seed {s}", LinearValue(w))
+                                            for s, w in values.items()]
+        _JOBS[:] = [(split, task, e, best[task], name, estimate, args.H, args.rounds)
+                    for name, estimate in estimates for split in args.split
+                    for task in TASKS for e in episodes(split, task)]
+        rows = run_rows(args.workers)
+    except (PalgymError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"the cut search (H {args.H}, rounds {args.rounds}) on {args.split}: ratio of avg "
+          f"JCT to each task's validation-chosen best ({best}); geomean [95% bootstrap "
+          "interval]; base: the family's (2, 96 h)")
+    if args.limit is not None:
+        print(f"warning: --limit {args.limit}: the first {args.limit} episodes of each task")
+    for line in table(rows):
+        print(line)
+    if any(r["search_unfinished"] + r["base_unfinished"] for r in rows):
+        print("warning: jobs left unfinished (counted in the table)")
+    if any(r["stuck_rollouts"] for r in rows):
+        print("warning: some rollouts got stuck (priced inf, so never played)")
+    return write_rows(rows, args.output)
+
+
+def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
+    """Steps 1-3 for each seed: print the held-out regret table; return each seed's value
+    fitted on all its training asks."""
+    print(f"held-out regret on the training episodes (two folds by episode; mean over sampled "
+          f"asks of the picked candidate's true cost / the least - 1); H {args.H}, rounds "
+          f"{args.rounds}, p {args.p}")
+    print("| seed | fold | asks fitted, scored | base | ideal | learned value |")
+    print("|---|---|---|---|---|---|")
+    values = {}
+    labels = sorted({e.label for e in train})
+    for seed in args.seeds:
+        started = time.perf_counter()
+        asks = collect(train, args.H, args.rounds, args.p, seed)
+        order = np.random.default_rng(seed).permutation(labels)
+        for fold in (0, 1):
+            held = set(order[fold::2])
+            fitted = [a for a in asks if a.episode not in held]
+            scored = [a for a in asks if a.episode in held]
+            w = fit_value(fitted, args.pair_weight, args.ridge)
+            print(f"| {seed} | {fold} | {len(fitted)}, {len(scored)} | "
+                  f"{regret(scored, 'base'):.5f} | {regret(scored, 'ideal'):.5f} | "
+                  f"{regret(scored, 'value', w):.5f} |", flush=True)
+        values[seed] = fit_value(asks, args.pair_weight, args.ridge)
+        print(f"seed {seed}: {len(asks)} asks in {time.perf_counter() - started:.0f} s; "
+              f"weights {dict(zip(FEATURES, np.round(values[seed], 1), strict=True))}",
+              file=sys.stderr, flush=True)
+    return values
+
+
+def write_rows(rows: list[dict[str, Any]], output: str | None) -> int:
+    """Write the rows to ``output`` (one JSON object a line, atomically); 0, or 2 with the
+    reason on stderr."""
+    from palgym.io.atomic import atomic_write_text
+
+    if not output:
+        return 0
+    try:
+        atomic_write_text(output, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    except OSError as error:
+        print(f"error: --output {output}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

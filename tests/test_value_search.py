@@ -1,0 +1,80 @@
+"""benchmarks/value_search.py: the state's features, the value's fit and the held-out regret,
+on values worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from palgym.errors import PalgymError
+from palgym.simulate import make_simulator
+from tests.room_support import script
+from tests.test_known_jobs_search import toy
+from tests.toys import A
+
+VALUE = script("value_search")
+
+
+def test_state_features_by_hand() -> None:
+    # J0 (4 GPUs, 300 s) and J1 (4 GPUs, 100 s), both queued at t = 0 on 4 GPUs. The base's
+    # order, (1 + remaining GPU-h) / (1 + hours queued)^2, puts J1 (0.11 GPU-h) before J0
+    # (0.33 GPU-h): J0 waits for J1's 100 s on all 4 GPUs.
+    sim = make_simulator(toy((4, 0.0, 300, A), (4, 0.0, 100, A)))
+    from agents.priority.pretrained import ResponseRatio
+
+    got = dict(zip(VALUE.FEATURES, VALUE.state_features(sim, 2, ResponseRatio()), strict=True))
+    hour = 3600.0
+    assert got == pytest.approx({
+        "ideal_h": 400 / hour, "effective_h": 400 / hour, "running": 0.0, "queued": 2.0,
+        "queued_ideal_h": 400 / hour, "queued_wait_h": 100 / hour,
+        "queued_x_running_work": 0.0, "queued_wide_wait_h": 100 / hour, "age_h": 0.0,
+        "jobs_x_work_h": 2 * 400 / hour, "jobs_x_free": 2.0}, rel=1e-12)
+    assert not VALUE.state_features(sim, 0, ResponseRatio()).any()
+
+
+def _ask(*candidates: tuple[float, float, list[float] | None, float]) -> object:
+    return VALUE.Ask("e", [VALUE.Candidate(p, r, None if f is None else np.array(f), i)
+                           for p, r, f, i in candidates])
+
+
+def test_regret_by_hand() -> None:
+    # true costs 10 (the base's) and 8: the base's regret is 10 / 8 - 1 = 0.25; the ideal
+    # estimate prices them 5 + 1 = 6 and 4 + 0.5 = 4.5, so it picks the cheaper (regret 0);
+    # weights (1) on features (3) and (5) price them 8 and 9: the base's (0.25).
+    asks = [_ask((5.0, 5.0, [3.0], 1.0), (4.0, 4.0, [5.0], 0.5))]
+    assert VALUE.regret(asks, "base") == pytest.approx(0.25)
+    assert VALUE.regret(asks, "ideal") == 0.0
+    assert VALUE.regret(asks, "value", np.array([1.0])) == pytest.approx(0.25)
+    # a candidate whose rollout ended before its horizon is priced exactly (12) by every
+    # estimate
+    asks = [_ask((12.0, 0.0, None, 0.0), (4.0, 9.0, [5.0], 0.5))]
+    assert VALUE.regret(asks, "ideal") == pytest.approx(13 / 12 - 1)
+    assert VALUE.regret(asks, "value", np.array([1.0])) == pytest.approx(13 / 12 - 1)
+
+
+def test_fit_recovers_the_weights_that_made_the_rests() -> None:
+    rng = np.random.default_rng(0)
+    w = np.array([2.0, -1.0, 0.5])
+    asks = [_ask(*[(0.0, float(f @ w), list(f), 0.0) for f in rng.random((3, 3))])
+            for _ in range(40)]
+    assert VALUE.fit_value(asks, 10.0, 1e-9) == pytest.approx(w, rel=1e-6)
+    with pytest.raises(PalgymError, match="horizon"):
+        VALUE.fit_value([_ask((1.0, 0.0, None, 0.0), (2.0, 0.0, None, 0.0))], 1.0, 1.0)
+
+
+def test_table_pools_the_value_seeds() -> None:
+    # search / best 0.5 and 2 (seed 0), 1 and 4 (seed 1): pooled geomean 4 ** (1 / 4) = 1.414
+    def row(name: str, search: float) -> dict[str, object]:
+        return {"estimate": name, "best_avg_jct_s": 100.0, "base_avg_jct_s": 100.0,
+                "search_avg_jct_s": search, "base_unfinished": 0, "search_unfinished": 1,
+                "asks": 10, "decision_mean_s": 0.01, "decision_max_s": 0.02,
+                "searched_over_limit": 0, "searched": 5}
+
+    rows = [row("value seed 0", 50.0), row("value seed 0", 200.0),
+            row("value seed 1", 100.0), row("value seed 1", 400.0)]
+    lines = VALUE.table(rows)
+    assert [line.split(" (")[0] for line in lines[2:]] == [
+        "| value seed 0", "| value seed 1", "| value, 2 seeds pooled"]
+    assert lines[4].startswith("| value, 2 seeds pooled (4) | 1.414 [")
+    assert "| 0, 4 |" in lines[4]
+    assert lines[2].startswith("| value seed 0 (2) | 1.000 [")
