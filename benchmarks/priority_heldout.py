@@ -5,7 +5,8 @@ the 48 h floor (:func:`agents.priority.train.run_weights`).
 
 Per order: the geomean over traces of avg JCT / avg JCT of ``srsf/pal+backfill+age=48h:fifo/
 pal+easy`` (each over the episode's completed jobs), its 95% percentile bootstrap interval over
-traces (10,000 resamples, seed 0) and the unfinished jobs, which are counted and shown.
+traces (:func:`palgym.bench.stats.bootstrap_geomean`: 10,000 resamples, seed 0) and the
+unfinished jobs, which are counted and shown.
 
     python benchmarks/priority_heldout.py --cache C --regimes regimes16/ --first-seed 1004 \\
         agents/pretrained/priority/aging-priority-seed{0,1,2}.json
@@ -14,13 +15,13 @@ traces (10,000 resamples, seed 0) and the unfinished jobs, which are counted and
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 import numpy as np
 
 from agents.priority.order import read_order
 from agents.priority.train import run_weights
+from palgym.bench.stats import bootstrap_geomean
 from palgym.errors import PalgymError
 from palgym.simulate import run_episode
 
@@ -61,12 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, weights in orders.items():
         for floor in (None, 48.0):
             runs = [run_weights(e, "pal+backfill", weights, floor_hours=floor) for e in episodes]
-            logs = np.log(np.array([r[0] for r in runs]) / ref)
-            rng = np.random.default_rng(0)
-            means = logs[rng.integers(0, logs.size, (10_000, logs.size))].mean(axis=1)
-            low, high = np.exp(np.percentile(means, [2.5, 97.5]))
+            summary = bootstrap_geomean(np.array([r[0] for r in runs]) / ref)
             print(f"{name} {'no floor' if floor is None else '48 h floor'}: "
-                  f"{math.exp(logs.mean()):.4f} [{low:.4f}, {high:.4f}], unfinished jobs "
+                  f"{summary.geomean:.4f} [{summary.ci_low:.4f}, {summary.ci_high:.4f}], "
+                  "unfinished jobs "
                   f"{sum(r[1] for r in runs)}", flush=True)
     return 0
 

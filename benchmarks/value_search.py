@@ -54,17 +54,8 @@ import numpy as np
 from palgym.errors import PalgymError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from online_search import (  # noqa: E402
-    DECISION_LIMIT_S,
-    FOLDER,
-    SUITE,
-    TASKS,
-    base_member,
-    cell,
-)
-from online_search import (
-    field as search_field,
-)
+from online_search import DECISION_LIMIT_S, FOLDER, SUITE, TASKS, base_member, cell  # noqa: E402
+from online_search import field as search_field  # noqa: E402
 
 FEATURES = ("ideal_h", "effective_h", "running", "queued", "queued_ideal_h", "queued_wait_h",
             "queued_x_running_work", "queued_wide_wait_h", "age_h", "jobs_x_work_h",
@@ -117,8 +108,9 @@ def state_features(sim: Any, n: int, order: Any) -> np.ndarray:
 
 class Candidate(NamedTuple):
     """One candidate of a sampled ask: its rollout's cost at the horizon so far (s), the
-    rest played by the base to the end (s), and the features at the horizon (None: the
-    rollout ended the known jobs before its horizon, so its cost is exact)."""
+    rest played by the base to the end (s), the features at the horizon (None: the rollout
+    ended the known jobs before its horizon, so its cost is exact) and the ``ideal`` estimate
+    of the rest there (s)."""
 
     partial_s: float
     rest_s: float
