@@ -41,7 +41,6 @@ episode ran; ``--split test`` is for a configuration chosen on validation.
 from __future__ import annotations
 
 import copy
-import json
 import math
 import multiprocessing
 import sys
@@ -54,8 +53,7 @@ import numpy as np
 from palgym.errors import PalgymError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from online_search import DECISION_LIMIT_S, FOLDER, SUITE, TASKS, base_member, cell  # noqa: E402
-from online_search import field as search_field  # noqa: E402
+import online_search as online  # noqa: E402
 
 FEATURES = ("ideal_h", "effective_h", "running", "queued", "queued_ideal_h", "queued_wait_h",
             "queued_x_running_work", "queued_wide_wait_h", "age_h", "jobs_x_work_h",
@@ -170,8 +168,8 @@ class _Collector:
                  rng: np.random.Generator) -> None:
         from agents.selection.search import RolloutSearch
 
-        self.rules = search_field(list(EXPONENTS))
-        self.base = base_member(self.rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+        self.rules = online.field(list(EXPONENTS))
+        self.base = online.base_member(self.rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
         self.recorder = _Recorder(self.base)
         self.search = RolloutSearch(self.rules, self.base, H, estimate=self.recorder,
                                     arrivals="known", rounds=rounds)
@@ -281,8 +279,8 @@ def run_one(index: int) -> dict[str, Any]:
     from palgym.simulate import run_episode
 
     split, task, episode, best, name, estimate, horizon, rounds = _JOBS[index]
-    rules = search_field(list(EXPONENTS))
-    base = base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+    rules = online.field(list(EXPONENTS))
+    base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
     order, placement = best.split("/", 1)
     ref = run_episode(episode.episode, placement, order, durations=episode.durations).metrics
     alone = run_selected_episode(episode.episode, rules, base, episode.durations).result.metrics
@@ -301,7 +299,7 @@ def run_one(index: int) -> dict[str, Any]:
            "asks": stats.asks, "searched": stats.searched, "changed": stats.changed,
            "stuck_rollouts": stats.stuck, "decision_mean_s": stats.decision_mean_s,
            "decision_max_s": stats.decision_max_s,
-           "searched_over_limit": sum(s > DECISION_LIMIT_S for s in searched),
+           "searched_over_limit": sum(s > online.DECISION_LIMIT_S for s in searched),
            "wall_s": time.perf_counter() - started}
     print(f"{name} {split} {episode.label}: search/base "
           f"{row['search_avg_jct_s'] / row['base_avg_jct_s']:.4f}, decision mean "
@@ -322,7 +320,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     per trace and seed, the bootstrap over those)."""
     lines = ["| estimate (episodes) | search / best | base / best | search / base | "
              "unfinished (base, search) | decision s: mean, max; searched asks over "
-             f"{DECISION_LIMIT_S * 1000:g} ms |", "|---|---|---|---|---|---|"]
+             f"{online.DECISION_LIMIT_S * 1000:g} ms |", "|---|---|---|---|---|---|"]
     names = list(dict.fromkeys(r["estimate"] for r in rows))
     values = [name for name in names if name.startswith("value")]
     groups = [(name, [name]) for name in names] + (
@@ -335,7 +333,8 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
         asks = sum(r["asks"] for r in part)
         mean = sum(r["decision_mean_s"] * r["asks"] for r in part) / max(asks, 1)
         lines.append(
-            f"| {name} ({len(part)}) | {cell(found)} | {cell(base)} | {cell(found / base)} | "
+            f"| {name} ({len(part)}) | {online.cell(found)} | {online.cell(base)} | "
+            f"{online.cell(found / base)} | "
             f"{sum(r['base_unfinished'] for r in part)}, "
             f"{sum(r['search_unfinished'] for r in part)} | {mean:.3f}, "
             f"{max(r['decision_max_s'] for r in part):.2f}; "
@@ -388,19 +387,19 @@ def main(argv: list[str] | None = None) -> int:
         roots = data_roots(args.data_dir, args.cache)
 
         def episodes(split: str, task: str) -> list[Any]:
-            return split_episodes(split, suite=SUITE, task=task, data_dir=roots.data_dir,
+            return split_episodes(split, suite=online.SUITE, task=task, data_dir=roots.data_dir,
                                   cache_dir=roots.cache_dir)[:args.limit]
 
-        train = [e for task in TASKS for e in episodes("train", task)]
+        train = [e for task in online.TASKS for e in episodes("train", task)]
         values = report_fits(train, args)
         if not args.split:
             return 0
-        best = {task: chosen_best(FOLDER / "best.jsonl", task) for task in TASKS}
+        best = {task: chosen_best(online.FOLDER / "best.jsonl", task) for task in online.TASKS}
         estimates = [("ideal", "ideal")] + [(f"value seed {s}", LinearValue(w))
                                             for s, w in values.items()]
         _JOBS[:] = [(split, task, e, best[task], name, estimate, args.H, args.rounds)
                     for name, estimate in estimates for split in args.split
-                    for task in TASKS for e in episodes(split, task)]
+                    for task in online.TASKS for e in episodes(split, task)]
         rows = run_rows(args.workers)
     except (PalgymError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -416,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         print("warning: jobs left unfinished (counted in the table)")
     if any(r["stuck_rollouts"] for r in rows):
         print("warning: some rollouts got stuck (priced inf, so never played)")
-    return write_rows(rows, args.output)
+    return online.write_rows(rows, args.output)
 
 
 def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
@@ -446,21 +445,6 @@ def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
               f"weights {dict(zip(FEATURES, np.round(values[seed], 1), strict=True))}",
               file=sys.stderr, flush=True)
     return values
-
-
-def write_rows(rows: list[dict[str, Any]], output: str | None) -> int:
-    """Write the rows to ``output`` (one JSON object a line, atomically); 0, or 2 with the
-    reason on stderr."""
-    from palgym.io.atomic import atomic_write_text
-
-    if not output:
-        return 0
-    try:
-        atomic_write_text(output, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    except OSError as error:
-        print(f"error: --output {output}: {error}", file=sys.stderr)
-        return 2
-    return 0
 
 
 if __name__ == "__main__":

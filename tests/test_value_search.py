@@ -78,3 +78,13 @@ def test_table_pools_the_value_seeds() -> None:
     assert lines[4].startswith("| value, 2 seeds pooled (4) | 1.414 [")
     assert "| 0, 4 |" in lines[4]
     assert lines[2].startswith("| value seed 0 (2) | 1.000 [")
+
+
+def test_bad_arguments_and_missing_data_exit_2(tmp_path: object,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--H", "-1"], ["--rounds", "0"], ["--p", "0"], ["--ridge", "0"]):
+        with pytest.raises(SystemExit) as done:
+            VALUE.main(argv)
+        assert done.value.code == 2
+    assert VALUE.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
+    assert "missing files" in capsys.readouterr().err
