@@ -9,17 +9,12 @@ rounds a decision simulates bounds its time; the rest must then be priced by an 
 the time the known jobs still spend in the system, from the engine at the horizon. This script
 learns that estimate and measures whether the cut search still takes the room.
 
-1. **States** (training split only). On each training episode the base plays; at each ask
-   with probability ``--p`` the cut search's candidates are rolled out to their horizon (the
-   field's rules, the base's choice first, those with the same GPUs now skipped). At each
-   candidate's horizon the state's features (:func:`state_features`) are recorded, and a copy
-   is played by the base to the end of the known jobs: the *rest* the value must estimate.
-2. **Fit** (:func:`fit_value`): a linear value ``V(s) = phi(s) . w`` (s), by ridge least
-   squares on the rests and, weighted ``--pair-weight``, on their differences from the base's
-   candidate at the same ask (the search compares candidates, so the differences are what it
-   needs right: fitted Q-value differences, D. P. Bertsekas, *Rollout, Policy Iteration, and
-   Distributed Reinforcement Learning*, 2020: truncated rollout with a terminal cost
-   approximation).
+1. **States** (training split only) and 2. **fit**, as :mod:`agents.selection.value` does
+   them: at a share ``--p`` of the asks of each training episode (the base playing), each
+   candidate of the cut search is rolled out to its cut and a copy of the state there is
+   played by the base to the end of the known jobs (the *rest*); a linear value of the
+   state's features is fitted by ridge least squares on the rests and, weighted
+   ``--pair-weight``, on their differences from the base's candidate at the same ask.
 3. **Held-out regret**: two folds over the training episodes (half fits, the other half is
    scored): at each ask, the rest's true cost of the candidate each estimate picks, over the
    cheapest candidate's, minus 1 (mean over asks): the base's own choice, the ``ideal``
@@ -42,13 +37,11 @@ and ``--ridge`` were fixed on the training split. ``--split test`` is for that c
 from __future__ import annotations
 
 import argparse
-import copy
-import math
 import multiprocessing
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -57,218 +50,17 @@ from palgym.errors import PalgymError
 sys.path.insert(0, str(Path(__file__).parent))
 import online_search as online  # noqa: E402
 
-FEATURES = ("ideal_h", "effective_h", "running", "queued", "queued_ideal_h", "queued_wait_h",
-            "queued_x_running_work", "queued_wide_wait_h", "age_h", "jobs_x_work_h",
-            "jobs_x_free")
-"""The state's features (:func:`state_features`), in the value's weights' order."""
+from agents.selection.value import (  # noqa: E402
+    FEATURES,
+    LinearValue,
+    collect,
+    fit_value,
+    regret,
+)
+
 EXPONENTS = (1.5, 2.0, 3.0)
 """The field's exponents and the base's (2, 96 h), as ``online_search.py``'s defaults."""
 BASE_EXPONENT, FLOOR_H = 2.0, 96.0
-
-
-def state_features(sim: Any, n: int, order: Any) -> np.ndarray:
-    """float64 (len(FEATURES),): the features of the known unfinished jobs (rows ``0..n-1``
-    queued or running) of the engine ``sim``, in hours or counts: their remaining ideal run
-    time (iterations left x T_it) summed; the same at the running jobs' current speed; how
-    many run and how many queue; the queued ones' remaining ideal time; their *wait proxy*,
-    the queued GPU-work ahead of each in ``order`` (the base's queue order) over the cluster's
-    GPUs, summed; the queued count times the running jobs' GPU-work left over the GPUs; the
-    wait proxy weighted by each job's GPU share; their time since submission; the jobs times
-    all their GPU-work over the GPUs; the jobs times the free GPUs' share."""
-    from palgym.sim.types import JobStatus
-
-    jobs, gpus_total = sim.jobs, float(sim.job_of_gpu.size)
-    status = jobs.status[:n]
-    idx = np.flatnonzero((status == JobStatus.RUNNING) | (status == JobStatus.QUEUED))
-    if idx.size == 0:
-        return np.zeros(len(FEATURES))
-    left = np.maximum(jobs.total_iterations[idx] - jobs.iterations_done[idx], 0.0)
-    ideal = left * jobs.iteration_time_s[idx] / 3600.0
-    running = jobs.status[idx] == JobStatus.RUNNING
-    effective = np.where(running, left * jobs.iteration_time_effective_s[idx] / 3600.0, ideal)
-    share = jobs.num_gpus[idx] / gpus_total
-    queued = ~running
-    running_work = float(np.sum((effective * share)[running]))
-    wait = np.zeros(int(queued.sum()))
-    if wait.size:
-        rank = np.empty(jobs.size, np.int64)
-        active = order.order(sim.view())
-        rank[active] = np.arange(active.size)
-        by_rank = np.argsort(rank[idx[queued]], kind="stable")
-        work = (ideal * share)[queued][by_rank]
-        wait[by_rank] = np.cumsum(work) - work
-    count = float(idx.size)
-    free = float(np.sum(sim.job_of_gpu < 0)) / gpus_total
-    age = (sim.now_s - jobs.submit_time_s[idx]) / 3600.0
-    return np.array([ideal.sum(), effective.sum(), running.sum(), queued.sum(),
-                     ideal[queued].sum(), wait.sum(), queued.sum() * running_work,
-                     float(wait @ share[queued]), age.sum(),
-                     count * float(np.sum(ideal * share)), count * free])
-
-
-class Candidate(NamedTuple):
-    """One candidate of a sampled ask: its rollout's cost at the horizon so far (s), the
-    rest played by the base to the end (s), the features at the horizon (None: the rollout
-    ended the known jobs before its horizon, so its cost is exact) and the ``ideal`` estimate
-    of the rest there (s)."""
-
-    partial_s: float
-    rest_s: float
-    features: np.ndarray | None
-    ideal_rest_s: float
-
-
-class Ask(NamedTuple):
-    """A sampled ask of a training episode: its candidates, the base's choice first."""
-
-    episode: str
-    candidates: list[Candidate]
-
-
-class _Recorder:
-    """The cut search's value while states are collected: records the features, plays a copy
-    to the end with the base, returns the exact rest (so the costs it gives are exact)."""
-
-    def __init__(self, base: Any) -> None:
-        self.base, self.context, self.pending = base, None, []
-        self.rules: tuple[Any, Any] = ((), ())
-
-    def start(self, context: Any) -> None:
-        """Bind to an episode: copies of its rules, the real ones undisturbed."""
-        self.context, self.rules = context, copy.deepcopy((context.orders, context.placements))
-
-    def __call__(self, sim: Any, n: int) -> float:
-        from agents.planning.search import state_cost
-        from agents.selection.engine_copies import copy_engine
-        from palgym.rule_selection import drive_selector
-
-        context, (orders, placements) = self.context, self.rules
-        assert context is not None
-        features = state_features(sim, n, orders[EXPONENTS.index(BASE_EXPONENT)])
-        partial = state_cost(sim, None, jobs=n)
-        ideal = state_cost(sim, "ideal", jobs=n) - partial
-        end, sampler = copy_engine(sim, context.sampler)
-        drive_selector(end, orders, placements, self.base, sampler,
-                       context.durations, _KnownDone())
-        rest = state_cost(end, None, jobs=n) - partial
-        self.pending.append((partial + rest, Candidate(partial, rest, features, ideal)))
-        return rest
-
-
-class _KnownDone:
-    """Stops a copy once every known job has completed."""
-
-    def check(self, sim: Any) -> str:
-        return "done" if sim.active_jobs().size == 0 else ""
-
-
-class _Collector:
-    """The base as a selector; at sampled asks it also runs the cut search with a
-    :class:`_Recorder` and keeps the candidates (module docstring, step 1)."""
-
-    def __init__(self, label: str, H: int, rounds: int, p: float,  # noqa: N803
-                 rng: np.random.Generator) -> None:
-        from agents.selection.search import RolloutSearch
-
-        self.rules = online.field(list(EXPONENTS))
-        self.base = online.base_member(self.rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
-        self.recorder = _Recorder(self.base)
-        self.search = RolloutSearch(self.rules, self.base, H, estimate=self.recorder,
-                                    arrivals="known", rounds=rounds)
-        self.label, self.p, self.rng, self.asks = label, p, rng, []
-
-    def start(self, context: Any) -> None:
-        self.recorder.start(context)
-        self.search.start(context)
-
-    def __call__(self, features: np.ndarray, view: Any) -> int:
-        chosen = self.search.base_choice(features, view)
-        if self.rng.random() < self.p:
-            self.recorder.pending = []
-            self.search(features, view)
-            costs = self.search.stats.costs[-1]
-            if len(costs) > 1:
-                ask = Ask(self.label, [])
-                pending = list(self.recorder.pending)
-                for _, cost in costs:
-                    if pending and pending[0][0] == cost:
-                        ask.candidates.append(pending.pop(0)[1])
-                    else:  # ended before its horizon: exact
-                        ask.candidates.append(Candidate(cost, 0.0, None, 0.0))
-                self.asks.append(ask)
-        return chosen
-
-
-def collect(episodes: list[Any], H: int, rounds: int, p: float,  # noqa: N803
-            seed: int) -> list[Ask]:
-    """The sampled asks of ``episodes`` (module docstring, step 1), seeded by (seed, index)."""
-    from palgym.rule_selection import run_selected_episode
-
-    asks: list[Ask] = []
-    for index, episode in enumerate(episodes):
-        collector = _Collector(episode.label, H, rounds, p,
-                               np.random.default_rng([seed, index]))
-        run_selected_episode(episode.episode, collector.rules, collector, episode.durations)
-        asks += collector.asks
-    return asks
-
-
-def fit_value(asks: list[Ask], pair_weight: float, ridge: float) -> np.ndarray:
-    """float64 (len(FEATURES),): the value's weights (s per feature unit), by ridge least
-    squares on the recorded rests and, weighted ``pair_weight``, on their differences from
-    the base's candidate (module docstring, step 2).
-
-    Raises:
-        PalgymError: if no candidate reached its horizon (nothing to fit).
-    """
-    rows, targets = [], []
-    for ask in asks:
-        cut = [c for c in ask.candidates if c.features is not None]
-        rows += [c.features for c in cut]
-        targets += [c.rest_s for c in cut]
-        first = ask.candidates[0]
-        if first.features is not None:
-            for other in cut[1:]:
-                rows.append(pair_weight * (other.features - first.features))
-                targets.append(pair_weight * (other.rest_s - first.rest_s))
-    if not rows:
-        raise PalgymError("no sampled candidate reached its horizon: raise --p or --rounds")
-    x, y = np.asarray(rows), np.asarray(targets)
-    scale = np.maximum(np.abs(x).max(axis=0), 1e-9)
-    xs = x / scale
-    w = np.linalg.solve(xs.T @ xs + ridge * np.eye(x.shape[1]), xs.T @ y)
-    return w / scale
-
-
-def regret(asks: list[Ask], how: str, weights: np.ndarray | None = None) -> float:
-    """Mean over ``asks`` of (true cost of the candidate ``how`` picks) / (least true cost)
-    - 1: ``base`` (the base's choice), ``ideal`` or ``value`` (``weights``)."""
-    out = []
-    for ask in asks:
-        true = np.array([c.partial_s + c.rest_s for c in ask.candidates])
-        if how == "base":
-            pick = 0
-        else:
-            est = np.array([c.partial_s + (c.rest_s if c.features is None else
-                                           c.ideal_rest_s if how == "ideal" else
-                                           float(c.features @ weights))
-                            for c in ask.candidates])
-            pick = int(np.argmin(est))
-        out.append(true[pick] / true.min() - 1.0)
-    return float(np.mean(out)) if out else math.nan
-
-
-class LinearValue:
-    """The learned value (:data:`agents.selection.search.Value`): ``state_features . w`` (s)
-    under the base's queue order, at least 0."""
-
-    def __init__(self, weights: np.ndarray) -> None:
-        from agents.priority.pretrained import ResponseRatio
-
-        self.weights, self.order = np.asarray(weights, np.float64), ResponseRatio()
-
-    def __call__(self, sim: Any, n: int) -> float:
-        return max(float(state_features(sim, n, self.order) @ self.weights), 0.0)
 
 
 _JOBS: list[Any] = []
@@ -399,8 +191,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.split:
             return 0
         best = {task: chosen_best(online.FOLDER / "best.jsonl", task) for task in online.TASKS}
+        from agents.priority.pretrained import ResponseRatio
+
         estimates = [("ideal", "ideal")] * args.ideal + [
-            (f"value seed {s}", LinearValue(w)) for s, w in values.items()]
+            (f"value seed {s}", LinearValue(w, ResponseRatio())) for s, w in values.items()]
         _JOBS[:] = [(split, task, e, best[task], name, estimate, args.H, args.rounds)
                     for name, estimate in estimates for split in args.split
                     for task in online.TASKS for e in episodes(split, task)]
@@ -434,7 +228,10 @@ def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
     labels = sorted({e.label for e in train})
     for seed in args.seeds:
         started = time.perf_counter()
-        asks = collect(train, args.H, args.rounds, args.p, seed)
+        rules = online.field(list(EXPONENTS))
+        base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+        asks = collect(train, rules, base, EXPONENTS.index(BASE_EXPONENT), args.H, args.rounds,
+                       args.p, seed)
         order = np.random.default_rng(seed).permutation(labels)
         for fold in (0, 1):
             held = set(order[fold::2])

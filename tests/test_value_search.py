@@ -1,12 +1,13 @@
-"""benchmarks/value_search.py: the state's features, the value's fit and the held-out regret,
-on values worked out by hand."""
+"""agents/selection/value.py and benchmarks/value_search.py: the state's features, the value's
+fit, the held-out regret and the script's table, on values worked out by hand."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from palgym.errors import PalgymError
+from agents.selection import value as learned
+from palgym.errors import ConfigError, PalgymError
 from palgym.simulate import make_simulator
 from tests.room_support import script
 from tests.test_known_jobs_search import toy
@@ -22,18 +23,18 @@ def test_state_features_by_hand() -> None:
     sim = make_simulator(toy((4, 0.0, 300, A), (4, 0.0, 100, A)))
     from agents.priority.pretrained import ResponseRatio
 
-    got = dict(zip(VALUE.FEATURES, VALUE.state_features(sim, 2, ResponseRatio()), strict=True))
+    got = dict(zip(learned.FEATURES, learned.state_features(sim, 2, ResponseRatio()), strict=True))
     hour = 3600.0
     assert got == pytest.approx({
         "ideal_h": 400 / hour, "effective_h": 400 / hour, "running": 0.0, "queued": 2.0,
         "queued_ideal_h": 400 / hour, "queued_wait_h": 100 / hour,
         "queued_x_running_work": 0.0, "queued_wide_wait_h": 100 / hour, "age_h": 0.0,
         "jobs_x_work_h": 2 * 400 / hour, "jobs_x_free": 2.0}, rel=1e-12)
-    assert not VALUE.state_features(sim, 0, ResponseRatio()).any()
+    assert not learned.state_features(sim, 0, ResponseRatio()).any()
 
 
 def _ask(*candidates: tuple[float, float, list[float] | None, float]) -> object:
-    return VALUE.Ask("e", [VALUE.Candidate(p, r, None if f is None else np.array(f), i)
+    return learned.Ask("e", [learned.Candidate(p, r, None if f is None else np.array(f), i)
                            for p, r, f, i in candidates])
 
 
@@ -42,14 +43,14 @@ def test_regret_by_hand() -> None:
     # estimate prices them 5 + 1 = 6 and 4 + 0.5 = 4.5, so it picks the cheaper (regret 0);
     # weights (1) on features (3) and (5) price them 8 and 9: the base's (0.25).
     asks = [_ask((5.0, 5.0, [3.0], 1.0), (4.0, 4.0, [5.0], 0.5))]
-    assert VALUE.regret(asks, "base") == pytest.approx(0.25)
-    assert VALUE.regret(asks, "ideal") == 0.0
-    assert VALUE.regret(asks, "value", np.array([1.0])) == pytest.approx(0.25)
+    assert learned.regret(asks, "base") == pytest.approx(0.25)
+    assert learned.regret(asks, "ideal") == 0.0
+    assert learned.regret(asks, "value", np.array([1.0])) == pytest.approx(0.25)
     # a candidate whose rollout ended before its horizon is priced exactly (12) by every
     # estimate
     asks = [_ask((12.0, 0.0, None, 0.0), (4.0, 9.0, [5.0], 0.5))]
-    assert VALUE.regret(asks, "ideal") == pytest.approx(13 / 12 - 1)
-    assert VALUE.regret(asks, "value", np.array([1.0])) == pytest.approx(13 / 12 - 1)
+    assert learned.regret(asks, "ideal") == pytest.approx(13 / 12 - 1)
+    assert learned.regret(asks, "value", np.array([1.0])) == pytest.approx(13 / 12 - 1)
 
 
 def test_fit_recovers_the_weights_that_made_the_rests() -> None:
@@ -57,9 +58,9 @@ def test_fit_recovers_the_weights_that_made_the_rests() -> None:
     w = np.array([2.0, -1.0, 0.5])
     asks = [_ask(*[(0.0, float(f @ w), list(f), 0.0) for f in rng.random((3, 3))])
             for _ in range(40)]
-    assert VALUE.fit_value(asks, 10.0, 1e-9) == pytest.approx(w, rel=1e-6)
+    assert learned.fit_value(asks, 10.0, 1e-9) == pytest.approx(w, rel=1e-6)
     with pytest.raises(PalgymError, match="horizon"):
-        VALUE.fit_value([_ask((1.0, 0.0, None, 0.0), (2.0, 0.0, None, 0.0))], 1.0, 1.0)
+        learned.fit_value([_ask((1.0, 0.0, None, 0.0), (2.0, 0.0, None, 0.0))], 1.0, 1.0)
 
 
 def test_table_pools_the_value_seeds() -> None:
@@ -88,3 +89,19 @@ def test_bad_arguments_and_missing_data_exit_2(tmp_path: object,
         assert done.value.code == 2
     assert VALUE.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
     assert "missing files" in capsys.readouterr().err
+
+
+def test_linear_value_refuses_bad_weights_and_is_never_negative() -> None:
+    from agents.priority.pretrained import ResponseRatio
+
+    with pytest.raises(ConfigError, match="value weights"):
+        learned.LinearValue(np.ones(3), ResponseRatio())
+    with pytest.raises(ConfigError, match="value weights"):
+        learned.LinearValue(np.full(len(learned.FEATURES), np.nan), ResponseRatio())
+    # the toy of test_state_features_by_hand: queued = 2, so weights picking it (-1 s each)
+    # price -2 s, floored at 0; picking ideal_h (3600 s each) price 400 s
+    sim = make_simulator(toy((4, 0.0, 300, A), (4, 0.0, 100, A)))
+    queued = np.eye(len(learned.FEATURES))[learned.FEATURES.index("queued")]
+    assert learned.LinearValue(-queued, ResponseRatio())(sim, 2) == 0.0
+    ideal = np.eye(len(learned.FEATURES))[learned.FEATURES.index("ideal_h")] * 3600.0
+    assert learned.LinearValue(ideal, ResponseRatio())(sim, 2) == pytest.approx(400.0)
