@@ -31,12 +31,15 @@ import numpy as np
 from palgym.errors import ConfigError, PalgymError
 from palgym.policies.base import QueueOrder
 from palgym.rule_selection import Selector
+from palgym.sim.engine import Simulator
 
 FEATURES = ("ideal_h", "effective_h", "running", "queued", "queued_ideal_h", "queued_wait_h",
             "queued_x_running_work", "queued_wide_wait_h", "age_h", "jobs_x_work_h",
             "jobs_x_free")
 """The state's features (:func:`state_features`), in the value's weights' order."""
-def state_features(sim: Any, n: int, order: Any) -> np.ndarray:
+
+
+def state_features(sim: Simulator, n: int, order: QueueOrder) -> np.ndarray:
     """float64 (len(FEATURES),): the features of the known unfinished jobs (rows ``0..n-1``
     queued or running) of the engine ``sim``, in hours or counts: their remaining ideal run
     time (iterations left x T_it) summed; the same at the running jobs' current speed; how
@@ -266,7 +269,7 @@ class LinearValue:
                               f"({', '.join(FEATURES)}), got {weights!r}")
         self.weights, self.order = w, order
 
-    def __call__(self, sim: Any, n: int) -> float:
+    def __call__(self, sim: Simulator, n: int) -> float:
         return max(float(state_features(sim, n, self.order) @ self.weights), 0.0)
 
 
