@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         for label, split, ratios, closed in entry_rows(heuristics, rows, best_avg):
             print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  "
                   f"{closed:>10.2f}")
+    if online:
+        print(f"{'online search (not the hindsight one)':<40} {'split':<11} "
+              f"{'entry / optimum':>26}  {'gap closed':>10}")
     for label, split, ratios, closed in entry_rows(online, rows, best_avg):
         print(f"{label[-40:]:<40} {split:<11} {interval_text(ratios):>26}  {closed:>10.2f}")
     if unproven:

@@ -86,6 +86,7 @@ def run_one(index: int) -> dict[str, Any]:
     searched = [s for s, costs in zip(stats.decision_s, stats.costs, strict=True)
                 if len(costs) > 1]
     row = {"split": split, "task": task, "trace": episode.label, "estimate": name,
+           "H": horizon, "rounds": rounds,
            "best_avg_jct_s": ref.avg_jct_s, "base_avg_jct_s": alone.avg_jct_s,
            "base_unfinished": alone.num_jobs - alone.num_completed,
            "search_avg_jct_s": found.metrics.avg_jct_s,
@@ -137,6 +138,18 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit 2 naming the first option out of its range."""
+    for flag, bad, rule in (("--H", args.H < 0, ">= 0"), ("--rounds", args.rounds < 1, ">= 1"),
+                            ("--p", not 0 < args.p <= 1, "in (0, 1]"),
+                            ("--pair-weight", args.pair_weight < 0, ">= 0"),
+                            ("--ridge", args.ridge <= 0, "> 0"),
+                            ("--workers", args.workers < 1, ">= 1"),
+                            ("--limit", args.limit is not None and args.limit < 1, ">= 1")):
+        if bad:
+            parser.error(f"{flag} must be {rule}, got {getattr(args, flag[2:].replace('-', '_'))}")
+
+
 def main(argv: list[str] | None = None) -> int:
     from priority_cross_cluster import chosen_best, v2_parser
 
@@ -147,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
                         choices=["validation", "test"],
                         help="the splits the cut search runs on (default: validation; none: "
                         "steps 1-3 only)")
-    parser.add_argument("--H", type=int, default=20, help="asks after a rollout's first "
-                        "before its horizon (>= 0; default %(default)s)")
+    parser.add_argument("--H", type=int, default=20, help="the cut in asks: a rollout stops "
+                        "once the base has decided H asks after the rollout's rule "
+                        "(>= 0; default %(default)s)")
     parser.add_argument("--rounds", type=int, default=160, help="the most rounds a rollout "
                         "plays (>= 1; default %(default)s)")
     parser.add_argument("--p", type=float, default=0.1, help="the share of training asks "
@@ -168,12 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None,
                         help="the first N episodes of each task, in every split (>= 1)")
     parser.add_argument("--output", help="write one JSON row per episode and estimate here "
-                        "(atomically, after the tables are printed)")
+                        "(atomically, after the tables are printed; a missing folder is made)")
     args = parser.parse_args(argv)
-    if (args.H < 0 or args.rounds < 1 or not 0 < args.p <= 1 or args.pair_weight < 0
-            or args.ridge <= 0 or args.workers < 1 or (args.limit is not None and args.limit < 1)):
-        parser.error("--H >= 0, --rounds >= 1, 0 < --p <= 1, --pair-weight >= 0, --ridge > 0, "
-                     "--workers and --limit >= 1")
+    check_args(parser, args)
     try:
         from agents.selection.runs import split_episodes
         from palgym.io.atomic import check_destination
@@ -243,7 +254,8 @@ def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
                   f"{regret(scored, 'value', w):.5f} |", flush=True)
         values[seed] = fit_value(asks, args.pair_weight, args.ridge)
         print(f"seed {seed}: {len(asks)} asks in {time.perf_counter() - started:.0f} s; "
-              f"weights {dict(zip(FEATURES, np.round(values[seed], 1), strict=True))}",
+              "weights " + ", ".join(f"{name} {w:.1f}" for name, w in
+                                       zip(FEATURES, values[seed], strict=True)),
               file=sys.stderr, flush=True)
     return values
 

@@ -354,8 +354,9 @@ def test_room_small_online_search_row(small_suite: Path,
     assert room_small.main(["--suite", str(small_suite), "--online-search"]) == 0
     out = capsys.readouterr().out.splitlines()
     by_split = {line.split()[0]: line for line in out[2:6]}
-    lines = [line for line in out if line.startswith("online search")]
+    lines = [line for line in out if line.startswith("online search (known")]
     assert len(lines) == 2
+    assert out[out.index(lines[0]) - 1].split()[-2:] == ["gap", "closed"]
     for split in ("validation", "test"):
         proven = _proven(split, 2, instances)
         found = [run_selected_episode(small_instance(i["seed"]).episode(), rules, RolloutSearch(

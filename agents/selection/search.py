@@ -38,7 +38,7 @@ knows neither.
 
 Known jobs only (``arrivals="known"``): each rollout's engine copy admits nothing more
 (:meth:`palgym.sim.engine.Simulator.close_arrivals`), plays the jobs submitted by the ask
-until every one has completed (or to its horizon, the ``ideal`` estimate then added), and
+until every one has completed (or to its horizon, the estimate then added), and
 its cost is the time in system of those jobs only. Where durations are clairvoyant and the
 belief is the oracle of a static truth, that is all a
 scheduler knows at the ask (the queue, the running jobs, their durations and the GPUs'
