@@ -97,17 +97,19 @@ def base_member(rules: list[str], exponents: list[float], exponent: float,
 _JOBS: list[Any] = []
 
 
-def run_one(index: int) -> dict[str, Any]:
-    """One episode's row: the reference, the base and the search (module docstring)."""
-    from agents.selection.search import RolloutSearch
+def search_row(split: str, task: str, episode: Any, best: str, rules: list[str], base: Any,
+               search: Any, label: str = "") -> dict[str, Any]:
+    """One episode's row: the reference ``best`` (``ORDER/PLACEMENT``), the base alone and
+    ``search`` (a :class:`agents.selection.search.RolloutSearch` over ``rules`` around
+    ``base``), each run on ``episode`` (an item of
+    :func:`agents.selection.runs.split_episodes`); its unfinished jobs, the search's counts and
+    decision times. A progress line (``label`` first) goes to stderr."""
     from palgym.rule_selection import run_selected_episode
     from palgym.simulate import run_episode
 
-    split, task, episode, best, rules, base = _JOBS[index]
     order, placement = best.split("/", 1)
     ref = run_episode(episode.episode, placement, order, durations=episode.durations).metrics
     alone = run_selected_episode(episode.episode, rules, base, episode.durations).result.metrics
-    search = RolloutSearch(rules, base, H=None, arrivals="known")
     started = time.perf_counter()
     found = run_selected_episode(episode.episode, rules, search, episode.durations).result
     wall = time.perf_counter() - started
@@ -125,19 +127,34 @@ def run_one(index: int) -> dict[str, Any]:
            "decision_mean_s": stats.decision_mean_s,
            "decision_max_s": stats.decision_max_s,
            "searched_over_limit": sum(s > DECISION_LIMIT_S for s in searched), "wall_s": wall}
-    print(f"{split} {task} {episode.label}: search/best "
+    print(f"{label}{split} {task} {episode.label}: search/best "
           f"{row['search_avg_jct_s'] / row['best_avg_jct_s']:.4f}, base/best "
-          f"{row['base_avg_jct_s'] / row['best_avg_jct_s']:.4f}, {wall:.0f} s",
-          file=sys.stderr, flush=True)
+          f"{row['base_avg_jct_s'] / row['best_avg_jct_s']:.4f}, decision mean "
+          f"{1000 * row['decision_mean_s']:.0f} ms, {wall:.0f} s", file=sys.stderr, flush=True)
     return row
 
 
-def run_rows(workers: int) -> list[dict[str, Any]]:
-    """:func:`run_one` of every prepared episode, in order, on ``workers`` forked processes."""
+def run_one(index: int) -> dict[str, Any]:
+    """One prepared episode's row (:func:`search_row` of the full search)."""
+    from agents.selection.search import RolloutSearch
+
+    split, task, episode, best, rules, base = _JOBS[index]
+    return search_row(split, task, episode, best, rules, base,
+                      RolloutSearch(rules, base, H=None, arrivals="known"))
+
+
+def map_jobs(run: Any, count: int, workers: int) -> list[dict[str, Any]]:
+    """``[run(0), ..., run(count - 1)]``, in order, on ``workers`` forked processes (``run``
+    a module-level function, so a forked worker finds it)."""
     if workers <= 1:
-        return [run_one(i) for i in range(len(_JOBS))]
+        return [run(i) for i in range(count)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(run_one, range(len(_JOBS)), chunksize=1)
+        return pool.map(run, range(count), chunksize=1)
+
+
+def run_rows(workers: int) -> list[dict[str, Any]]:
+    """:func:`run_one` of every prepared episode (:func:`map_jobs`)."""
+    return map_jobs(run_one, len(_JOBS), workers)
 
 
 def cell(ratios: np.ndarray) -> str:

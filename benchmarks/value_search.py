@@ -37,7 +37,6 @@ and ``--ridge`` were fixed on the training split. ``--split test`` is for that c
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -67,47 +66,22 @@ _JOBS: list[Any] = []
 
 
 def run_one(index: int) -> dict[str, Any]:
-    """One episode's row for one estimate (module docstring, step 4)."""
+    """One episode's row for one estimate (module docstring, step 4;
+    ``online_search.search_row`` with the estimate and the cut added)."""
     from agents.selection.search import RolloutSearch
-    from palgym.rule_selection import run_selected_episode
-    from palgym.simulate import run_episode
 
     split, task, episode, best, name, estimate, horizon, rounds = _JOBS[index]
     rules = online.field(list(EXPONENTS))
     base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
-    order, placement = best.split("/", 1)
-    ref = run_episode(episode.episode, placement, order, durations=episode.durations).metrics
-    alone = run_selected_episode(episode.episode, rules, base, episode.durations).result.metrics
     search = RolloutSearch(rules, base, horizon, estimate=estimate, arrivals="known",
                            rounds=rounds)
-    started = time.perf_counter()
-    found = run_selected_episode(episode.episode, rules, search, episode.durations).result
-    stats = search.stats
-    searched = [s for s, costs in zip(stats.decision_s, stats.costs, strict=True)
-                if len(costs) > 1]
-    row = {"split": split, "task": task, "trace": episode.label, "estimate": name,
-           "H": horizon, "rounds": rounds,
-           "best_avg_jct_s": ref.avg_jct_s, "base_avg_jct_s": alone.avg_jct_s,
-           "base_unfinished": alone.num_jobs - alone.num_completed,
-           "search_avg_jct_s": found.metrics.avg_jct_s,
-           "search_unfinished": found.metrics.num_jobs - found.metrics.num_completed,
-           "asks": stats.asks, "searched": stats.searched, "changed": stats.changed,
-           "stuck_rollouts": stats.stuck, "decision_mean_s": stats.decision_mean_s,
-           "decision_max_s": stats.decision_max_s,
-           "searched_over_limit": sum(s > online.DECISION_LIMIT_S for s in searched),
-           "wall_s": time.perf_counter() - started}
-    print(f"{name} {split} {episode.label}: search/base "
-          f"{row['search_avg_jct_s'] / row['base_avg_jct_s']:.4f}, decision mean "
-          f"{1000 * row['decision_mean_s']:.0f} ms", file=sys.stderr, flush=True)
-    return row
+    row = online.search_row(split, task, episode, best, rules, base, search, f"{name} ")
+    return {**row, "estimate": name, "H": horizon, "rounds": rounds}
 
 
 def run_rows(workers: int) -> list[dict[str, Any]]:
-    """:func:`run_one` of every prepared job, in order, on ``workers`` forked processes."""
-    if workers <= 1:
-        return [run_one(i) for i in range(len(_JOBS))]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(run_one, range(len(_JOBS)), chunksize=1)
+    """:func:`run_one` of every prepared job (``online_search.map_jobs``)."""
+    return online.map_jobs(run_one, len(_JOBS), workers)
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
@@ -241,8 +215,12 @@ def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
         started = time.perf_counter()
         rules = online.field(list(EXPONENTS))
         base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+        def progress(done: int, label: str, count: int, seed: int = seed) -> None:
+            print(f"seed {seed}: training episode {done} of {len(train)} ({label}), {count} "
+                  "asks sampled", file=sys.stderr, flush=True)
+
         asks = collect(train, rules, base, EXPONENTS.index(BASE_EXPONENT), args.H, args.rounds,
-                       args.p, seed)
+                       args.p, seed, progress)
         order = np.random.default_rng(seed).permutation(labels)
         for fold in (0, 1):
             held = set(order[fold::2])

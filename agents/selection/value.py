@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -174,7 +174,8 @@ class _Collector:
 
 
 def collect(episodes: Sequence[Any], rules: Sequence[str], base: Selector, order_rule: int,
-            H: int, rounds: int, p: float, seed: int) -> list[Ask]:  # noqa: N803
+            H: int, rounds: int, p: float, seed: int,  # noqa: N803
+            progress: Callable[[int, str, int], None] | None = None) -> list[Ask]:
     """The sampled asks of ``episodes`` (module docstring, "Training states").
 
     Args:
@@ -186,6 +187,7 @@ def collect(episodes: Sequence[Any], rules: Sequence[str], base: Selector, order
         H, rounds: the cut (:class:`RolloutSearch`).
         p: the share of asks sampled, each with probability ``p``.
         seed: the sampling's seed; episode ``i`` draws from ``default_rng([seed, i])``.
+        progress: called after each episode with (episodes done, its label, asks so far).
 
     Returns:
         The sampled asks with more than one candidate, in episode order.
@@ -198,6 +200,8 @@ def collect(episodes: Sequence[Any], rules: Sequence[str], base: Selector, order
                                np.random.default_rng([seed, index]))
         run_selected_episode(episode.episode, rules, collector, episode.durations)
         asks += collector.asks
+        if progress is not None:
+            progress(index + 1, episode.label, len(asks))
     return asks
 
 
