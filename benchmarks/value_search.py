@@ -51,7 +51,6 @@ import online_search as online  # noqa: E402
 
 from agents.selection.value import (  # noqa: E402
     FEATURES,
-    LinearValue,
     collect,
     fit_value,
     regret,
@@ -69,14 +68,17 @@ def run_one(index: int) -> dict[str, Any]:
     """One episode's row for one estimate (module docstring, step 4;
     ``online_search.search_row`` with the estimate and the cut added)."""
     from agents.selection.search import RolloutSearch
+    from agents.selection.value_entry import ValueSearch
 
-    split, task, episode, best, name, estimate, horizon, rounds = _JOBS[index]
+    split, task, episode, best, name, estimate, horizon, rounds, budget = _JOBS[index]
     rules = online.field(list(EXPONENTS))
     base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
-    search = RolloutSearch(rules, base, horizon, estimate=estimate, arrivals="known",
-                           rounds=rounds)
+    search = (RolloutSearch(rules, base, horizon, estimate=estimate, arrivals="known",
+                            rounds=rounds, budget=budget) if isinstance(estimate, str) else
+              ValueSearch(rules, base, estimate, EXPONENTS.index(BASE_EXPONENT), horizon, rounds,
+                          budget))
     row = online.search_row(split, task, episode, best, rules, base, search, f"{name} ")
-    return {**row, "estimate": name, "H": horizon, "rounds": rounds}
+    return {**row, "estimate": name, "H": horizon, "rounds": rounds, "budget": budget}
 
 
 def run_rows(workers: int) -> list[dict[str, Any]]:
@@ -115,6 +117,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit 2 naming the first option out of its range."""
     for flag, bad, rule in (("--H", args.H < 0, ">= 0"), ("--rounds", args.rounds < 1, ">= 1"),
+                            ("--budget", args.budget is not None and args.budget < 2, ">= 2"),
                             ("--p", not 0 < args.p <= 1, "in (0, 1]"),
                             ("--pair-weight", args.pair_weight < 0, ">= 0"),
                             ("--ridge", args.ridge <= 0, "> 0"),
@@ -139,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
                         "(>= 0; default %(default)s)")
     parser.add_argument("--rounds", type=int, default=160, help="the most rounds a rollout "
                         "plays (>= 1; default %(default)s)")
+    parser.add_argument("--budget", type=int, default=None, help="the most rounds a "
+                        "decision's rollouts play together, shared equally (>= 2; default: "
+                        "no bound)")
     parser.add_argument("--p", type=float, default=0.1, help="the share of training asks "
                         "sampled (0 < p <= 1; default %(default)s)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
@@ -155,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="forked processes for step 4 (>= 1; default %(default)s)")
     parser.add_argument("--limit", type=int, default=None,
                         help="the first N episodes of each task, in every split (>= 1)")
+    parser.add_argument("--save", metavar="DIR", help="write each seed's value and cut as a "
+                        "selector file DIR/value-search-seedS.json (palgym-value-search/1, "
+                        "atomically; a missing folder is made) after the fits")
     parser.add_argument("--output", help="write one JSON row per episode and estimate here "
                         "(atomically, after the tables are printed; a missing folder is made)")
     args = parser.parse_args(argv)
@@ -173,21 +182,23 @@ def main(argv: list[str] | None = None) -> int:
 
         train = [e for task in online.TASKS for e in episodes("train", task)]
         values = report_fits(train, args)
+        if args.save:
+            save_values(values, args, len(train))
         if not args.split:
             return 0
         best = {task: chosen_best(online.FOLDER / "best.jsonl", task) for task in online.TASKS}
-        from agents.priority.pretrained import ResponseRatio
-
         estimates = [("ideal", "ideal")] * args.ideal + [
-            (f"value seed {s}", LinearValue(w, ResponseRatio())) for s, w in values.items()]
-        _JOBS[:] = [(split, task, e, best[task], name, estimate, args.H, args.rounds)
+            (f"value seed {s}", w) for s, w in values.items()]
+        _JOBS[:] = [(split, task, e, best[task], name, estimate, args.H, args.rounds,
+                     args.budget)
                     for name, estimate in estimates for split in args.split
                     for task in online.TASKS for e in episodes(split, task)]
         rows = run_rows(args.workers)
     except (PalgymError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"the cut search (H {args.H}, rounds {args.rounds}) on {args.split}: ratio of avg "
+    print(f"the cut search (H {args.H}, rounds {args.rounds}, budget {args.budget}) on "
+          f"{args.split}: ratio of avg "
           f"JCT to each task's validation-chosen best ({best}); geomean [95% bootstrap "
           "interval]; base: the family's (2, 96 h)")
     if args.limit is not None:
@@ -201,12 +212,33 @@ def main(argv: list[str] | None = None) -> int:
     return online.write_rows(rows, args.output)
 
 
+def save_values(values: dict[int, np.ndarray], args: Any, episodes: int) -> None:
+    """Write each seed's :class:`agents.selection.value_entry.ValueSearch` to ``--save``."""
+    from agents.selection.value_entry import ValueSearch, save_value_search
+
+    rules = online.field(list(EXPONENTS))
+    base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
+    folder = Path(args.save)
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, weights in values.items():
+        search = ValueSearch(rules, base, weights, EXPONENTS.index(BASE_EXPONENT), args.H,
+                             args.rounds, args.budget)
+        path = save_value_search(folder / f"value-search-seed{seed}.json", search, {
+            "method": "ridge least squares on rollouts played to the end of the known jobs "
+                      "and their differences from the base's candidate",
+            "script": "benchmarks/value_search.py", "suite": online.SUITE,
+            "tasks": list(online.TASKS), "split": "train", "episodes": episodes,
+            "seed": seed, "p": args.p, "pair_weight": args.pair_weight,
+            "ridge": args.ridge})
+        print(f"wrote {path}", file=sys.stderr)
+
+
 def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
     """Steps 1-3 for each seed: print the held-out regret table; return each seed's value
     fitted on all its training asks."""
     print(f"held-out regret on the training episodes (two folds by episode; mean over sampled "
           f"asks of the picked candidate's true cost / the least - 1); H {args.H}, rounds "
-          f"{args.rounds}, p {args.p}")
+          f"{args.rounds}, budget {args.budget}, p {args.p}")
     print("| seed | fold | asks fitted, scored | base | ideal | learned value |")
     print("|---|---|---|---|---|---|")
     values = {}
@@ -220,7 +252,7 @@ def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
                   "asks sampled", file=sys.stderr, flush=True)
 
         asks = collect(train, rules, base, EXPONENTS.index(BASE_EXPONENT), args.H, args.rounds,
-                       args.p, seed, progress)
+                       args.p, seed, progress, args.budget)
         order = np.random.default_rng(seed).permutation(labels)
         for fold in (0, 1):
             held = set(order[fold::2])

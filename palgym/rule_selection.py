@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from palgym.driver.rounds import play_round
+from palgym.driver.rounds import RoundMemo, play_round
 from palgym.errors import ConfigError
 from palgym.policies import QUEUE_ORDER_NAMES, make_placement, make_queue_order
 from palgym.policies.base import PlacementPolicy, QueueOrder, Sampler, WrappedPlacement
@@ -226,18 +226,18 @@ def drive_selector(sim: Simulator, orders: Sequence[QueueOrder],
     if start is not None:
         start(SelectorContext(sim, tuple(orders), tuple(placements), sampler, durations, stall,
                               belief))
-    held, memo_valid, choices, switches, first = 0, False, 0, 0, True
+    held, memo, choices, switches, first = 0, RoundMemo(), 0, 0, True
     while not sim.done and not sim.truncated:
         if first or sim.events_since_commit:
             chosen = _ask(select, sim, durations, count)
             choices += 1
             if chosen != held:
                 switches += 0 if first else 1
-                held, memo_valid = chosen, False
+                held = chosen
+                memo.reset()
             first = False
         rule_rounds[held] += 1
-        memo_valid = play_round(sim, orders[held], placements[held], sampler, memo_valid,
-                                on_event)
+        play_round(sim, orders[held], placements[held], sampler, memo, on_event)
         if stall is not None and (reason := stall.check(sim)):
             return reason, rule_rounds, choices, switches
     reason = f"max_rounds ({sim.config.max_rounds}) reached" if sim.truncated else ""

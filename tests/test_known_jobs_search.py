@@ -187,3 +187,26 @@ def test_rounds_bound_and_a_value_price_the_rest_by_hand() -> None:
             RolloutSearch(FIFO_SRTF, fifo, rounds=bad)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="value"):
         RolloutSearch(FIFO_SRTF, fifo, estimate="fancy")
+
+
+def test_budget_shares_the_rounds_of_a_decision_by_hand() -> None:
+    # The toy above (J0 300 s, J1 100 s at 0; rounds of 100 s), the value J0's iterations
+    # left. budget=3 over the two rules: 3 // 2 = 1 round each, the costs of rounds=1
+    # (400, 500 s). budget=4: 2 rounds each (to t = 200 s):
+    #   fifo/pal: J0 ran 0-200 (100 left), J1 waits 200 s: 200 + 200 + 100 = 500 s;
+    #   srtf/pal: J1 ran 0-100 (JCT 100), then J0 100-200 (200 left): 100 + 200 + 200 = 500 s.
+    # budget=4 with rounds=1: the lesser bound, one round each (400, 500 s).
+    def j0_left(sim: object, n: int) -> float:
+        jobs = sim.jobs  # type: ignore[attr-defined]
+        return float(jobs.total_iterations[0] - jobs.iterations_done[0])
+
+    episode = toy((4, 0.0, 300, A), (4, 0.0, 100, A))
+    for budget, rounds, costs in ((3, None, (400.0, 500.0)), (4, None, (500.0, 500.0)),
+                                  (4, 1, (400.0, 500.0))):
+        cut = run_search_episode(episode, FIFO_SRTF, fifo, H=None, estimate=j0_left,
+                                 arrivals="known", rounds=rounds, budget=budget)
+        assert cut.stats.costs[0] == ((0, costs[0]), (1, costs[1])), (budget, rounds)
+        assert cut.stats.choices[0] == (0 if costs[0] <= costs[1] else 1)
+    for bad in (1, 0, True, 2.5):
+        with pytest.raises(ConfigError, match="budget"):
+            RolloutSearch(FIFO_SRTF, fifo, budget=bad)  # type: ignore[arg-type]

@@ -10,9 +10,11 @@ import time
 from pathlib import Path
 
 from agents.selection.selector import LinearSelector
+from agents.selection.value_entry import ValueSearch, is_value_search, value_search_from_dict
 from palgym.bench.entries import Plan
 from palgym.bench.selector_entry import LoadedSelector, run_selector_entry, selector_path
 from palgym.bench.suites import file_sha256
+from palgym.errors import ConfigError
 from palgym.policies.contender_spec import ContenderSpec
 
 PRETRAINED_SELECTORS = Path(__file__).resolve().parents[1] / "pretrained" / "rule-selector"
@@ -20,15 +22,27 @@ PRETRAINED_SELECTORS = Path(__file__).resolve().parents[1] / "pretrained" / "rul
 
 
 def load_selector(spec: ContenderSpec | str) -> LoadedSelector:
-    """The selector a ``selector:`` spec names (:func:`palgym.bench.selector_entry.selector_path`,
-    :meth:`LinearSelector.load`).
+    """The selector a ``selector:`` spec names (:func:`palgym.bench.selector_entry.selector_path`):
+    a rule selector (:meth:`LinearSelector.load`) or, for a file of format
+    ``palgym-value-search/1``, a learned value plus a cut search
+    (:func:`agents.selection.value_entry.load_value_search`).
 
     Raises:
         ConfigError: naming the spec or the file, for a missing file, a pretrained NAME that
             is a path, or a file that is not a selector.
     """
+    from palgym.io.selector_json import read_selector_file, selector_document
+
     path = selector_path(spec, PRETRAINED_SELECTORS)
-    selector = LinearSelector.load(path)
+    try:
+        data = read_selector_file(path)
+    except OSError as error:
+        raise ConfigError(f"{path}: not a readable JSON selector ({error})") from None
+    selector: LinearSelector | ValueSearch
+    if is_value_search(data):
+        selector = value_search_from_dict(data, str(path))
+    else:
+        selector = LinearSelector.from_dict(selector_document(data, path), str(path))
     return LoadedSelector(path, file_sha256(path), selector.rules, selector)
 
 

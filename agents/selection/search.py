@@ -23,7 +23,10 @@ estimate of the time they still spend in the system:
 
 A rollout also stops at its horizon after ``rounds`` rounds (when given), events or not: that
 bounds the rounds a decision simulates, hence its time (a rollout's round costs about the
-same whatever happens in it).
+same whatever happens in it). A ``budget`` bounds them per decision: the rounds of all its
+rollouts together, shared equally among the rules left to evaluate (each of ``k`` rollouts
+plays at most ``budget // k`` rounds, at least one, and at most ``rounds``), so a decision's
+time is bounded however many rules disagree.
 
 The default was chosen on palgym-bench-v1's validation traces (scheduling-clairvoyant, base
 ``srtf/pal+backfill`` over :data:`palgym.rule_sets.ORDER_PLACEMENT_RULES`, H = 10 and 30):
@@ -171,6 +174,8 @@ class RolloutSearch:
             docstring, "Known jobs only").
         rounds: the most rounds a rollout plays (>= 1) before it stops at its horizon, or
             None (no bound): bounds a decision's time.
+        budget: the most rounds a decision's rollouts play together (>= 2, shared equally
+            among the rules it evaluates: ``budget // k`` each of ``k``, at least 1), or None.
 
     Attributes:
         stats: the current (or last) episode's :class:`SearchStats`.
@@ -178,15 +183,15 @@ class RolloutSearch:
     Raises:
         ConfigError: naming the value, for a malformed field, H < 0 or not an integer, a tried
             rule outside the field, an unknown estimate, a base with a ``start`` hook, an
-            unknown ``arrivals``, ``known`` with the ``queue`` estimate, or ``rounds`` < 1;
-            at ``start``, an
+            unknown ``arrivals``, ``known`` with the ``queue`` estimate, ``rounds`` < 1 or
+            ``budget`` < 2; at ``start``, an
             episode :func:`check_known` refuses.
     """
 
     def __init__(self, rules: Sequence[str], base: Selector, H: int | None = 10,  # noqa: N803
                  tried: Sequence[str] | None = None, estimate: str | Value = DEFAULT_ESTIMATE,
-                 prefilter: bool = True, arrivals: str = "all", rounds: int | None = None
-                 ) -> None:
+                 prefilter: bool = True, arrivals: str = "all", rounds: int | None = None,
+                 budget: int | None = None) -> None:
         self.rules = check_rules(rules)
         if arrivals not in ARRIVALS:
             raise ConfigError(f"arrivals must be one of {list(ARRIVALS)}, got {arrivals!r}")
@@ -204,7 +209,11 @@ class RolloutSearch:
         if rounds is not None and (isinstance(rounds, bool) or not isinstance(
                 rounds, int | np.integer) or rounds < 1):
             raise ConfigError(f"rounds must be an integer >= 1 or None, got {rounds!r}")
-        self.rounds = rounds
+        if budget is not None and (isinstance(budget, bool) or not isinstance(
+                budget, int | np.integer) or budget < 2):
+            raise ConfigError(f"budget must be an integer >= 2 (rounds per decision, shared "
+                              f"by its rollouts) or None, got {budget!r}")
+        self.rounds, self.budget = rounds, budget
         if hasattr(base, "start"):
             raise ConfigError(f"the base selector {base!r} has a start hook: a base must "
                               "decide from (features, view) alone")
@@ -277,7 +286,11 @@ class RolloutSearch:
         chosen, costs = base, []
         if len(candidates) > 1:
             stats.searched += 1
-            costs = [self._rollout(rule) for rule in candidates]
+            rounds = self.rounds
+            if self.budget is not None:
+                share = max(self.budget // len(candidates), 1)
+                rounds = share if rounds is None else min(rounds, share)
+            costs = [self._rollout(rule, rounds) for rule in candidates]
             best = 0
             for index, cost in enumerate(costs[1:], start=1):
                 if cost < costs[best] - TIE_TOLERANCE * max(abs(costs[best]), 1.0):
@@ -311,9 +324,9 @@ class RolloutSearch:
                 targets.append(target)
         return kept
 
-    def _rollout(self, rule: int) -> float:
-        """The cost (s) of playing ``rule`` until the next ask, then the base (module
-        docstring); inf if the rollout gets stuck."""
+    def _rollout(self, rule: int, rounds: int | None) -> float:
+        """The cost (s) of playing ``rule`` until the next ask, then the base, for at most
+        ``rounds`` rounds (module docstring); inf if the rollout gets stuck."""
         context = self._context
         assert context is not None
         stats = self.stats
@@ -327,7 +340,7 @@ class RolloutSearch:
             reason, *_ = drive_selector(sim, self._orders, placements, rollout, sampler,
                                         context.durations,
                                         _Stop(stall, rollout, self.H,  # type: ignore[arg-type]
-                                              known is not None, self.rounds, first_round),
+                                              known is not None, rounds, first_round),
                                         None if belief is None else belief.on_event)
         except PalgymError as error:
             if type(error) is not PalgymError:  # drive_selector's "could never end"
@@ -371,13 +384,14 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
                        H: int | None = 10, tried: Sequence[str] | None = None,  # noqa: N803
                        estimate: str | Value = DEFAULT_ESTIMATE, prefilter: bool = True,
                        durations: Durations = CLAIRVOYANT, arrivals: str = "all",
-                       rounds: int | None = None) -> SearchEpisode:
+                       rounds: int | None = None, budget: int | None = None
+                       ) -> SearchEpisode:
     """Simulate ``episode`` with a :class:`RolloutSearch` over ``rules`` around ``base``
     (:func:`palgym.rule_selection.run_selected_episode`).
 
     Args:
         episode: from :func:`palgym.simulate.make_episode` (any belief).
-        rules, base, H, tried, estimate, prefilter, arrivals, rounds: as
+        rules, base, H, tried, estimate, prefilter, arrivals, rounds, budget: as
             :class:`RolloutSearch` takes them.
         durations: what the queue orders, EASY backfilling and the features know of job
             durations (the rollouts simulate the true ones).
@@ -389,7 +403,7 @@ def run_search_episode(episode: Episode, rules: Sequence[str], base: Selector, *
         ConfigError: as :class:`RolloutSearch` and ``run_selected_episode`` do.
         InvalidActionError: if the base returns no rule index of the field (naming it).
     """
-    search = RolloutSearch(rules, base, H, tried, estimate, prefilter, arrivals, rounds)
+    search = RolloutSearch(rules, base, H, tried, estimate, prefilter, arrivals, rounds, budget)
     started = time.perf_counter()
     selected = run_selected_episode(episode, rules, search, durations)
     return SearchEpisode(selected, search.stats, time.perf_counter() - started)

@@ -183,6 +183,16 @@ class LinearSelector:
             data = read_selector_json(path)  # strict JSON, bounded, numbers as numbers
         except OSError as error:
             raise ConfigError(f"{where}: not a readable JSON selector ({error})") from None
+        return cls.from_dict(data, where)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> LinearSelector:
+        """The selector of a document as :meth:`to_dict` writes it (``where``: what the
+        errors name, e.g. the file, or the file and field it is nested in).
+
+        Raises:
+            ConfigError: as :meth:`load` does.
+        """
         if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
             found = data.get("format") if isinstance(data, dict) else type(data).__name__
             raise ConfigError(f"{where}: field format: expected one of {READABLE_FORMATS}, "

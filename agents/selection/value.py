@@ -142,12 +142,12 @@ class _Collector:
 
     def __init__(self, label: str, rules: Sequence[str], base: Selector, order_rule: int,
                  H: int, rounds: int, p: float,  # noqa: N803
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, budget: int | None = None) -> None:
         from agents.selection.search import RolloutSearch
 
         self.recorder = _Recorder(base, order_rule)
         self.search = RolloutSearch(rules, base, H, estimate=self.recorder,
-                                    arrivals="known", rounds=rounds)
+                                    arrivals="known", rounds=rounds, budget=budget)
         self.label, self.p, self.rng = label, p, rng
         self.asks: list[Ask] = []
 
@@ -175,7 +175,8 @@ class _Collector:
 
 def collect(episodes: Sequence[Any], rules: Sequence[str], base: Selector, order_rule: int,
             H: int, rounds: int, p: float, seed: int,  # noqa: N803
-            progress: Callable[[int, str, int], None] | None = None) -> list[Ask]:
+            progress: Callable[[int, str, int], None] | None = None,
+            budget: int | None = None) -> list[Ask]:
     """The sampled asks of ``episodes`` (module docstring, "Training states").
 
     Args:
@@ -184,7 +185,7 @@ def collect(episodes: Sequence[Any], rules: Sequence[str], base: Selector, order
         rules, base: the search's field and base (:class:`RolloutSearch`).
         order_rule: the index in ``rules`` of the rule whose queue order the features use
             (the base's).
-        H, rounds: the cut (:class:`RolloutSearch`).
+        H, rounds, budget: the cut (:class:`RolloutSearch`).
         p: the share of asks sampled, each with probability ``p``.
         seed: the sampling's seed; episode ``i`` draws from ``default_rng([seed, i])``.
         progress: called after each episode with (episodes done, its label, asks so far).
@@ -197,7 +198,7 @@ def collect(episodes: Sequence[Any], rules: Sequence[str], base: Selector, order
     asks: list[Ask] = []
     for index, episode in enumerate(episodes):
         collector = _Collector(episode.label, rules, base, order_rule, H, rounds, p,
-                               np.random.default_rng([seed, index]))
+                               np.random.default_rng([seed, index]), budget)
         run_selected_episode(episode.episode, rules, collector, episode.durations)
         asks += collector.asks
         if progress is not None:
@@ -254,6 +255,19 @@ def regret(asks: list[Ask], how: str, weights: np.ndarray | None = None) -> floa
     return float(np.mean(out)) if out else math.nan
 
 
+def check_weights(weights: Any) -> np.ndarray:
+    """float64 (len(FEATURES),): ``weights`` as a value's weights.
+
+    Raises:
+        ConfigError: for weights of another length or not finite.
+    """
+    w = np.asarray(weights, np.float64)
+    if w.shape != (len(FEATURES),) or not np.all(np.isfinite(w)):
+        raise ConfigError(f"value weights: {len(FEATURES)} finite numbers "
+                          f"({', '.join(FEATURES)}), got {weights!r}")
+    return w
+
+
 class LinearValue:
     """A learned value (:data:`agents.selection.search.Value`): ``state_features . w`` (s)
     under ``order`` (the base's queue order), at least 0.
@@ -267,15 +281,11 @@ class LinearValue:
     """
 
     def __init__(self, weights: np.ndarray, order: QueueOrder) -> None:
-        w = np.asarray(weights, np.float64)
-        if w.shape != (len(FEATURES),) or not np.all(np.isfinite(w)):
-            raise ConfigError(f"value weights: {len(FEATURES)} finite numbers "
-                              f"({', '.join(FEATURES)}), got {weights!r}")
-        self.weights, self.order = w, order
+        self.weights, self.order = check_weights(weights), order
 
     def __call__(self, sim: Simulator, n: int) -> float:
         return max(float(state_features(sim, n, self.order) @ self.weights), 0.0)
 
 
-__all__ = ["FEATURES", "Ask", "Candidate", "LinearValue", "collect", "fit_value", "regret",
-           "state_features"]
+__all__ = ["FEATURES", "Ask", "Candidate", "LinearValue", "check_weights", "collect",
+           "fit_value", "regret", "state_features"]
