@@ -86,15 +86,27 @@ def other_cluster_splits(roots: Any) -> dict[str, Any]:
     return moved
 
 
-def run_name(episode: Any, durations: Any, name: str) -> tuple[float, int]:
-    """(avg JCT s over completed jobs, unfinished jobs) of ``ORDER/PLACEMENT`` on the engine."""
-    from palgym.policies.contender_spec import parse_heuristic
+def run_name(episode: Any, durations: Any, name: str) -> tuple[float, int, list[float]]:
+    """(avg JCT s over completed jobs, unfinished jobs, the decision times in s of a search
+    entry, else empty) of ``ORDER/PLACEMENT`` or ``selector:PATH`` on the engine."""
+    from palgym.rule_selection import run_selected_episode
     from palgym.simulate import run_episode
+
+    if name.startswith("selector:"):
+        from agents.selection.entry import load_selector
+
+        loaded = load_selector(name)
+        metrics = run_selected_episode(episode, loaded.rules, loaded.select,
+                                       durations).result.metrics
+        stats = getattr(loaded.select, "stats", None)
+        times = list(stats.decision_s) if stats is not None else []
+        return metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed, times
+    from palgym.policies.contender_spec import parse_heuristic
 
     parsed = parse_heuristic(name, "entry")
     metrics = run_episode(episode, parsed.placement_name, parsed.queue_order or "fifo",
                           durations=durations).metrics
-    return metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed
+    return metrics.avg_jct_s, metrics.num_jobs - metrics.num_completed, []
 
 
 def interval(logs: np.ndarray, traces: np.ndarray) -> tuple[float, float, float]:
@@ -108,35 +120,50 @@ def interval(logs: np.ndarray, traces: np.ndarray) -> tuple[float, float, float]
     return summary.geomean, summary.ci_low, summary.ci_high
 
 
+_JOBS: list[Any] = []
+
+
+def run_job(index: int) -> dict[str, Any]:
+    """One prepared episode: `best` and every entry on it (:func:`run_name`)."""
+    task, trace, episode, durations, best, entries = _JOBS[index]
+    ref, lost = run_name(episode, durations, best)[:2]
+    out: dict[str, Any] = {"task": task, "trace": trace, "best_unfinished": lost, "entries": {}}
+    for name in entries:
+        jct, left, times = run_name(episode, durations, name)
+        out["entries"][name] = (math.log(jct / ref), left, times)
+    print(f"{task} {trace}: done", file=sys.stderr, flush=True)
+    return out
+
+
 def collect(splits: dict[str, Any], best: dict[str, str], entries: list[str],
-            limit: int | None) -> tuple[dict[str, np.ndarray], dict[str, int], np.ndarray,
-                                        np.ndarray]:
+            limit: int | None, workers: int = 1
+            ) -> tuple[dict[str, np.ndarray], dict[str, int], np.ndarray, np.ndarray,
+                       dict[str, list[float]]]:
     """Run every entry and each task's `best` on the moved splits' episodes (the first
-    ``limit`` traces of each task; None: all). Returns (log ratios per entry, float64 (N,);
-    unfinished jobs per entry and ``best``; each episode's trace id, int64 (N,); its task)."""
-    logs: dict[str, list[float]] = {name: [] for name in entries}
-    unfinished = dict.fromkeys([*entries, "best"], 0)
+    ``limit`` traces of each task; None: all), on ``workers`` forked processes. Returns (log
+    ratios per entry, float64 (N,); unfinished jobs per entry and ``best``; each episode's
+    trace id, int64 (N,); its task; each search entry's decision times, s)."""
+    from online_search import map_jobs
+
+    _JOBS.clear()
     traces: list[int] = []
-    tasks: list[str] = []
     for task in TASKS:
         split = splits[task]
         env = split.make_env()
         try:
             for index in range(len(split.traces))[:limit]:
                 for episode, durations in split.episodes(env, [index]):
-                    ref, lost = run_name(episode, durations, best[task])
-                    unfinished["best"] += lost
-                    for name in entries:
-                        jct, left = run_name(episode, durations, name)
-                        logs[name].append(math.log(jct / ref))
-                        unfinished[name] += left
+                    _JOBS.append((task, split.traces[index].name, episode, durations,
+                                  best[task], entries))
                     traces.append(TASKS.index(task) * 1000 + index)  # one id per trace
-                    tasks.append(task)
-                print(f"{task} {split.traces[index].name}: done", file=sys.stderr, flush=True)
         finally:
             env.close()
-    return ({n: np.array(v) for n, v in logs.items()}, unfinished, np.array(traces),
-            np.array(tasks))
+    done = map_jobs(run_job, len(_JOBS), workers)
+    logs = {name: np.array([d["entries"][name][0] for d in done]) for name in entries}
+    unfinished = {name: sum(d["entries"][name][1] for d in done) for name in entries}
+    unfinished["best"] = sum(d["best_unfinished"] for d in done)
+    times = {name: [t for d in done for t in d["entries"][name][2]] for name in entries}
+    return logs, unfinished, np.array(traces), np.array([d["task"] for d in done]), times
 
 
 def positive(text: str) -> int:
@@ -156,20 +183,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--best-file", type=Path, default=BEST_FILE)
     parser.add_argument("--limit", type=positive, help="the first N >= 1 test traces of each "
                         "task only (a smoke run; the output says so)")
+    parser.add_argument("--workers", type=positive, default=1,
+                        help="forked processes, one episode each at a time (default 1)")
     args = parser.parse_args(argv)
     entries = [*args.pool, *args.entry]
     if not entries:
         parser.error("give at least one --pool or --entry")
     try:
         for name in entries:  # a bad name fails before any run
-            parse_heuristic(name, "entry")
+            if name.startswith("selector:"):
+                from agents.selection.entry import load_selector
+
+                load_selector(name)
+            else:
+                parse_heuristic(name, "entry")
         roots = data_roots(args.data_dir, args.cache)
         best = {task: chosen_best(args.best_file, task) for task in TASKS}
         splits = other_cluster_splits(roots)
     except (PalgymError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    logs, unfinished, trace_ids, task_of = collect(splits, best, entries, args.limit)
+    logs, unfinished, trace_ids, task_of, times = collect(splits, best, entries, args.limit,
+                                                          args.workers)
     world = splits[TASKS[0]].env_kwargs
     print(f"{SUITE} scheduling test episodes in the {OTHER} test world ({world['cluster']}, "
           f"{Path(str(world['profile'])).stem}); ratio of avg JCT to each task's "
@@ -189,7 +224,12 @@ def main(argv: list[str] | None = None) -> int:
             mean, low, high = interval(values[:, keep], trace_ids[keep])
             cells.append(f"{task} {mean:.3f} [{low:.3f}, {high:.3f}]")
         lost = sum(unfinished[n] for n in names)
-        print(f"{label}: " + "; ".join(cells) + f"; unfinished jobs {lost}", flush=True)
+        spent = [t for n in names for t in times[n]]
+        decisions = (f"; decisions {len(spent)}: mean {1000 * np.mean(spent):.0f} ms, max "
+                     f"{1000 * max(spent):.0f} ms, {sum(t > 0.05 for t in spent)} over 50 ms"
+                     if spent else "")
+        print(f"{label}: " + "; ".join(cells) + f"; unfinished jobs {lost}{decisions}",
+              flush=True)
     return 0
 
 

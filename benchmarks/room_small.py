@@ -10,8 +10,9 @@ percentile bootstrap interval over instances (10,000 resamples, seed 0).
     python benchmarks/room_small.py [--selector FILE ...] [--heuristic ORDER/PLACEMENT ...]
         [--online-search] [--suite FILE]
 
-``--selector``: also each rule selector file (``agents.selection``, run with its aging floor
-through :func:`palgym.rule_selection.run_selected_episode`) as a ratio to the optimum, and the
+``--selector``: also each selector file (a rule selector of ``agents.selection``, run with its
+aging floor, or a learned value plus cut search, ``palgym-value-search/1``; either through
+:func:`palgym.rule_selection.run_selected_episode`) as a ratio to the optimum, and the
 share of the gap between ``best`` and the optimum that it closes, (best - selector) / (best -
 optimum) of the geomeans, per split; files given together are also pooled (geomean over
 (selector, instance)). ``--heuristic``: the same for heuristics run by
@@ -30,10 +31,11 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import Any
 
 import numpy as np
 
-from agents.selection.selector import LinearSelector
+from agents.selection.entry import load_selector
 from palgym import run_episode
 from palgym.errors import ConfigError
 from palgym.headroom.small import small_instance
@@ -120,7 +122,7 @@ def gap_row(entries: list[dict[int, float]], proven: list[dict], best_avg: dict[
     return ratios, closed
 
 
-def selector_rows(selectors: dict[str, LinearSelector], rows: list[dict],
+def selector_rows(selectors: dict[str, Any], rows: list[dict],
                   episodes: dict[int, Episode], best_avg: dict[int, float]
                   ) -> list[tuple[str, str, Interval, float]]:
     """Each selector's (by file, run with its aging floor) and, for several, their pooled ratio
@@ -206,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a palgym-small/1 suite file (default: the shipped one)")
     args = parser.parse_args(argv)
     try:
-        selectors = {path: LinearSelector.load(path) for path in args.selector}
+        selectors = {path: load_selector(f"selector:{path}").select for path in args.selector}
         path = args.suite if args.suite is not None else suite_path()
         suite = read_suite(path)
         rows = suite["instances"]

@@ -70,15 +70,17 @@ def run_one(index: int) -> dict[str, Any]:
     from agents.selection.search import RolloutSearch
     from agents.selection.value_entry import ValueSearch
 
-    split, task, episode, best, name, estimate, horizon, rounds, budget = _JOBS[index]
+    split, task, episode, best, name, estimate, horizon, rounds, budget, halving = _JOBS[index]
     rules = online.field(list(EXPONENTS))
     base = online.base_member(rules, list(EXPONENTS), BASE_EXPONENT, FLOOR_H)
     search = (RolloutSearch(rules, base, horizon, estimate=estimate, arrivals="known",
-                            rounds=rounds, budget=budget) if isinstance(estimate, str) else
+                            rounds=rounds, budget=budget, halving=halving)
+              if isinstance(estimate, str) else
               ValueSearch(rules, base, estimate, EXPONENTS.index(BASE_EXPONENT), horizon, rounds,
-                          budget))
+                          budget, halving))
     row = online.search_row(split, task, episode, best, rules, base, search, f"{name} ")
-    return {**row, "estimate": name, "H": horizon, "rounds": rounds, "budget": budget}
+    return {**row, "estimate": name, "H": horizon, "rounds": rounds, "budget": budget,
+            "halving": halving}
 
 
 def run_rows(workers: int) -> list[dict[str, Any]]:
@@ -145,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=None, help="the most rounds a "
                         "decision's rollouts play together, shared equally (>= 2; default: "
                         "no bound)")
+    parser.add_argument("--halving", action="store_true", help="spend --budget by "
+                        "successive halving where three rules or more disagree (the search of "
+                        "step 4 only: the value is fitted at the plain cut)")
     parser.add_argument("--p", type=float, default=0.1, help="the share of training asks "
                         "sampled (0 < p <= 1; default %(default)s)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
@@ -190,14 +195,15 @@ def main(argv: list[str] | None = None) -> int:
         estimates = [("ideal", "ideal")] * args.ideal + [
             (f"value seed {s}", w) for s, w in values.items()]
         _JOBS[:] = [(split, task, e, best[task], name, estimate, args.H, args.rounds,
-                     args.budget)
+                     args.budget, args.halving)
                     for name, estimate in estimates for split in args.split
                     for task in online.TASKS for e in episodes(split, task)]
         rows = run_rows(args.workers)
     except (PalgymError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"the cut search (H {args.H}, rounds {args.rounds}, budget {args.budget}) on "
+    print(f"the cut search (H {args.H}, rounds {args.rounds}, budget {args.budget}, halving "
+          f"{args.halving}) on "
           f"{args.split}: ratio of avg "
           f"JCT to each task's validation-chosen best ({best}); geomean [95% bootstrap "
           "interval]; base: the family's (2, 96 h)")
@@ -222,7 +228,7 @@ def save_values(values: dict[int, np.ndarray], args: Any, episodes: int) -> None
     folder.mkdir(parents=True, exist_ok=True)
     for seed, weights in values.items():
         search = ValueSearch(rules, base, weights, EXPONENTS.index(BASE_EXPONENT), args.H,
-                             args.rounds, args.budget)
+                             args.rounds, args.budget, args.halving)
         path = save_value_search(folder / f"value-search-seed{seed}.json", search, {
             "method": "ridge least squares on rollouts played to the end of the known jobs "
                       "and their differences from the base's candidate",
@@ -252,7 +258,7 @@ def report_fits(train: list[Any], args: Any) -> dict[int, np.ndarray]:
                   "asks sampled", file=sys.stderr, flush=True)
 
         asks = collect(train, rules, base, EXPONENTS.index(BASE_EXPONENT), args.H, args.rounds,
-                       args.p, seed, progress, args.budget)
+                       args.p, seed, progress, None if args.halving else args.budget)
         order = np.random.default_rng(seed).permutation(labels)
         for fold in (0, 1):
             held = set(order[fold::2])

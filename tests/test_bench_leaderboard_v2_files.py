@@ -42,7 +42,8 @@ def test_v2_holds_every_v1_entry_and_the_rooms_references(suite: str) -> None:
 
 OWN_MODULES = "agents.priority."
 """The only modules a committed file may name (a trained priority order's class, its entry run
-as ``MODULE:CLASS/PLACEMENT``): this repository's, so their replay imports them."""
+as ``MODULE:CLASS/PLACEMENT`` or a selector's rule): this repository's, so their replay imports
+them."""
 
 
 def _validate(files: list[Path], roots: DataRoots) -> None:
@@ -53,6 +54,8 @@ def _validate(files: list[Path], roots: DataRoots) -> None:
         members = read_results(path).header.members.values()
         orders = {str(m.get("env_kwargs", {}).get("queue_order", ""))
                   for found in members for m in found.values()}
+        orders |= {rule.split("/", 1)[0] for found in members for m in found.values()
+                   for rule in m.get("selector", {}).get("rules", [])}
         modules = {o for o in orders if ":" in o}
         assert all(o.startswith(OWN_MODULES) for o in modules), (path, modules)
         named[path] = bool(modules)

@@ -210,3 +210,31 @@ def test_budget_shares_the_rounds_of_a_decision_by_hand() -> None:
     for bad in (1, 0, True, 2.5):
         with pytest.raises(ConfigError, match="budget"):
             RolloutSearch(FIFO_SRTF, fifo, budget=bad)  # type: ignore[arg-type]
+
+
+def test_successive_halving_by_hand() -> None:
+    # J0 (4 GPUs, 300 s), J1 (4 GPUs, 100 s), J2 (1 GPU, 200 s) at 0 on 4 GPUs; rounds of
+    # 100 s; the value is J0's iterations left. fifo runs J0, srtf J1, srsf J2 (its least
+    # GPU-time; J1 then does not fit): three rules disagree. budget=6, halving: each plays
+    # 6 // 6 = 1 round (t = 100 s; 3 jobs in the system 100 s each, 300 s so far):
+    #   fifo 300 + 200 = 500, srtf 300 + 300 = 600, srsf 300 + 300 = 600;
+    # the two least (fifo; srtf, the earlier of the tie) play on to 1 + (6 - 3) // 2 = 2 rounds:
+    #   fifo keeps J0 (no event): 3 x 200 + 100 = 700 s;
+    #   srtf: J1 completed at 100 s (an event): the base (FIFO) runs J0 100-200 s:
+    #   100 + 200 + 200 + 200 = 700 s.
+    # srsf keeps its first cost (600 s) but is out: the tie 700 = 700 goes to fifo.
+    # Without halving, budget=6 gives each 2 rounds: srsf runs J2 to its end at 200 s:
+    #   200 + 200 + 200 + J0's 300 = 900 s.
+    def j0_left(sim: object, n: int) -> float:
+        jobs = sim.jobs  # type: ignore[attr-defined]
+        return float(jobs.total_iterations[0] - jobs.iterations_done[0])
+
+    rules = ["fifo/pal", "srtf/pal", "srsf/pal"]
+    episode = toy((4, 0.0, 300, A), (4, 0.0, 100, A), (1, 0.0, 200, A))
+    halved = run_search_episode(episode, rules, fifo, H=None, estimate=j0_left,
+                                arrivals="known", budget=6, halving=True)
+    assert halved.stats.costs[0] == ((0, 700.0), (1, 700.0), (2, 600.0))
+    assert halved.stats.choices[0] == 0
+    equal = run_search_episode(episode, rules, fifo, H=None, estimate=j0_left,
+                               arrivals="known", budget=6)
+    assert equal.stats.costs[0] == ((0, 700.0), (1, 700.0), (2, 900.0))

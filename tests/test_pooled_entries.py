@@ -173,3 +173,30 @@ def test_the_online_search_script_builds_the_family_and_its_table(
     assert online.write_rows(rows, str(tmp_path / "rows.jsonl")) == 0
     assert [json.loads(line)["trace"] for line in
             (tmp_path / "rows.jsonl").read_text().splitlines()] == ["a", "b"]
+
+
+def test_the_cross_cluster_check_runs_a_selector_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a constant selector file plays its one rule: the heuristic's own episode; a value
+    # search reports one decision time per ask
+    from agents.selection.selector import LinearSelector
+    from agents.selection.value_entry import ValueSearch, save_value_search
+    from palgym import make_episode, preset
+    from palgym.policies.durations import CLAIRVOYANT
+    from palgym.tracesets.manifest import split_traces
+    from palgym.tracesets.sets import job_range
+
+    cross = script("priority_cross_cluster")
+    trace = job_range(split_traces("bundled", "train")[0], 0, 20, "window")
+    episode = make_episode(trace, config=preset("pal-artifact"), seed=0)
+    rule = "srsf/pal+backfill"
+    constant = LinearSelector.constant([rule]).save(tmp_path / "constant.json")
+    assert cross.run_name(episode, CLAIRVOYANT, f"selector:{constant}") == (
+        *cross.run_name(episode, CLAIRVOYANT, rule)[:2], [])
+    rules = [rule, "fifo/pal+easy"]
+    search = save_value_search(tmp_path / "search.json", ValueSearch(
+        rules, LinearSelector.constant(rules), np.zeros(11), 0, 2, 10, 20), {})
+    jct, left, times = cross.run_name(episode, CLAIRVOYANT, f"selector:{search}")
+    assert left == 0 and jct > 0 and len(times) > 0 and all(t >= 0 for t in times)
+    assert cross.main(["--entry", f"selector:{tmp_path / 'none.json'}"]) == 2
+    assert "none.json" in capsys.readouterr().err

@@ -62,7 +62,7 @@ def test_saved_search_decides_as_the_search_it_was_saved_from(tmp_path: Path) ->
     assert by_hand.stats.searched > 0  # rules disagreed: the value priced something
     doc = json.loads(path.read_text())
     assert doc["format"] == FORMAT and doc["training"] == {"seed": 0}
-    assert doc["cut"] == {"H": 4, "rounds": 20, "budget": 30}
+    assert doc["cut"] == {"H": 4, "rounds": 20, "budget": 30, "halving": False}
     assert doc["value"]["order_rule"] == "srsf/pal+backfill"
     assert list(doc["value"]["weights"]) == list(FEATURES)
     assert loaded.to_dict() == saved.to_dict()
@@ -72,8 +72,11 @@ def test_selector_entry_loads_either_kind(tmp_path: Path) -> None:
     path = save_value_search(tmp_path / "v.json", ValueSearch(RULES, base(), WEIGHTS, 1, None,
                                                              160, 320), {})
     loaded = load_selector(f"selector:{path}")
-    assert isinstance(loaded.select, ValueSearch)
+    assert isinstance(loaded.select, ValueSearch) and not loaded.select.halving
     assert loaded.rules == tuple(RULES) and loaded.sha256 == file_sha256(path)
+    halved = save_value_search(tmp_path / "h.json", ValueSearch(
+        RULES, base(), WEIGHTS, 1, 20, 160, 320, halving=True), {})
+    assert load_selector(f"selector:{halved}").select.halving  # type: ignore[attr-defined]
     rule_selector = base().save(tmp_path / "s.json")
     assert isinstance(load_selector(f"selector:{rule_selector}").select, LinearSelector)
 
@@ -100,6 +103,8 @@ def _broken(tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
     (lambda d: d["cut"].update(budget=1), "field cut"),
     (lambda d: d["cut"].update(budget="320"), "field cut"),
     (lambda d: d.pop("cut"), "field cut"),
+    (lambda d: d["cut"].update(halving="yes"), "field cut"),
+    (lambda d: d["cut"].pop("halving"), "field cut"),
 ])
 def test_malformed_files_are_refused_naming_the_field(tmp_path: Path, edit, field) -> None:  # type: ignore[no-untyped-def]
     path = _broken(tmp_path, edit)

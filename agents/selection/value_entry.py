@@ -32,8 +32,9 @@ from palgym.sim.engine import Simulator
 
 FORMAT = "palgym-value-search/1"
 """The ``format`` of a saved value search (:func:`save_value_search`)."""
-CUT_KEYS = ("H", "rounds", "budget")
-"""The keys of the file's ``cut`` object (each an integer, or null for no bound)."""
+CUT_KEYS = ("H", "rounds", "budget", "halving")
+"""The keys of the file's ``cut`` object (the first three an integer, or null for no bound;
+``halving`` a boolean)."""
 
 
 class ValueSearch(RolloutSearch):
@@ -45,7 +46,7 @@ class ValueSearch(RolloutSearch):
         weights: float (len(FEATURES),), the value's weights (s per feature unit).
         order_rule: the index in ``rules`` of the rule whose queue order the value's features
             rank the queued jobs by (the base's member).
-        H, rounds, budget: the cut (:class:`RolloutSearch`).
+        H, rounds, budget, halving: the cut (:class:`RolloutSearch`).
 
     Raises:
         ConfigError: as :class:`RolloutSearch` and :class:`LinearValue` do, or for an
@@ -54,9 +55,9 @@ class ValueSearch(RolloutSearch):
 
     def __init__(self, rules: Sequence[str], base: LinearSelector, weights: np.ndarray,
                  order_rule: int, H: int | None, rounds: int | None,  # noqa: N803
-                 budget: int | None) -> None:
+                 budget: int | None, halving: bool = False) -> None:
         super().__init__(rules, base, H, estimate=self._value, arrivals="known",
-                         rounds=rounds, budget=budget)
+                         rounds=rounds, budget=budget, halving=halving)
         if isinstance(order_rule, bool) or not 0 <= order_rule < len(self.rules):
             raise ConfigError(f"order_rule must be a rule index in 0..{len(self.rules) - 1}, "
                               f"got {order_rule!r}")
@@ -81,7 +82,8 @@ class ValueSearch(RolloutSearch):
                 "value": {"weights": {name: float(w) for name, w in
                                       zip(FEATURES, self.weights, strict=True)},
                           "order_rule": self.rules[self.order_rule]},
-                "cut": {"H": self.H, "rounds": self.rounds, "budget": self.budget}}
+                "cut": {"H": self.H, "rounds": self.rounds, "budget": self.budget,
+                        "halving": self.halving}}
 
 
 def save_value_search(path: str | Path, search: ValueSearch, training: dict[str, Any]) -> Path:
@@ -134,13 +136,13 @@ def value_search_from_dict(data: Any, where: str) -> ValueSearch:
     cut = data.get("cut")
     if not isinstance(cut, dict) or set(cut) != set(CUT_KEYS) or not all(
             cut[k] is None or (isinstance(cut[k], int) and not isinstance(cut[k], bool))
-            for k in CUT_KEYS):
+            for k in CUT_KEYS[:3]) or not isinstance(cut["halving"], bool):
         raise ConfigError(f"{where}: field cut: expected an object with keys "
-                          f"{', '.join(CUT_KEYS)}, each an integer or null")
+                          f"{', '.join(CUT_KEYS)}: integers or null, then a boolean")
     try:
         return ValueSearch(rules, base, np.array([weights[n] for n in FEATURES], np.float64),
                            rules.index(value["order_rule"]), cut["H"], cut["rounds"],
-                           cut["budget"])
+                           cut["budget"], cut["halving"])
     except ConfigError as error:
         raise ConfigError(f"{where}: field cut: {error}") from None
 
