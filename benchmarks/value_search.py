@@ -1,6 +1,7 @@
 """Learned value plus search within a decision budget: the known-jobs rollout search of
-``online_search.py`` with each rollout cut after ``--H`` asks or ``--rounds`` rounds, and a
-value learned from rollouts to the end pricing the rest.
+``online_search.py`` with each rollout cut after ``--H`` asks or ``--rounds`` rounds, a
+decision's rollouts sharing ``--budget`` rounds, and a value learned from rollouts to the end
+pricing the rest.
 
 The full search (``online_search.py``) plays every rollout to the end of the known jobs and
 takes most of the room (0.946x the validation-chosen best on v2's test traces), at 0.37 s a
@@ -23,15 +24,22 @@ learns that estimate and measures whether the cut search still takes the room.
    (the asks sampled), on the ``--split`` episodes: avg JCT over the task's validation-chosen
    `best` (geomean over traces, 95% trace bootstrap interval, seeds pooled), over the base,
    unfinished jobs, and decision times (mean, max, searched asks over 50 ms); the same cut
-   search with the ``ideal`` estimate beside it (unless ``--no-ideal``).
+   search with the ``ideal`` estimate beside it (unless ``--no-ideal``). ``--save DIR``
+   writes each seed's search as a selector file (``palgym-value-search/1``) that
+   ``python -m palgym.bench run --agent selector:PATH`` runs.
 
-The cut, 20 asks or 160 rounds, is the best on validation of the three run there (one
-round; 4 asks or 40 rounds; 20 asks or 160 rounds); the features, ``--p``, ``--pair-weight``
-and ``--ridge`` were fixed on the training split. ``--split test`` is for that choice.
+The defaults are the search chosen on validation: the cut of 20 asks or 160 rounds (the best
+of three cuts run there) with a decision's 320 rounds spent by successive halving
+(``RolloutSearch(halving=True)``: every rule 320 // (2k) rounds, the two best on to at most
+160; 0.962x `best` on validation, as the uncut 160 rounds; shared equally, 0.975x). 320 rounds
+keep a decision under 50 ms on this machine (docs/HEADROOM.md). The features, ``--p``,
+``--pair-weight`` and ``--ridge`` were fixed on the training split. ``--split test`` is for
+that choice.
 
     python benchmarks/value_search.py --cache C [--data-dir D] [--split validation]
-        [--H 20] [--rounds 160] [--p 0.1] [--seeds 0 1 2] [--pair-weight 10] [--ridge 1]
-        [--no-ideal] [--workers N] [--limit N] [--output rows.jsonl]
+        [--H 20] [--rounds 160] [--budget 320] [--halving | --no-halving] [--p 0.1]
+        [--seeds 0 1 2] [--pair-weight 10] [--ridge 1] [--no-ideal] [--workers N]
+        [--limit N] [--save DIR] [--output rows.jsonl]
 """
 
 from __future__ import annotations
@@ -119,7 +127,7 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit 2 naming the first option out of its range."""
     for flag, bad, rule in (("--H", args.H < 0, ">= 0"), ("--rounds", args.rounds < 1, ">= 1"),
-                            ("--budget", args.budget is not None and args.budget < 2, ">= 2"),
+                            ("--budget", args.budget == 1 or args.budget < 0, ">= 2 or 0"),
                             ("--p", not 0 < args.p <= 1, "in (0, 1]"),
                             ("--pair-weight", args.pair_weight < 0, ">= 0"),
                             ("--ridge", args.ridge <= 0, "> 0"),
@@ -144,12 +152,13 @@ def main(argv: list[str] | None = None) -> int:
                         "(>= 0; default %(default)s)")
     parser.add_argument("--rounds", type=int, default=160, help="the most rounds a rollout "
                         "plays (>= 1; default %(default)s)")
-    parser.add_argument("--budget", type=int, default=None, help="the most rounds a "
-                        "decision's rollouts play together, shared equally (>= 2; default: "
-                        "no bound)")
-    parser.add_argument("--halving", action="store_true", help="spend --budget by "
-                        "successive halving where three rules or more disagree (the search of "
-                        "step 4 only: the value is fitted at the plain cut)")
+    parser.add_argument("--budget", type=int, default=320, help="the most rounds a "
+                        "decision's rollouts play together (>= 2, or 0: no bound; default "
+                        "%(default)s)")
+    parser.add_argument("--halving", action=argparse.BooleanOptionalAction, default=True,
+                        help="spend --budget by successive halving where three rules or more "
+                        "disagree, else share it equally (the search of step 4 only: the "
+                        "value is fitted at the plain cut; default: halving)")
     parser.add_argument("--p", type=float, default=0.1, help="the share of training asks "
                         "sampled (0 < p <= 1; default %(default)s)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
@@ -173,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
                         "(atomically, after the tables are printed; a missing folder is made)")
     args = parser.parse_args(argv)
     check_args(parser, args)
+    args.budget = args.budget or None
     try:
         from agents.selection.runs import split_episodes
         from palgym.io.atomic import check_destination

@@ -84,7 +84,8 @@ def test_table_pools_the_value_seeds() -> None:
 def test_bad_arguments_and_missing_data_exit_2(tmp_path: object,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["--H", "-1"], ["--rounds", "0"], ["--p", "0"], ["--ridge", "0"],
-                 ["--pair-weight", "-1"], ["--limit", "0"]):
+                 ["--pair-weight", "-1"], ["--limit", "0"], ["--budget", "1"],
+                 ["--budget", "-2"]):
         with pytest.raises(SystemExit) as done:
             VALUE.main(argv)
         assert done.value.code == 2
