@@ -284,6 +284,16 @@ def test_easy_backfilling_reads_the_estimated_run_time() -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-15)
     clairvoyant = remaining_run_time_s(sim.view(), np.arange(3))
     np.testing.assert_allclose(clairvoyant, [250.0, 300.0, 50.0 * 1.5 * 1.7], rtol=1e-15)
+    # one job at a time: the same floats bit for bit (a job past its estimate: 0, not < 0)
+    from palgym.policies.durations import remaining_run_time_one_s
+
+    sim.jobs.iterations_done[2] = 400.0
+    for durations in (Durations("noisy", 1.0).for_seed(4), Durations()):
+        every = remaining_run_time_s(sim.view(), np.arange(3), durations)
+        one = [remaining_run_time_one_s(sim.view(), j, durations) for j in range(3)]
+        assert one == every.tolist() and one[2] == 0.0
+    with pytest.raises(ConfigError, match="duration_knowledge='unknown'"):
+        remaining_run_time_one_s(sim.view(), 0, Durations("unknown"))
 
 
 def test_easy_backfilling_is_refused_without_durations() -> None:

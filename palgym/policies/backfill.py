@@ -34,7 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from palgym.errors import ConfigError
-from palgym.policies.durations import CLAIRVOYANT, EASY_INSTEAD, Durations, remaining_run_time_s
+from palgym.policies.durations import (
+    CLAIRVOYANT,
+    EASY_INSTEAD,
+    Durations,
+    remaining_run_time_one_s,
+    remaining_run_time_s,
+)
 from palgym.sim.config import Choice
 from palgym.sim.types import FREE, IntArray
 from palgym.sim.views import SimView
@@ -108,7 +114,7 @@ class Reservation:
         needs at most the extra GPUs."""
         if int(sim.jobs.num_gpus[job]) <= self.extra:
             return True
-        return float(remaining_run_time_s(sim, np.array([job]), self.durations)[0]) <= self.shadow_s
+        return remaining_run_time_one_s(sim, job, self.durations) <= self.shadow_s
 
     def charge(self, sim: SimView, job: int) -> None:
         """Record that ``job`` starts now: one that outlasts the shadow time takes extra GPUs.
@@ -116,7 +122,7 @@ class Reservation:
         Raises:
             ValueError: if the reservation does not allow ``job`` (a caller's bug).
         """
-        if float(remaining_run_time_s(sim, np.array([job]), self.durations)[0]) <= self.shadow_s:
+        if remaining_run_time_one_s(sim, job, self.durations) <= self.shadow_s:
             return
         need = int(sim.jobs.num_gpus[job])
         if need > self.extra:

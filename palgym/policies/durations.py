@@ -195,6 +195,24 @@ def remaining_run_time_s(
     return result
 
 
+def remaining_run_time_one_s(sim: SimView, job: int, durations: Durations = CLAIRVOYANT
+                             ) -> float:
+    """:func:`remaining_run_time_s` of one job (s), the same float bit for bit, without the
+    array calls (EASY backfilling asks it for one job at a time).
+
+    Raises:
+        ConfigError: under ``unknown`` (naming ``duration_knowledge``).
+    """
+    durations.require_known("EASY backfilling", EASY_INSTEAD)
+    table = sim.jobs
+    total = durations.estimated(table.total_iterations, sim.num_jobs)
+    left = total[job] - table.iterations_done[job]
+    if left < 0.0:  # np.maximum(left, 0.0)
+        left = 0.0
+    pace = table.variability_penalty[job] * table.locality_penalty[job]
+    return float(left * table.iteration_time_s[job] * pace)
+
+
 def remaining_time_s(
     sim: SimView,
     jobs: IntArray,
