@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -143,17 +142,10 @@ def run_one(index: int) -> dict[str, Any]:
                       RolloutSearch(rules, base, H=None, arrivals="known"))
 
 
-def map_jobs(run: Any, count: int, workers: int) -> list[dict[str, Any]]:
-    """``[run(0), ..., run(count - 1)]``, in order, on ``workers`` forked processes (``run``
-    a module-level function, so a forked worker finds it)."""
-    if workers <= 1:
-        return [run(i) for i in range(count)]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(run, range(count), chunksize=1)
-
-
 def run_rows(workers: int) -> list[dict[str, Any]]:
-    """:func:`run_one` of every prepared episode (:func:`map_jobs`)."""
+    """:func:`run_one` of every prepared episode (``priority_cross_cluster.map_jobs``)."""
+    from priority_cross_cluster import map_jobs
+
     return map_jobs(run_one, len(_JOBS), workers)
 
 

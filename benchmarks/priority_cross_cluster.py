@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -123,6 +124,15 @@ def interval(logs: np.ndarray, traces: np.ndarray) -> tuple[float, float, float]
 _JOBS: list[Any] = []
 
 
+def map_jobs(run: Any, count: int, workers: int) -> list[dict[str, Any]]:
+    """``[run(0), ..., run(count - 1)]``, in order, on ``workers`` forked processes (``run``
+    a module-level function, so a forked worker finds it)."""
+    if workers <= 1:
+        return [run(i) for i in range(count)]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(run, range(count), chunksize=1)
+
+
 def run_job(index: int) -> dict[str, Any]:
     """One prepared episode: `best` and every entry on it (:func:`run_name`)."""
     task, trace, episode, durations, best, entries = _JOBS[index]
@@ -143,8 +153,6 @@ def collect(splits: dict[str, Any], best: dict[str, str], entries: list[str],
     ``limit`` traces of each task; None: all), on ``workers`` forked processes. Returns (log
     ratios per entry, float64 (N,); unfinished jobs per entry and ``best``; each episode's
     trace id, int64 (N,); its task; each search entry's decision times, s)."""
-    from online_search import map_jobs
-
     _JOBS.clear()
     traces: list[int] = []
     for task in TASKS:

@@ -92,8 +92,10 @@ def run_one(index: int) -> dict[str, Any]:
 
 
 def run_rows(workers: int) -> list[dict[str, Any]]:
-    """:func:`run_one` of every prepared job (``online_search.map_jobs``)."""
-    return online.map_jobs(run_one, len(_JOBS), workers)
+    """:func:`run_one` of every prepared job (``priority_cross_cluster.map_jobs``)."""
+    from priority_cross_cluster import map_jobs
+
+    return map_jobs(run_one, len(_JOBS), workers)
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:
