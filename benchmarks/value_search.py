@@ -33,8 +33,8 @@ of three cuts run there) with a decision's 320 rounds spent by successive halvin
 (``RolloutSearch(halving=True)``: every rule 320 // (2k) rounds, the two best on to at most
 160; 0.962x `best` on validation, as the uncut 160 rounds; shared equally, 0.975x). 320 rounds
 keep a decision under 50 ms on this machine (docs/HEADROOM.md). The features, ``--p``,
-``--pair-weight`` and ``--ridge`` were fixed on the training split. ``--split test`` is for
-that choice.
+``--pair-weight`` and ``--ridge`` were fixed on the training split. ``--split test`` measures
+that choice, once.
 
     python benchmarks/value_search.py --cache C [--data-dir D] [--split validation]
         [--H 20] [--rounds 160] [--budget 320] [--halving | --no-halving] [--p 0.1]

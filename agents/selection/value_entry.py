@@ -30,7 +30,8 @@ from palgym.io.selector_json import read_selector_file, selector_document
 from palgym.rule_selection import SelectorContext
 from palgym.sim.engine import Simulator
 
-FORMAT = "palgym-value-search/1"
+FORMAT_FAMILY = "palgym-value-search/"
+FORMAT = FORMAT_FAMILY + "1"
 """The ``format`` of a saved value search (:func:`save_value_search`)."""
 CUT_KEYS = ("H", "rounds", "budget", "halving")
 """The keys of the file's ``cut`` object (the first three an integer, or null for no bound;
@@ -94,27 +95,45 @@ def save_value_search(path: str | Path, search: ValueSearch, training: dict[str,
 
 
 def is_value_search(data: Any) -> bool:
-    """Whether a loaded JSON document claims :data:`FORMAT`."""
-    return isinstance(data, dict) and data.get("format") == FORMAT
+    """Whether a loaded JSON document claims a value-search format (:data:`FORMAT` or another
+    version of it, which :func:`value_search_from_dict` then refuses by name)."""
+    return isinstance(data, dict) and str(data.get("format", "")).startswith(FORMAT_FAMILY)
+
+
+CUT_BOUNDS = {"H": 0, "rounds": 1, "budget": 2}
+"""The least value of each integer bound of the file's ``cut`` (null: no bound)."""
+TOP_KEYS = ("format", "rules", "base", "value", "cut", "training")
+"""The keys a :data:`FORMAT` document may have (``training`` optional)."""
 
 
 def value_search_from_dict(data: Any, where: str) -> ValueSearch:
     """The search of a :data:`FORMAT` document (``where``: the file, for the errors).
 
     Raises:
-        ConfigError: naming ``where`` and the field, for another format, rules that are not a
-            field, a base that is not a rule selector over the same rules, value weights that
-            are not one finite number per feature, an ``order_rule`` outside the rules, or a
-            cut whose bounds are not integers in range (or null); the base's errors as
-            :func:`palgym.io.selector_json.selector_document` and
+        ConfigError: naming ``where`` and the field, for another format, an unknown key,
+            rules that are not a field, a base that is not a rule selector over the same
+            rules, value weights that are not one finite number per feature (naming the
+            feature), an ``order_rule`` outside the rules, or a cut bound that is not an
+            integer in range or null, or a ``halving`` that is not a boolean; the base's
+            errors as :func:`palgym.io.selector_json.selector_document` and
             :meth:`LinearSelector.from_dict` give them.
     """
-    if not is_value_search(data):
-        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+    from palgym.rule_selection import check_rules
+
+    found = data.get("format") if isinstance(data, dict) else type(data).__name__
+    if not isinstance(data, dict) or found != FORMAT:
         raise ConfigError(f"{where}: field format: expected {FORMAT!r}, found {found!r}")
+    unknown = sorted(set(data) - set(TOP_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {unknown}: a value search has "
+                          f"{', '.join(TOP_KEYS)}")
     rules = data.get("rules")
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise ConfigError(f"{where}: field rules: expected a list of rule names")
+    try:
+        check_rules(rules)
+    except ConfigError as error:
+        raise ConfigError(f"{where}: field rules: {error}") from None
     base = LinearSelector.from_dict(selector_document(data.get("base"), where, "base."),
                                     f"{where}: field base")
     if list(base.rules) != rules:
@@ -124,27 +143,48 @@ def value_search_from_dict(data: Any, where: str) -> ValueSearch:
     if not isinstance(value, dict) or set(value) != {"weights", "order_rule"}:
         raise ConfigError(f"{where}: field value: expected an object with keys weights, "
                           "order_rule")
-    weights = value["weights"]
-    if not isinstance(weights, dict) or set(weights) != set(FEATURES) or not all(
-            isinstance(weights[n], int | float) and not isinstance(weights[n], bool)
-            and np.isfinite(weights[n]) for n in FEATURES):
-        raise ConfigError(f"{where}: field value.weights: one finite number per feature "
-                          f"({', '.join(FEATURES)})")
+    weights = _weights(value["weights"], where)
     if value["order_rule"] not in rules:
         raise ConfigError(f"{where}: field value.order_rule: one of the rules, found "
                           f"{value['order_rule']!r}")
-    cut = data.get("cut")
-    if not isinstance(cut, dict) or set(cut) != set(CUT_KEYS) or not all(
-            cut[k] is None or (isinstance(cut[k], int) and not isinstance(cut[k], bool))
-            for k in CUT_KEYS[:3]) or not isinstance(cut["halving"], bool):
+    cut = _cut(data.get("cut"), where)
+    return ValueSearch(rules, base, weights, rules.index(value["order_rule"]), cut["H"],
+                       cut["rounds"], cut["budget"], cut["halving"])
+
+
+def _weights(weights: Any, where: str) -> np.ndarray:
+    """The ``value.weights`` object as float64 (len(FEATURES),), each checked by name."""
+    if not isinstance(weights, dict):
+        raise ConfigError(f"{where}: field value.weights: an object of one number per "
+                          f"feature ({', '.join(FEATURES)})")
+    missing = [n for n in FEATURES if n not in weights]
+    extra = sorted(set(weights) - set(FEATURES))
+    if missing or extra:
+        raise ConfigError(f"{where}: field value.weights: missing {missing}, unknown {extra}: "
+                          f"one number per feature ({', '.join(FEATURES)})")
+    for name in FEATURES:
+        w = weights[name]
+        if isinstance(w, bool) or not isinstance(w, int | float) or not np.isfinite(w):
+            raise ConfigError(f"{where}: field value.weights.{name}: a finite number, "
+                              f"found {w!r}")
+    return np.array([weights[n] for n in FEATURES], np.float64)
+
+
+def _cut(cut: Any, where: str) -> dict[str, Any]:
+    """The ``cut`` object, each bound checked by name (:data:`CUT_BOUNDS`)."""
+    if not isinstance(cut, dict) or set(cut) != set(CUT_KEYS):
         raise ConfigError(f"{where}: field cut: expected an object with keys "
-                          f"{', '.join(CUT_KEYS)}: integers or null, then a boolean")
-    try:
-        return ValueSearch(rules, base, np.array([weights[n] for n in FEATURES], np.float64),
-                           rules.index(value["order_rule"]), cut["H"], cut["rounds"],
-                           cut["budget"], cut["halving"])
-    except ConfigError as error:
-        raise ConfigError(f"{where}: field cut: {error}") from None
+                          f"{', '.join(CUT_KEYS)}, found {cut!r}")
+    for key, least in CUT_BOUNDS.items():
+        bound = cut[key]
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int)
+                                  or bound < least):
+            raise ConfigError(f"{where}: field cut.{key}: an integer >= {least} or null (no "
+                              f"bound), found {bound!r}")
+    if not isinstance(cut["halving"], bool):
+        raise ConfigError(f"{where}: field cut.halving: true or false, found "
+                          f"{cut['halving']!r}")
+    return cut
 
 
 def load_value_search(path: str | Path) -> ValueSearch:
@@ -162,5 +202,6 @@ def load_value_search(path: str | Path) -> ValueSearch:
     return value_search_from_dict(data, str(path))
 
 
-__all__ = ["CUT_KEYS", "FORMAT", "ValueSearch", "is_value_search", "load_value_search",
-           "save_value_search", "value_search_from_dict"]
+__all__ = ["CUT_BOUNDS", "CUT_KEYS", "FORMAT", "FORMAT_FAMILY", "TOP_KEYS", "ValueSearch",
+           "is_value_search", "load_value_search", "save_value_search",
+           "value_search_from_dict"]
