@@ -189,8 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         from agents.selection.runs import split_episodes
         from palgym.io.atomic import check_destination
 
-        if args.output:
-            check_destination(args.output, "--output")
+        check_outputs(args, check_destination)
         roots = data_roots(args.data_dir, args.cache)
 
         def episodes(split: str, task: str) -> list[Any]:
@@ -228,6 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     if any(r["stuck_rollouts"] for r in rows):
         print("warning: some rollouts got stuck (priced inf, so never played)")
     return online.write_rows(rows, args.output)
+
+
+def check_outputs(args: Any, check_destination: Any) -> None:
+    """Refuse ``--output`` and ``--save`` before any run (PalgymError naming the option)."""
+    if args.output:
+        check_destination(args.output, "--output")
+    if args.save and Path(args.save).exists() and not Path(args.save).is_dir():
+        raise PalgymError(f"--save {args.save}: not a folder")
 
 
 def save_values(values: dict[int, np.ndarray], args: Any, episodes: int) -> None:

@@ -92,6 +92,10 @@ def test_bad_arguments_and_missing_data_exit_2(tmp_path: object,
         assert f"error: {argv[0]} must be" in capsys.readouterr().err
     assert VALUE.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path)]) == 2
     assert "missing files" in capsys.readouterr().err
+    a_file = tmp_path / "file"  # type: ignore[operator]
+    a_file.write_text("")
+    assert VALUE.main(["--cache", str(tmp_path), "--save", str(a_file)]) == 2
+    assert f"--save {a_file}: not a folder" in capsys.readouterr().err
 
 
 def test_linear_value_refuses_bad_weights_and_is_never_negative() -> None:
@@ -108,3 +112,21 @@ def test_linear_value_refuses_bad_weights_and_is_never_negative() -> None:
     assert learned.LinearValue(-queued, ResponseRatio())(sim, 2) == 0.0
     ideal = np.eye(len(learned.FEATURES))[learned.FEATURES.index("ideal_h")] * 3600.0
     assert learned.LinearValue(ideal, ResponseRatio())(sim, 2) == pytest.approx(400.0)
+
+
+def test_search_episode_script_names_a_bad_value_file_or_missing_data(
+        tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.room_support import script
+
+    timing = script("search_episode")
+    bad = tmp_path / "v.json"  # type: ignore[operator]
+    bad.write_text('{"value": {"weights": {"ideal_h": 1}}}')
+    assert timing.main(["--cache", str(tmp_path), "--value", str(bad)]) == 2
+    assert "v.json: field value.weights" in capsys.readouterr().err
+    from pathlib import Path
+
+    good = str(Path(__file__).resolve().parents[1] / "agents/pretrained/rule-selector"
+               / "value-search-seed0.json")
+    assert timing.main(["--cache", str(tmp_path), "--data-dir", str(tmp_path),
+                        "--value", good]) == 2
+    assert "missing" in capsys.readouterr().err

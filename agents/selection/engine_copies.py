@@ -1,6 +1,14 @@
 """Copies of a running episode that continue exactly as it would: what a selector that
 simulates ahead (:mod:`agents.selection.search`) plays its rollouts on, leaving the real
-run undisturbed."""
+run undisturbed.
+
+``copy.deepcopy`` of the engine, its stall detector and the placements' random stream in one
+call, sharing what an episode never writes (the trace, the cluster, the configuration, the
+kernel parameters); the rollouts' rules are one deep copy of the episode's policies made at the
+search's start. Under a belief that changes during the episode (``online``;
+:class:`palgym.rule_selection.SharedBelief`), each rollout copies the belief with the engine in
+the same call (its values, its fit, the placements made from it and its stragglers), and the
+copy watches the rollout's rounds as the real one watches the episode's."""
 
 from __future__ import annotations
 

@@ -23,15 +23,10 @@ estimate of the time they still spend in the system:
 
 A rollout also stops at its horizon after ``rounds`` rounds (when given), events or not: that
 bounds the rounds a decision simulates, hence its time (a rollout's round costs about the
-same whatever happens in it). A ``budget`` bounds them per decision: the rounds of all its
-rollouts together, shared equally among the rules left to evaluate (each of ``k`` rollouts
-plays at most ``budget // k`` rounds, at least one, and at most ``rounds``), so a decision's
-time is bounded however many rules disagree. With ``halving=True`` the budget is spent by
-successive halving (K. Jamieson and A. Talwalkar, "Non-stochastic best arm identification and
-hyperparameter optimization", AISTATS 2016) where three rules or more disagree: each of the
-``k`` plays ``budget // (2k)`` rounds, then the two of least cost there play on from where
-they stopped, sharing what is left (each to at most ``rounds`` in all); the least final cost
-is played. A rollout resumed after its cut goes on with the rule it held.
+same whatever happens in it). A ``budget`` bounds the rounds of all a decision's rollouts
+together, shared equally or, with ``halving=True``, by successive halving
+(:mod:`agents.selection.rollout`), so a decision's time is bounded however many rules
+disagree.
 
 The default was chosen on palgym-bench-v1's validation traces (scheduling-clairvoyant, base
 ``srtf/pal+backfill`` over :data:`palgym.rule_sets.ORDER_PLACEMENT_RULES`, H = 10 and 30):
@@ -72,15 +67,9 @@ already evaluated at this ask (the base's choice first) is skipped; most asks ha
 agree. The skipped rule may have diverged later, so the filter can only miss an improvement;
 the rule played is always one whose rollout was run, and the property above holds.
 
-Engine copies (:func:`agents.selection.engine_copies.copy_engine`): ``copy.deepcopy`` of the
-engine, its stall detector and the placements' random stream in one call, sharing what an
-episode never writes (the trace, the cluster, the configuration, the kernel parameters); the
-rollouts' rules are one deep copy of the episode's policies made at the start. Under a belief
-that changes during the episode (``online``; :class:`palgym.rule_selection.SharedBelief`), each
-rollout copies the belief with the engine in the same call (its values, its fit, the placements
-made from it and its stragglers), and the copy watches the rollout's rounds as the real one
-watches the episode's. The real run is not disturbed (tested: a run with the search equals a
-replay of its recorded choices, under the oracle and the online belief). """
+Engine copies: :mod:`agents.selection.engine_copies`. The real run is not disturbed (tested: a
+run with the search equals a replay of its recorded choices, under the oracle and the online
+belief). """
 
 from __future__ import annotations
 
@@ -89,13 +78,24 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from agents.planning.search import ESTIMATES, state_cost
 from agents.selection.engine_copies import copy_context
 from agents.selection.known_jobs import ARRIVALS, KNOWN_DONE, check_known
+from agents.selection.rollout import (
+    HORIZON,
+    STUCK,
+    TIE_TOLERANCE,
+    Rollout,
+    RolloutSelector,
+    RolloutStop,
+    equal_share,
+    halving_rounds,
+    least,
+    same_target,
+)
 from agents.selection.search_stats import SearchStats
 from palgym.errors import ConfigError, InvalidActionError, PalgymError
 from palgym.policies.base import PlacementPolicy, QueueOrder
@@ -109,58 +109,16 @@ from palgym.rule_selection import (
     run_selected_episode,
 )
 from palgym.sim.engine import Simulator
-from palgym.sim.stall import StallDetector
 from palgym.sim.types import FloatArray, IntArray
 from palgym.sim.views import SimView
 from palgym.simulate import Episode
 
 DEFAULT_ESTIMATE = "ideal"
 """The rest's estimate at the horizon unless told (module docstring)."""
-TIE_TOLERANCE = 1e-12
-"""Relative margin by which a rule must beat the base's choice (and an earlier rule)."""
-HORIZON = "horizon"
-"""The reason a rollout stopped at its horizon (the estimate is then added)."""
 Value = Callable[[Simulator, int], float]
 """A rest's estimate: ``value(sim, n)``, the time (s) the measured jobs ``0..n-1`` still spend
 in the system from the engine ``sim`` at a rollout's horizon (``n``: the jobs the cost counts,
 all measured ones or, with ``arrivals="known"``, those known at the ask)."""
-
-
-class _Rollout:
-    """The selector of one rollout: ``rule`` at its first ask, then the base. Asked again
-    without an event (a rollout resumed after its cut), it keeps its last choice."""
-
-    def __init__(self, rule: int, search: RolloutSearch) -> None:
-        self.rule, self.search, self.asks, self.last = rule, search, 0, rule
-
-    def __call__(self, features: FloatArray, view: SimView) -> int:
-        if self.asks and not view.events_since_commit:
-            return self.last
-        self.asks += 1
-        self.last = self.rule if self.asks == 1 else self.search.base_choice(features, view)
-        return self.last
-
-
-class _Stop:
-    """The rollout's stall check: the copied stall detector's, then the horizon (the round
-    after which the next ask would be the ``H + 1``-th after the first)."""
-
-    def __init__(self, stall: StallDetector | None, rollout: _Rollout, horizon: int | None,
-                 known: bool = False, rounds: int | None = None, first: int = 0) -> None:
-        self.stall, self.rollout, self.horizon, self.known = stall, rollout, horizon, known
-        self.last = None if rounds is None else first + rounds
-
-    def check(self, sim: Simulator) -> str:
-        if self.stall is not None and (reason := self.stall.check(sim)):
-            return reason
-        if self.known and sim.active_jobs().size == 0:
-            return KNOWN_DONE
-        if (self.horizon is not None and self.rollout.asks > self.horizon
-                and sim.events_since_commit and not sim.ended):
-            return HORIZON
-        if self.last is not None and sim.round_index >= self.last and not sim.ended:
-            return HORIZON
-        return ""
 
 
 class RolloutSearch:
@@ -302,12 +260,9 @@ class RolloutSearch:
             if self.halving and self.budget is not None and len(candidates) > 2:
                 costs, eligible = self._halving(candidates, self.budget)
             else:
-                rounds = self.rounds
-                if self.budget is not None:
-                    share = max(self.budget // len(candidates), 1)
-                    rounds = share if rounds is None else min(rounds, share)
-                costs = [self._rollout(rule, rounds) for rule in candidates]
-            chosen = candidates[eligible[_least([costs[i] for i in eligible])]]
+                rounds = equal_share(self.budget, len(candidates), self.rounds)
+                costs = [self._play(self._begin(rule), rounds) for rule in candidates]
+            chosen = candidates[eligible[least([costs[i] for i in eligible])]]
         stats.asks += 1
         stats.costs.append(tuple(zip(candidates if costs else (), costs, strict=True)))
         stats.changed += chosen != base
@@ -331,94 +286,67 @@ class RolloutSearch:
             placement, order = placements[rule], orders[rule]
             sampler = copy.deepcopy(context.sampler)
             target = placement.place(view, order.order(view), sampler)
-            if not any(_same(target, other) for other in targets):
+            if not any(same_target(target, other) for other in targets):
                 kept.append(rule)
                 targets.append(target)
         return kept
 
-    def _rollout(self, rule: int, rounds: int | None) -> float:
-        """The cost (s) of playing ``rule`` until the next ask, then the base, for at most
-        ``rounds`` rounds (module docstring); inf if the rollout gets stuck."""
-        return self._play(self._begin(rule), rounds)
-
     def _halving(self, candidates: list[int], budget: int) -> tuple[list[float], list[int]]:
-        """Successive halving of ``budget`` rounds over ``k`` candidates: each plays
-        ``budget // (2k)`` rounds; the two of least cost there (ties: the earlier) play on,
-        sharing what is left, to at most :attr:`rounds` in all. Returns each candidate's last
-        cost (the two finalists' after the second stage) and the finalists' indices, in
-        candidate order (the rule played is one of them)."""
-        first = max(budget // (2 * len(candidates)), 1)
-        if self.rounds is not None:
-            first = min(first, self.rounds)
+        """Successive halving of ``budget`` rounds over the candidates
+        (:func:`agents.selection.rollout.halving_rounds`): each plays the first rounds; the two
+        of least cost there (ties: the earlier) play on from where they stopped. Returns each
+        candidate's last cost (the finalists' after the second stage) and the finalists'
+        indices, in candidate order (the rule played is one of them)."""
+        first, total = halving_rounds(budget, len(candidates), self.rounds)
         runs = [self._begin(rule) for rule in candidates]
         costs = [self._play(run, first) for run in runs]
         finalists = sorted(range(len(costs)), key=lambda i: (costs[i], i))[:2]
-        total = first + (budget - first * len(candidates)) // 2
-        if self.rounds is not None:
-            total = min(total, self.rounds)
-        for index in finalists:  # on from the round bound (not from an end, or the H-th ask)
-            run = runs[index]
-            if total > first and run[-1] == HORIZON and (self.H is None
-                                                         or run[5].asks <= self.H):
-                costs[index] = self._play(run, total)
+        for index in finalists:
+            if total > first and runs[index].resumable(self.H):
+                costs[index] = self._play(runs[index], total)
         return costs, sorted(finalists)
 
-    def _begin(self, rule: int) -> list[Any]:
-        """A rollout's state on fresh copies: [engine, stall detector, sampler, belief,
-        known jobs, its selector, its first round, why it last stopped]."""
+    def _begin(self, rule: int) -> Rollout:
+        """A rollout of ``rule`` on fresh copies of the episode's engine."""
         context = self._context
         assert context is not None
         self.stats.rollouts += 1
         sim, stall, sampler, belief = copy_context(context)
         known = sim.close_arrivals() if self.arrivals == "known" else None
-        return [sim, stall, sampler, belief, known, _Rollout(rule, self), sim.round_index, ""]
+        return Rollout(sim, stall, sampler, belief, known,
+                       RolloutSelector(rule, self.base_choice), sim.round_index)
 
-    def _play(self, run: list[Any], rounds: int | None) -> float:
-        """Play the rollout ``run`` (:meth:`_begin`) on to ``rounds`` rounds after its first
-        (None: no bound) and return its cost (s; inf if it gets stuck)."""
+    def _play(self, run: Rollout, rounds: int | None) -> float:
+        """Play ``run`` on to ``rounds`` rounds after its first (None: no bound) and return
+        its cost (s; inf if it gets stuck): the playing of ``rule`` until the next ask, then
+        the base (module docstring)."""
         context = self._context
         assert context is not None
-        stats = self.stats
-        sim, stall, sampler, belief, known, rollout, first_round, _ = run
+        stats, sim, belief = self.stats, run.sim, run.belief
         placements = self._placements if belief is None else belief.placements
         started = sim.round_index
+        stop = RolloutStop(run.stall, run.selector, self.H, run.known is not None, rounds,
+                           run.first_round)
         try:
-            reason, *_ = drive_selector(sim, self._orders, placements, rollout, sampler,
-                                        context.durations,
-                                        _Stop(stall, rollout, self.H,  # type: ignore[arg-type]
-                                              known is not None, rounds, first_round),
-                                        None if belief is None else belief.on_event)
+            run.reason, *_ = drive_selector(sim, self._orders, placements, run.selector,
+                                            run.sampler, context.durations,
+                                            stop,  # type: ignore[arg-type]
+                                            None if belief is None else belief.on_event)
         except PalgymError as error:
             if type(error) is not PalgymError:  # drive_selector's "could never end"
                 raise
             stats.stuck += 1
-            run[-1] = "stuck"
+            run.reason = STUCK
             return math.inf
         finally:
             stats.sim_rounds += sim.round_index - started
-        run[-1] = reason
-        if reason != HORIZON:
+        known = run.known
+        if run.reason != HORIZON:
             return state_cost(sim, None, jobs=known)
         if callable(self.estimate):
             count = sim.jobs.num_measured if known is None else known
             return state_cost(sim, None, jobs=known) + float(self.estimate(sim, count))
         return state_cost(sim, self.estimate, jobs=known)
-
-
-def _least(costs: list[float]) -> int:
-    """The index of the least cost; ties (within :data:`TIE_TOLERANCE`) go to the earlier."""
-    best = 0
-    for index, cost in enumerate(costs[1:], start=1):
-        if cost < costs[best] - TIE_TOLERANCE * max(abs(costs[best]), 1.0):
-            best = index
-    return best
-
-
-def _same(a: IntArray | None, b: IntArray | None) -> bool:
-    """Two targets are the same allocation (None: keep the current one)."""
-    if a is None or b is None:
-        return a is None and b is None
-    return bool(np.array_equal(a, b))
 
 
 @dataclass(frozen=True)
