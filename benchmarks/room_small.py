@@ -130,8 +130,12 @@ def selector_rows(selectors: dict[str, Any], rows: list[dict],
     (label, split, ratio, gap closed)."""
     from palgym.rule_selection import run_selected_episode
 
-    avg = {path: {seed: run_selected_episode(ep, s.rules, s).result.metrics.avg_jct_s
-                  for seed, ep in episodes.items()} for path, s in selectors.items()}
+    avg = {}
+    for path, selector in selectors.items():
+        avg[path] = {seed: run_selected_episode(ep, selector.rules, selector
+                                                ).result.metrics.avg_jct_s
+                     for seed, ep in episodes.items()}
+        print(f"{path}: {len(episodes)} instances done", file=sys.stderr, flush=True)
     return entry_rows(avg, rows, best_avg, "files")
 
 
@@ -214,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = suite["instances"]
         episodes = {item["seed"]: small_instance(item["seed"]).episode() for item in rows}
         avg = field_averages(episodes)
+        print(f"the field of {len(FIELD)}: {len(episodes)} instances done", file=sys.stderr,
+              flush=True)
         best = choose_best(rows, avg, str(path))
         heuristics = heuristic_averages(args.heuristic, episodes)
         online = online_search_averages(episodes) if args.online_search else {}
